@@ -1,0 +1,1 @@
+"""The `prose` command line: thin commands over the library."""

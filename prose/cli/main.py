@@ -1,0 +1,61 @@
+"""The `prose` entry point: a click group whose commands load on first use.
+
+Each command lives in its own module and is imported only when it runs, so
+`prose lint` never pays for what `prose run` needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from prose import __version__
+
+# command name -> (module, attribute, one-line help shown by `prose --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "parse": ("prose.cli.parse_cmd", "parse_command", "Parse pattern files and print their AST."),
+    "fmt": ("prose.cli.fmt_cmd", "fmt_command", "Rewrite prose blocks in canonical form."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute, _ = entry
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="prose")
+def cli() -> None:
+    """prose: multi-agent LLM patterns written as markdown.
+
+    A pattern file (`*.prose.md`) declares slots (the services that cooperate),
+    config, invariants about who sees what, and a `prose` program. Parse it,
+    format it, lint it, and run it.
+
+    Exit codes: 0 success, 1 findings or errors in the input, 2 usage or I/O
+    error.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    return cli.main(args=argv, prog_name="prose")

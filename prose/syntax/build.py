@@ -1,0 +1,516 @@
+"""Builds AST nodes from the parser's rule callbacks (run inline by the LALR parser).
+
+Positions come from the first and last token or node of each rule, so no
+parse tree is built and Lark's position propagation is not needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lark import Token, Transformer
+
+from prose.source import Span
+from prose.syntax import nodes as n
+
+Item = Any  # a Token, a Node, a tuple of them, or None
+
+
+class Builder(Transformer[Token, Any]):
+    """Rule callbacks; `file` is set by the parser before each parse."""
+
+    def __init__(self) -> None:
+        super().__init__(visit_tokens=False)
+        self.file = "<string>"
+        self.predicate_parser: Callable[[str, int, int], n.Expr | None] = _no_predicates
+
+    # --- positions ---------------------------------------------------------
+
+    def _span(self, items: Sequence[Item]) -> Span:
+        first = _first(items)
+        last = _last(items)
+        if first is None or last is None:
+            return Span(self.file, 0, 0, 0, 0)
+        return Span(self.file, first[0], first[1], last[0], last[1])
+
+    def _token_span(self, token: Token) -> Span:
+        return Span(self.file, token.line, token.column, token.end_line, token.end_column)  # type: ignore[arg-type]
+
+    # --- program -----------------------------------------------------------
+
+    def start(self, items: list[Item]) -> tuple[n.Stmt, ...]:
+        return join_clauses(items)
+
+    def predicate_start(self, items: list[Item]) -> n.Expr:
+        return items[0]  # type: ignore[no-any-return]
+
+    def block(self, items: list[Item]) -> tuple[n.Stmt, ...]:
+        return join_clauses(items)
+
+    # --- simple statements -------------------------------------------------
+
+    def let_simple(self, items: list[Item]) -> n.Let:
+        names, destructure = items[1]
+        return n.Let(names, items[2], destructure=destructure, span=self._span(items))
+
+    let_block = let_simple
+
+    def const_simple(self, items: list[Item]) -> n.Let:
+        return n.Let((str(items[1]),), items[2], const=True, span=self._span(items))
+
+    const_block = const_simple
+
+    def bind_name(self, items: list[Item]) -> tuple[tuple[str, ...], bool]:
+        return (str(items[0]),), False
+
+    def bind_destructure(self, items: list[Item]) -> tuple[tuple[str, ...], bool]:
+        return tuple(str(item) for item in items if item is not None), True
+
+    def assign_simple(self, items: list[Item]) -> n.Assign:
+        return n.Assign(items[0], items[1], span=self._span(items))
+
+    assign_block = assign_simple
+
+    def return_simple(self, items: list[Item]) -> n.Return:
+        value = items[1] if len(items) > 1 else None
+        return n.Return(value, span=self._span(items))
+
+    return_block = return_simple
+
+    def call_stmt(self, items: list[Item]) -> n.ExprStmt:
+        call = self.call_value(items)
+        return n.ExprStmt(call, span=call.span)
+
+    def call_head(self, items: list[Item]) -> n.Call:
+        return n.Call(items[1], span=self._span(items))
+
+    def call_value(self, items: list[Item]) -> n.Call:
+        head: n.Call = items[0]
+        if len(items) == 1:
+            return head
+        properties: tuple[n.Property, ...] = items[1]
+        return n.Call(head.target, properties, span=self._span(items))
+
+    def properties(self, items: list[Item]) -> tuple[n.Property, ...]:
+        return tuple(items)
+
+    def property(self, items: list[Item]) -> n.Property:
+        return n.Property(str(items[0]), items[1], span=self._span(items))
+
+    def continue_stmt(self, items: list[Item]) -> n.Continue:
+        return n.Continue(span=self._span(items))
+
+    def break_stmt(self, items: list[Item]) -> n.Break:
+        return n.Break(span=self._span(items))
+
+    def throw_stmt(self, items: list[Item]) -> n.Throw:
+        return n.Throw(items[1] if len(items) > 1 else None, span=self._span(items))
+
+    def record_stmt(self, items: list[Item]) -> n.Append:
+        return n.Append(items[1], items[3], "record", span=self._span(items))
+
+    def append_stmt(self, items: list[Item]) -> n.Append:
+        return n.Append(items[1], items[3], "append", span=self._span(items))
+
+    def do_stmt(self, items: list[Item]) -> n.Do:
+        args = tuple(item for item in items[2:] if item is not None)
+        return n.Do(str(items[1]), args, span=self._span(items))
+
+    def do_block(self, items: list[Item]) -> n.Do:
+        return n.Do(None, (), items[1], span=self._span(items))
+
+    def use_stmt(self, items: list[Item]) -> n.Use:
+        path: n.String = items[1]
+        return n.Use(path.text, str(items[3]), span=self._span(items))
+
+    # --- loops and parallel ------------------------------------------------
+
+    def repeat_stmt(self, items: list[Item]) -> n.Repeat:
+        parallel = _is(items[0], "PARALLEL")
+        rest = items[1:] if parallel else items
+        count = rest[1]
+        var = None
+        modifiers: tuple[n.Modifier, ...] = ()
+        for item in rest[2:-1]:
+            if isinstance(item, Token) and item.type == "NAME":
+                var = str(item)
+            elif isinstance(item, Modifiers):
+                modifiers = item.items
+        return n.Repeat(count, var, rest[-1], parallel, modifiers, span=self._span(items))
+
+    def for_stmt(self, items: list[Item]) -> n.For:
+        parallel = _is(items[0], "PARALLEL")
+        rest = items[1:] if parallel else items
+        names = [str(item) for item in rest if isinstance(item, Token) and item.type == "NAME"]
+        in_at = next(i for i, item in enumerate(rest) if _is(item, "IN"))
+        iterable = rest[in_at + 1]
+        modifiers = rest[in_at + 2].items if isinstance(rest[in_at + 2], Modifiers) else ()
+        index_var = names[1] if len(names) > 1 else None
+        return n.For(
+            names[0], index_var, iterable, rest[-1], parallel, modifiers, span=self._span(items)
+        )
+
+    def loop_stmt(self, items: list[Item]) -> n.Loop:
+        kind = None
+        condition = None
+        maximum = None
+        var = None
+        for item in items[1:-1]:
+            if isinstance(item, LoopCondition):
+                kind, condition = item.kind, item.condition
+            elif isinstance(item, LoopMax):
+                maximum = item.value
+            elif isinstance(item, Token) and item.type == "NAME":
+                var = str(item)
+        return n.Loop(kind, condition, maximum, var, items[-1], span=self._span(items))
+
+    def loop_condition(self, items: list[Item]) -> LoopCondition:
+        return LoopCondition(str(items[0]), self._condition(items[1]))  # type: ignore[arg-type]
+
+    def loop_max(self, items: list[Item]) -> LoopMax:
+        return LoopMax(items[1])
+
+    def parallel_block(self, items: list[Item]) -> n.Parallel:
+        modifiers = items[1].items if isinstance(items[1], Modifiers) else ()
+        return n.Parallel(modifiers, items[-1], span=self._span(items))
+
+    def modifiers(self, items: list[Item]) -> Modifiers:
+        return Modifiers(tuple(items))
+
+    def modifier_positional(self, items: list[Item]) -> n.Modifier:
+        return n.Modifier(None, items[0], span=self._span(items))
+
+    def modifier_keyword(self, items: list[Item]) -> n.Modifier:
+        return n.Modifier(str(items[0]), items[1], span=self._span(items))
+
+    # --- conditionals and errors -------------------------------------------
+
+    def if_part(self, items: list[Item]) -> Clause:
+        return Clause("if", self._condition(items[1]), items[2], self._span(items))
+
+    def elif_part(self, items: list[Item]) -> Clause:
+        return Clause("elif", self._condition(items[1]), items[2], self._span(items))
+
+    def else_part(self, items: list[Item]) -> Clause:
+        return Clause("else", None, items[1], self._span(items))
+
+    def try_part(self, items: list[Item]) -> Clause:
+        return Clause("try", None, items[1], self._span(items))
+
+    def catch_part(self, items: list[Item]) -> Clause:
+        name = str(items[2]) if len(items) == 4 else None
+        return Clause("catch", None, items[-1], self._span(items), name)
+
+    def finally_part(self, items: list[Item]) -> Clause:
+        return Clause("finally", None, items[1], self._span(items))
+
+    def choice_stmt(self, items: list[Item]) -> n.Choice:
+        return n.Choice(self._condition(items[1]), tuple(items[2:]), span=self._span(items))
+
+    def option(self, items: list[Item]) -> n.Option:
+        label: n.String = items[1]
+        return n.Option(label.text, items[2], span=self._span(items))
+
+    def block_def(self, items: list[Item]) -> n.BlockDef:
+        params = tuple(
+            str(item) for item in items[2:-1] if isinstance(item, Token) and item.type == "NAME"
+        )
+        return n.BlockDef(str(items[1]), params, items[-1], span=self._span(items))
+
+    # --- expressions -------------------------------------------------------
+
+    def name(self, items: list[Item]) -> n.Name:
+        token: Token = items[0]
+        return n.Name(str(token), span=self._token_span(token))
+
+    def member(self, items: list[Item]) -> n.Member:
+        return n.Member(items[0], str(items[1]), span=self._span(items))
+
+    def index(self, items: list[Item]) -> n.Index:
+        return n.Index(items[0], items[1], span=self._span(items))
+
+    def number(self, items: list[Item]) -> n.Literal:
+        token: Token = items[0]
+        text = str(token)
+        value: int | float = float(text) if "." in text else int(text)
+        return n.Literal(value, span=self._token_span(token))
+
+    def true(self, items: list[Item]) -> n.Literal:
+        return n.Literal(True, span=self._token_span(items[0]))
+
+    def false(self, items: list[Item]) -> n.Literal:
+        return n.Literal(False, span=self._token_span(items[0]))
+
+    def null(self, items: list[Item]) -> n.Literal:
+        return n.Literal(None, span=self._token_span(items[0]))
+
+    def array(self, items: list[Item]) -> n.Array:
+        values = tuple(item for item in items[1:-1] if item is not None)
+        return n.Array(values, span=self._span(items))
+
+    def object(self, items: list[Item]) -> n.Object:
+        entries = tuple(item for item in items[1:-1] if item is not None)
+        return n.Object(entries, span=self._span(items))
+
+    def entry(self, items: list[Item]) -> n.Entry:
+        key = items[0].text if isinstance(items[0], n.String) else str(items[0])
+        return n.Entry(key, items[1], span=self._span(items))
+
+    def entry_shorthand(self, items: list[Item]) -> n.Entry:
+        token: Token = items[0]
+        span = self._token_span(token)
+        return n.Entry(str(token), n.Name(str(token), span=span), True, span=span)
+
+    def string(self, items: list[Item]) -> n.String:
+        token: Token = items[0]
+        return build_string(token, self.file)
+
+    # --- predicates --------------------------------------------------------
+
+    def or_test(self, items: list[Item]) -> n.BoolOp:
+        operands = tuple(item for item in items if not isinstance(item, Token))
+        return n.BoolOp("or", operands, span=self._span(items))
+
+    def and_test(self, items: list[Item]) -> n.BoolOp:
+        operands = tuple(item for item in items if not isinstance(item, Token))
+        return n.BoolOp("and", operands, span=self._span(items))
+
+    def not_test(self, items: list[Item]) -> n.Not:
+        return n.Not(items[1], span=self._span(items))
+
+    def compare(self, items: list[Item]) -> n.Compare:
+        return n.Compare(str(items[1]), items[0], items[2], span=self._span(items))  # type: ignore[arg-type]
+
+    def is_test(self, items: list[Item]) -> n.IsTest:
+        return n.IsTest(items[0], items[2][0], span=self._span([items[0], items[2][1]]))
+
+    def is_null(self, items: list[Item]) -> tuple[str, Token]:
+        return "null", items[-1]
+
+    def is_not_null(self, items: list[Item]) -> tuple[str, Token]:
+        return "not null", items[-1]
+
+    def is_empty(self, items: list[Item]) -> tuple[str, Token]:
+        return "empty", items[-1]
+
+    def is_not_empty(self, items: list[Item]) -> tuple[str, Token]:
+        return "not empty", items[-1]
+
+    # --- conditions ----------------------------------------------------------
+
+    def _condition(self, token: Token) -> n.Condition:
+        raw = str(token)
+        span = self._token_span(token)
+        marker = ""
+        body = raw.strip()
+        for candidate in ("***", "**"):
+            if len(body) >= 2 * len(candidate) and body.startswith(candidate) and body.endswith(candidate):
+                marker = candidate
+                body = body[len(candidate) : -len(candidate)]
+                break
+        text = " ".join(body.split())
+        predicate = None
+        if text and not marker:
+            predicate = self.predicate_parser(text, span.line, span.column)
+        elif text:
+            predicate = self.predicate_parser(text, 0, 0)
+        mentions = () if predicate is not None else mentioned_names(text)
+        return n.Condition(text, marker, predicate, mentions, span=span)
+
+
+class Clause:
+    """An `if`/`elif`/`else`/`try`/`catch`/`finally` part before joining."""
+
+    __slots__ = ("body", "condition", "keyword", "name", "span")
+
+    def __init__(
+        self,
+        keyword: str,
+        condition: n.Condition | None,
+        body: tuple[n.Stmt, ...],
+        span: Span,
+        name: str | None = None,
+    ) -> None:
+        self.keyword = keyword
+        self.condition = condition
+        self.body = body
+        self.span = span
+        self.name = name
+
+
+class LoopCondition:
+    __slots__ = ("condition", "kind")
+
+    def __init__(self, kind: str, condition: n.Condition) -> None:
+        self.kind = kind
+        self.condition = condition
+
+
+class Modifiers:
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[n.Modifier, ...]) -> None:
+        self.items = items
+
+
+class LoopMax:
+    __slots__ = ("value",)
+
+    def __init__(self, value: n.Expr) -> None:
+        self.value = value
+
+
+def join_clauses(items: Sequence[Item]) -> tuple[n.Stmt, ...]:
+    """Join `if`/`elif`/`else` and `try`/`catch`/`finally` parts into nodes.
+
+    A part with nothing to attach to becomes an `Orphan` for the linter.
+    """
+    out: list[n.Stmt] = []
+    index = 0
+    count = len(items)
+    while index < count:
+        item = items[index]
+        index += 1
+        if not isinstance(item, Clause):
+            out.append(item)
+            continue
+        if item.keyword == "if":
+            branches = [n.Branch(item.condition, item.body, span=item.span)]  # type: ignore[arg-type]
+            orelse = None
+            end = item.span
+            while index < count and isinstance(items[index], Clause):
+                part: Clause = items[index]
+                if part.keyword == "elif" and orelse is None:
+                    branches.append(n.Branch(part.condition, part.body, span=part.span))  # type: ignore[arg-type]
+                elif part.keyword == "else" and orelse is None:
+                    orelse = part.body
+                else:
+                    break
+                end = part.span
+                index += 1
+            out.append(n.If(tuple(branches), orelse, span=item.span.to(end)))
+        elif item.keyword == "try":
+            catch_var = None
+            handler = None
+            final = None
+            end = item.span
+            while index < count and isinstance(items[index], Clause):
+                part = items[index]
+                if part.keyword == "catch" and handler is None and final is None:
+                    catch_var, handler = part.name, part.body
+                elif part.keyword == "finally" and final is None:
+                    final = part.body
+                else:
+                    break
+                end = part.span
+                index += 1
+            out.append(n.Try(item.body, catch_var, handler, final, span=item.span.to(end)))
+        else:
+            out.append(n.Orphan(item.keyword, item.body, item.condition, span=item.span))
+    return tuple(out)
+
+
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "{": "{", "}": "}"}
+_INTERPOLATION = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*)\}")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)*")
+
+
+def build_string(token: Token, file: str) -> n.String:
+    """Split a string token into text and `{path}` interpolations."""
+    raw = str(token)
+    triple = raw.startswith('"""')
+    quote = 3 if triple else 1
+    body = raw[quote:-quote]
+    line: int = token.line  # type: ignore[assignment]
+    column: int = token.column + quote  # type: ignore[operator]
+    span = Span(file, token.line, token.column, token.end_line, token.end_column)  # type: ignore[arg-type]
+    if "\\" not in body and "{" not in body:
+        return n.String((body,) if body else (), triple, span=span)
+    parts: list[str | n.Interpolation] = []
+    text: list[str] = []
+    position = 0
+    length = len(body)
+    while position < length:
+        char = body[position]
+        if char == "\\" and position + 1 < length:
+            escaped = body[position + 1]
+            # An escaped brace is consumed here, so it never starts an interpolation.
+            text.append(_ESCAPES.get(escaped, "\\" + escaped))
+            position += 2
+            continue
+        if char == "{":
+            match = _INTERPOLATION.match(body, position)
+            if match:
+                if text:
+                    parts.append("".join(text))
+                    text = []
+                before = body[:position]
+                at_line = line + before.count("\n")
+                at_column = (position - before.rfind("\n")) if "\n" in before else column + position
+                parts.append(
+                    n.Interpolation(
+                        tuple(match.group(1).split(".")),
+                        span=Span(file, at_line, at_column, at_line, at_column + match.end() - position),
+                    )
+                )
+                position = match.end()
+                continue
+        text.append(char)
+        position += 1
+    if text:
+        parts.append("".join(text))
+    return n.String(tuple(parts), triple, span=span)
+
+
+def mentioned_names(text: str) -> tuple[str, ...]:
+    """Identifiers (dotted paths included) in a discretion condition, in order, once each."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        seen.setdefault(match.group(0).rstrip("."), None)
+    return tuple(seen)
+
+
+def _no_predicates(text: str, line: int, column: int) -> n.Expr | None:
+    return None
+
+
+def _is(item: Item, kind: str) -> bool:
+    return isinstance(item, Token) and item.type == kind
+
+
+def _first(items: Item) -> tuple[int, int] | None:
+    if isinstance(items, Token):
+        if items.line is None:
+            return None
+        return items.line, items.column  # type: ignore[return-value]
+    if isinstance(items, n.Node | Clause):
+        return items.span.line, items.span.column
+    if isinstance(items, list | tuple):
+        for item in items:
+            found = _first(item)
+            if found is not None:
+                return found
+    if isinstance(items, LoopCondition):
+        return items.condition.span.line, items.condition.span.column
+    return None
+
+
+def _last(items: Item) -> tuple[int, int] | None:
+    if isinstance(items, Token):
+        if items.end_line is None:
+            return None
+        return items.end_line, items.end_column  # type: ignore[return-value]
+    if isinstance(items, n.Node | Clause):
+        return items.span.end_line, items.span.end_column
+    if isinstance(items, list | tuple):
+        for item in reversed(items):
+            found = _last(item)
+            if found is not None:
+                return found
+    if isinstance(items, LoopCondition):
+        return items.condition.span.end_line, items.condition.span.end_column
+    if isinstance(items, LoopMax):
+        return _last(items.value)
+    return None

@@ -1,0 +1,130 @@
+"""The indentation post-lexer: `_NL` tokens become `_INDENT`/`_DEDENT`.
+
+Besides what Lark's own `Indenter` does, it records every comment (they live
+inside `_NL` tokens) for the formatter, rejects tabs in indentation, reports a
+dedent that matches no enclosing level at its position, and remembers where
+each open bracket was opened so that an unclosed one is reported there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from lark import Token
+from lark.lark import PostLex
+
+OPENERS = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
+CLOSERS = {"RPAR", "RSQB", "RBRACE"}
+
+
+@dataclass
+class LexedComment:
+    text: str
+    line: int
+    column: int
+    own_line: bool
+
+
+class IndentationProblem(Exception):
+    """Raised from inside the token stream; the parser turns it into a syntax error."""
+
+    def __init__(self, line: int, column: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.message = message
+
+
+@dataclass
+class IndentState:
+    comments: list[LexedComment] = field(default_factory=list)
+    open_brackets: list[Token] = field(default_factory=list)
+    last_token: Token | None = None
+
+
+class ProseIndenter(PostLex):
+    """Turns newline tokens into indentation tokens (see module docstring)."""
+
+    always_accept = ("_NL",)
+
+    def __init__(self) -> None:
+        self.state = IndentState()
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        self.state = state = IndentState()
+        levels = [0]
+        brackets = state.open_brackets
+        for token in stream:
+            kind = token.type
+            # A nested parse (conditions are parsed as predicates while the
+            # block is being built) replaces self.state; take it back.
+            self.state = state
+            if kind == "_NL":
+                self._collect_comments(state, token)
+                if brackets:
+                    continue
+                yield token
+                value: str = token.value
+                cut = value.rfind("\n")
+                if cut < 0:
+                    continue
+                indent_text = value[cut + 1 :]
+                line = token.line + value.count("\n")  # type: ignore[operator]
+                if "\t" in indent_text:
+                    raise IndentationProblem(line, indent_text.index("\t") + 1, "tab in indentation")
+                indent = len(indent_text)
+                if indent > levels[-1]:
+                    levels.append(indent)
+                    yield Token.new_borrow_pos("_INDENT", indent_text, token)
+                elif indent < levels[-1]:
+                    while indent < levels[-1]:
+                        levels.pop()
+                        yield Token.new_borrow_pos("_DEDENT", indent_text, token)
+                    if indent != levels[-1]:
+                        raise IndentationProblem(
+                            line,
+                            indent + 1,
+                            f"unindent to column {indent + 1} does not match any outer "
+                            "indentation level",
+                        )
+                continue
+            if kind in OPENERS:
+                brackets.append(token)
+            elif kind in CLOSERS and brackets:
+                brackets.pop()
+            state.last_token = token
+            yield token
+        self.state = state
+        while len(levels) > 1:
+            levels.pop()
+            yield Token("_DEDENT", "")
+
+    @staticmethod
+    def _collect_comments(state: IndentState, token: Token) -> None:
+        value: str = token.value
+        if "#" not in value:
+            return
+        line: int = token.line  # type: ignore[assignment]
+        column: int = token.column  # type: ignore[assignment]
+        own_line = state.last_token is None
+        position = 0
+        length = len(value)
+        while position < length:
+            char = value[position]
+            if char == "\n":
+                line += 1
+                column = 1
+                own_line = True
+                position += 1
+            elif char == "#":
+                end = value.find("\n", position)
+                if end < 0:
+                    end = length
+                text = value[position:end].rstrip("\r")
+                state.comments.append(LexedComment(text, line, column, own_line))
+                column += end - position
+                position = end
+            else:
+                column += 1
+                position += 1

@@ -1,0 +1,433 @@
+"""The typed AST of a prose program.
+
+Every node is a frozen dataclass with a `span` (file, 1-based line and
+column, end line and end column). Spans do not take part in equality, so two
+programs that differ only in layout compare equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal as TypingLiteral
+
+from prose.source import Span
+
+NO_SPAN = Span("<none>", 0, 0, 0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    span: Span = field(compare=False, repr=False, kw_only=True, default=NO_SPAN)
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def end_line(self) -> int:
+        return self.span.end_line
+
+    @property
+    def end_column(self) -> int:
+        return self.span.end_column
+
+
+# --- expressions -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Node):
+    """A number, `true`, `false` or `null`."""
+
+    value: int | float | bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Interpolation(Node):
+    """`{a.b.c}` inside a string: a dotted path to a value in scope."""
+
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class String(Node):
+    """A string literal, split into text and interpolations.
+
+    `triple` records whether it was written with triple quotes.
+    """
+
+    parts: tuple[str | Interpolation, ...]
+    triple: bool = False
+
+    @property
+    def text(self) -> str:
+        """The literal text with interpolations written back as `{path}`."""
+        return "".join(
+            part if isinstance(part, str) else "{" + ".".join(part.path) + "}"
+            for part in self.parts
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    """A reference to a variable, parameter, config key or slot."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Member(Node):
+    """`obj.name` (also `xs.length`)."""
+
+    obj: Expr
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Node):
+    """`obj[index]`."""
+
+    obj: Expr
+    index: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Array(Node):
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry(Node):
+    """One `key: value` of an object literal; `shorthand` for `{ key }`."""
+
+    key: str
+    value: Expr
+    shorthand: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Object(Node):
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Property(Node):
+    """One `name: value` line under a `call`."""
+
+    name: str
+    value: Expr
+
+
+RESERVED_PROPERTIES = frozenset({"prompt", "model", "retry", "backoff", "schema"})
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    """`call target` with its indented properties."""
+
+    target: Expr
+    properties: tuple[Property, ...] = ()
+
+    @property
+    def inputs(self) -> tuple[Property, ...]:
+        """The properties that are inputs (not reserved call properties)."""
+        return tuple(p for p in self.properties if p.name not in RESERVED_PROPERTIES)
+
+    def property(self, name: str) -> Property | None:
+        for prop in self.properties:
+            if prop.name == name:
+                return prop
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Node):
+    """`left OP right` in a deterministic predicate."""
+
+    op: TypingLiteral["==", "!=", "<", "<=", ">", ">="]
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Node):
+    op: TypingLiteral["and", "or"]
+    operands: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Not(Node):
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class IsTest(Node):
+    """`X is null` / `is absent` / `is not null` / `is present` / `is empty` / `is not empty`."""
+
+    operand: Expr
+    test: TypingLiteral["null", "not null", "empty", "not empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class Condition(Node):
+    """The condition of `if`, `elif`, `loop until/while` and `choice`.
+
+    `text` is the condition as LANGUAGE.md 4.5 defines it (markers removed,
+    trimmed); `marker` is the emphasis it was written with (`""`, `"**"` or
+    `"***"`). `predicate` is the parsed expression when the text is a
+    deterministic predicate; otherwise the condition is discretion text for a
+    judge, and `mentions` lists the identifiers (dotted paths included) it
+    contains, for the checker to resolve against the scope.
+    """
+
+    text: str
+    marker: str = ""
+    predicate: Expr | None = None
+    mentions: tuple[str, ...] = ()
+
+    @property
+    def is_discretion(self) -> bool:
+        return self.predicate is None
+
+
+
+
+# --- statements --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Node):
+    """`let x = v`, `const x = v`, or `let { a, b } = v` (`names` has them all)."""
+
+    names: tuple[str, ...]
+    value: Expr
+    const: bool = False
+    destructure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Node):
+    """`target = value` where target is a name, member or index."""
+
+    target: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Node):
+    """An expression used as a statement (a `call`, or a loop)."""
+
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Node):
+    value: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Modifier(Node):
+    """One parallel modifier: `"first"` (key None) or `count: 2`."""
+
+    key: str | None
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat(Node):
+    """`[parallel] repeat count [as var]:`"""
+
+    count: Expr
+    var: str | None
+    body: tuple[Stmt, ...]
+    parallel: bool = False
+    modifiers: tuple[Modifier, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    """`[parallel] for var [, index_var] in iterable [(modifiers)]:`"""
+
+    var: str
+    index_var: str | None
+    iterable: Expr
+    body: tuple[Stmt, ...]
+    parallel: bool = False
+    modifiers: tuple[Modifier, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Loop(Node):
+    """`loop [until|while COND] [(max: N)] [as var]:`"""
+
+    kind: TypingLiteral["until", "while"] | None
+    condition: Condition | None
+    max: Expr | None
+    var: str | None
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Parallel(Node):
+    """`parallel [(modifiers)]:` with one branch per statement."""
+
+    modifiers: tuple[Modifier, ...]
+    branches: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Branch(Node):
+    """One `if`/`elif` arm: the condition and its body."""
+
+    condition: Condition
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class If(Node):
+    branches: tuple[Branch, ...]
+    orelse: tuple[Stmt, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan(Node):
+    """An `elif`, `else`, `catch` or `finally` with no statement to attach to.
+
+    Kept in the tree (not a syntax error) so the linter can say what is
+    missing; the interpreter refuses to run it.
+    """
+
+    keyword: str
+    body: tuple[Stmt, ...]
+    condition: Condition | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Option(Node):
+    label: str
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Choice(Node):
+    criteria: Condition
+    options: tuple[Option, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Try(Node):
+    body: tuple[Stmt, ...]
+    catch_var: str | None = None
+    handler: tuple[Stmt, ...] | None = None
+    final: tuple[Stmt, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Throw(Node):
+    value: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Append(Node):
+    """`record value in target` (`keyword == "record"`) or `append value to target`."""
+
+    value: Expr
+    target: Expr
+    keyword: TypingLiteral["record", "append"] = "record"
+
+
+@dataclass(frozen=True, slots=True)
+class BlockDef(Node):
+    name: str
+    params: tuple[str, ...]
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Do(Node):
+    """`do name(args)`, or `do:` with an inline body (`name` None)."""
+
+    name: str | None
+    args: tuple[Expr, ...] = ()
+    body: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Use(Node):
+    path: str
+    alias: str
+
+
+Stmt = (
+    Let
+    | Assign
+    | ExprStmt
+    | Return
+    | Repeat
+    | For
+    | Loop
+    | Parallel
+    | If
+    | Orphan
+    | Choice
+    | Try
+    | Throw
+    | Continue
+    | Break
+    | Append
+    | BlockDef
+    | Do
+    | Use
+)
+
+Expr = (
+    Literal
+    | String
+    | Name
+    | Member
+    | Index
+    | Array
+    | Object
+    | Call
+    | Compare
+    | BoolOp
+    | Not
+    | IsTest
+    | Repeat
+    | For
+    | Loop
+    | Parallel
+)
+
+LOOP_NODES = (Repeat, For, Loop)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment(Node):
+    """A `#` comment; `own_line` when nothing but space precedes it."""
+
+    text: str
+    own_line: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Program(Node):
+    """A parsed prose block: its statements and every comment in it."""
+
+    body: tuple[Stmt, ...]
+    comments: tuple[Comment, ...] = field(default=(), compare=False)
+    source: str = field(default="", compare=False, repr=False)

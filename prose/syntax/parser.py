@@ -1,0 +1,265 @@
+"""Parses prose source into the AST, turning Lark's errors into ProseSyntaxError.
+
+The Lark parser is built once per process (its analysis is cached on disk by
+Lark) with the AST builder running inline, so no parse tree is materialised.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from prose.errors import ProseSyntaxError, SyntaxProblem
+from prose.resources import grammar_file
+from prose.source import Span, code_frame
+from prose.syntax import nodes as n
+from prose.syntax.build import Builder
+from prose.syntax.lexer import IndentationProblem, ProseIndenter
+
+MAX_REPORTED_ERRORS = 20
+
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "NUMBER": "a number",
+    "COND": "a condition",
+    "LOOP_COND": "a condition",
+    "COMP_OP": "a comparison",
+    "_NL": "end of line",
+    "_INDENT": "an indented block",
+    "_DEDENT": "end of the block",
+    "$END": "end of input",
+    "COLON": "`:`",
+    "EQUAL": "`=`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+}
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.builder = Builder()
+        self.indenter = ProseIndenter()
+        self.lark = Lark(
+            grammar_file().read_text(encoding="utf-8"),
+            parser="lalr",
+            lexer="contextual",
+            postlex=self.indenter,
+            transformer=self.builder,
+            start=["start", "predicate_start"],
+            maybe_placeholders=False,
+            strict=True,
+            cache=True,
+        )
+        self.lock = threading.RLock()
+        self.builder.predicate_parser = self.predicate
+
+    def predicate(self, text: str, line: int, column: int) -> n.Expr | None:
+        """The deterministic predicate `text` denotes, or None for discretion text."""
+        try:
+            result: n.Expr = self.lark.parse(text, start="predicate_start")
+        except (UnexpectedInput, IndentationProblem):
+            return None
+        return result
+
+
+@lru_cache(maxsize=1)
+def _parser() -> _Parser:
+    return _Parser()
+
+
+def parse_program(source: str, file: str = "<string>", line_offset: int = 0) -> n.Program:
+    """Parse prose source. `line_offset` is the line in the enclosing file before line 1.
+
+    Raises ProseSyntaxError with every problem found.
+    """
+    parser = _parser()
+    text = source if source.endswith("\n") else source + "\n"
+    problems: list[SyntaxProblem] = []
+    attempt = text
+    with parser.lock:
+        parser.builder.file = file
+        for _ in range(MAX_REPORTED_ERRORS):
+            try:
+                body = parser.lark.parse("\n" * line_offset + attempt, start="start")
+            except (UnexpectedInput, IndentationProblem) as error:
+                problem, recoverable = _describe(error, text, file, line_offset, parser)
+                if not problems or problem.span.line > problems[-1].span.line:
+                    problems.append(problem)
+                if not recoverable:
+                    break
+                blanked = _blank_statement(attempt, problem.span.line - line_offset)
+                if blanked == attempt:
+                    break
+                attempt = blanked
+                continue
+            if problems:
+                break
+            comments = tuple(
+                n.Comment(
+                    c.text,
+                    c.own_line,
+                    span=Span(file, c.line, c.column, c.line, c.column + len(c.text)),
+                )
+                for c in parser.indenter.state.comments
+            )
+            last_line = line_offset + text.count("\n")
+            span = Span(file, line_offset + 1, 1, last_line, 1)
+            return n.Program(body, comments, source, span=span)
+    raise ProseSyntaxError(problems)
+
+
+def _describe(
+    error: Exception, text: str, file: str, offset: int, parser: _Parser
+) -> tuple[SyntaxProblem, bool]:
+    """A readable problem for a Lark or indentation error, and whether to go on."""
+    lines = text.splitlines()
+    if isinstance(error, IndentationProblem):
+        return _problem(file, error.line, error.column, error.message, lines, offset), False
+    if isinstance(error, UnexpectedCharacters):
+        line, column = error.line, error.column
+        char = error.char
+        if char == '"':
+            message = f"string opened at {line}:{column} is not closed"
+            return _problem(file, line, column, message, lines, offset), False
+        message = f"unexpected character `{char}`"
+        return _problem(file, line, column, message, lines, offset), True
+    brackets = parser.indenter.state.open_brackets
+    if isinstance(error, UnexpectedEOF) or (
+        isinstance(error, UnexpectedToken) and error.token.type == "$END"
+    ):
+        if brackets:
+            return _unclosed(brackets[-1], file, lines, offset), False
+        line = offset + len(lines)
+        return _problem(file, line, 1, "unexpected end of input", lines, offset), False
+    assert isinstance(error, UnexpectedToken)
+    token: Token = error.token
+    expected = set(error.expected)
+    line = token.line if isinstance(token.line, int) else offset + len(lines)
+    column = token.column if isinstance(token.column, int) else 1
+    if brackets and token.type not in ("RPAR", "RSQB", "RBRACE", "COMMA"):
+        opener = brackets[-1]
+        if (opener.line, opener.column) < (line, column) and token.type in _STATEMENT_STARTS:
+            return _unclosed(opener, file, lines, offset), False
+    recoverable = not brackets
+    if token.type == "_INDENT":
+        at = _next_code_line(lines, line - offset + 1) + offset
+        return _problem(file, at, 1, "unexpected indentation", lines, offset), recoverable
+    if expected == {"_INDENT"} or (token.type != "_INDENT" and "_INDENT" in expected and len(expected) <= 2):
+        header_line = _previous_code_line(lines, line - offset)
+        header = lines[header_line - 1].strip() if header_line else ""
+        message = f"expected an indented block after `{header}`"
+        return _problem(file, line, column, message, lines, offset), recoverable
+    if token.type == "_NL" and "COLON" in expected:
+        message = "expected `:` at the end of this line"
+        return _problem(file, line, column, message, lines, offset), recoverable
+    found = _token_words(token)
+    wanted = sorted({_TERMINAL_WORDS.get(name, f"`{name.lower()}`") for name in expected})
+    if len(wanted) > 6:
+        message = f"unexpected {found}"
+    else:
+        message = f"unexpected {found}; expected " + _join_or(wanted)
+    return _problem(file, line, column, message, lines, offset), recoverable
+
+
+_STATEMENT_STARTS = {
+    "LET", "CONST", "CALL", "RETURN", "REPEAT", "PARALLEL", "FOR", "LOOP", "IF", "ELIF",
+    "ELSE", "CHOICE", "TRY", "CATCH", "FINALLY", "THROW", "CONTINUE", "BREAK", "RECORD",
+    "APPEND", "BLOCK", "DO", "USE",
+}  # fmt: skip
+
+
+def _unclosed(opener: Token, file: str, lines: list[str], offset: int) -> SyntaxProblem:
+    line, column = int(opener.line or 1), int(opener.column or 1)  # type: ignore[call-overload]
+    message = f"`{opener.value}` opened at {line}:{column} is not closed"
+    return _problem(file, line, column, message, lines, offset)
+
+
+def _problem(
+    file: str, line: int, column: int, message: str, lines: list[str], offset: int
+) -> SyntaxProblem:
+    span = Span(file, line, column, line, column + 1)
+    local = Span(file, line - offset, column, line - offset, column + 1)
+    frame = code_frame("\n".join(lines), local)
+    if offset:
+        frame = _renumber(frame, offset)
+    return SyntaxProblem(span, message, frame)
+
+
+def _renumber(frame: str, offset: int) -> str:
+    out = []
+    numbers = [int(part.split("|")[0]) for part in frame.splitlines() if part.split("|")[0].strip()]
+    width = len(str(max(numbers) + offset)) if numbers else 1
+    for part in frame.splitlines():
+        head, _, rest = part.partition("|")
+        head = str(int(head) + offset) if head.strip() else ""
+        out.append(f"{head:>{width}} |{rest}")
+    return "\n".join(out)
+
+
+def _token_words(token: Token) -> str:
+    if token.type in ("_NL", "$END"):
+        return "end of line"
+    if token.type == "_DEDENT":
+        return "end of the block"
+    if token.type in ("STRING", "LONG_STRING"):
+        return "string"
+    value = str(token.value)
+    return f"`{value}`"
+
+
+def _join_or(words: list[str]) -> str:
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _previous_code_line(lines: list[str], line: int) -> int:
+    """The nearest line above `line` (1-based) with code on it; 0 if none."""
+    for number in range(min(line - 1, len(lines)), 0, -1):
+        stripped = lines[number - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return 0
+
+
+def _next_code_line(lines: list[str], line: int) -> int:
+    for number in range(max(line, 1), len(lines) + 1):
+        stripped = lines[number - 1].strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return line
+
+
+def _blank_statement(text: str, line: int) -> str:
+    """Replace line `line` and the lines indented under it by `continue`, to resume.
+
+    `continue` parses anywhere, so the enclosing block keeps a statement and
+    the next error reported is a real one further down.
+    """
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return text
+    start = line - 1
+    indent = len(lines[start]) - len(lines[start].lstrip(" "))
+    if not lines[start].strip():
+        return text
+    lines[start] = " " * indent + "continue"
+    index = start + 1
+    while index < len(lines):
+        current = lines[index]
+        stripped = current.strip()
+        if stripped and len(current) - len(current.lstrip(" ")) <= indent:
+            break
+        lines[index] = ""
+        index += 1
+    return "\n".join(lines)
