@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import Any
+from typing import Literal as TypingLiteral
 
 from lark import Token, Transformer
 
@@ -153,7 +155,7 @@ class Builder(Transformer[Token, Any]):
         )
 
     def loop_stmt(self, items: list[Item]) -> n.Loop:
-        kind = None
+        kind: TypingLiteral["until", "while"] | None = None
         condition = None
         maximum = None
         var = None
@@ -167,7 +169,8 @@ class Builder(Transformer[Token, Any]):
         return n.Loop(kind, condition, maximum, var, items[-1], span=self._span(items))
 
     def loop_condition(self, items: list[Item]) -> LoopCondition:
-        return LoopCondition(str(items[0]), self._condition(items[1]))  # type: ignore[arg-type]
+        kind: TypingLiteral["until", "while"] = "until" if str(items[0]) == "until" else "while"
+        return LoopCondition(kind, self._condition(items[1]))
 
     def loop_max(self, items: list[Item]) -> LoopMax:
         return LoopMax(items[1])
@@ -312,10 +315,11 @@ class Builder(Transformer[Token, Any]):
                 break
         text = " ".join(body.split())
         predicate = None
-        if text and not marker:
+        if text:
             predicate = self.predicate_parser(text, span.line, span.column)
-        elif text:
-            predicate = self.predicate_parser(text, 0, 0)
+        if predicate is not None:
+            lead = len(marker) + len(body) - len(body.lstrip())
+            predicate = shift(predicate, span.line - 1, span.column - 1 + lead)
         mentions = () if predicate is not None else mentioned_names(text)
         return n.Condition(text, marker, predicate, mentions, span=span)
 
@@ -343,7 +347,7 @@ class Clause:
 class LoopCondition:
     __slots__ = ("condition", "kind")
 
-    def __init__(self, kind: str, condition: n.Condition) -> None:
+    def __init__(self, kind: TypingLiteral["until", "while"], condition: n.Condition) -> None:
         self.kind = kind
         self.condition = condition
 
@@ -470,6 +474,32 @@ def mentioned_names(text: str) -> tuple[str, ...]:
     for match in _WORD.finditer(text):
         seen.setdefault(match.group(0).rstrip("."), None)
     return tuple(seen)
+
+
+def shift(node: Any, lines: int, columns: int) -> Any:
+    """A copy of a predicate parsed on its own, moved to where its text sits.
+
+    Predicates are parsed from the condition text alone (line 1, column 1);
+    they are a single line, so every span moves by the same amount.
+    """
+    if isinstance(node, tuple):
+        return tuple(shift(item, lines, columns) for item in node)
+    if not isinstance(node, n.Node):
+        return node
+    changes = {
+        f.name: shift(getattr(node, f.name), lines, columns)
+        for f in fields(node)
+        if f.name != "span"
+    }
+    old = node.span
+    span = Span(
+        old.file,
+        old.line + lines,
+        old.column + columns,
+        old.end_line + lines,
+        old.end_column + columns,
+    )
+    return type(node)(**changes, span=span)
 
 
 def _no_predicates(text: str, line: int, column: int) -> n.Expr | None:

@@ -9,7 +9,7 @@ from prose.syntax import nodes as n
 
 
 def dump(node: Any, *, positions: bool = True) -> Any:
-    """Nodes become `{"type": ..., fields..., "span": [line, col, end_line, end_col]}`."""
+    """Nodes become `{"type": ..., fields..., "span": "line:col-end_line:end_col"}`."""
     if isinstance(node, n.Node):
         out: dict[str, Any] = {"type": type(node).__name__}
         for f in fields(node):
@@ -18,7 +18,7 @@ def dump(node: Any, *, positions: bool = True) -> Any:
             out[f.name] = dump(getattr(node, f.name), positions=positions)
         if positions and node.span.line:
             span = node.span
-            out["span"] = [span.line, span.column, span.end_line, span.end_column]
+            out["span"] = f"{span.line}:{span.column}-{span.end_line}:{span.end_column}"
         return out
     if isinstance(node, tuple | list):
         return [dump(item, positions=positions) for item in node]

@@ -66,7 +66,7 @@ class _Parser:
     def predicate(self, text: str, line: int, column: int) -> n.Expr | None:
         """The deterministic predicate `text` denotes, or None for discretion text."""
         try:
-            result: n.Expr = self.lark.parse(text, start="predicate_start")
+            result: n.Expr = self.lark.parse(text, start="predicate_start")  # type: ignore[assignment]
         except (UnexpectedInput, IndentationProblem):
             return None
         return result
@@ -90,7 +90,9 @@ def parse_program(source: str, file: str = "<string>", line_offset: int = 0) -> 
         parser.builder.file = file
         for _ in range(MAX_REPORTED_ERRORS):
             try:
-                body = parser.lark.parse("\n" * line_offset + attempt, start="start")
+                body: tuple[n.Stmt, ...] = parser.lark.parse(  # type: ignore[assignment]
+                    "\n" * line_offset + attempt, start="start"
+                )
             except (UnexpectedInput, IndentationProblem) as error:
                 problem, recoverable = _describe(error, text, file, line_offset, parser)
                 if not problems or problem.span.line > problems[-1].span.line:
@@ -129,46 +131,89 @@ def _describe(
         line, column = error.line, error.column
         char = error.char
         if char == '"':
+            source_line = lines[line - offset - 1] if 0 < line - offset <= len(lines) else ""
+            if source_line[max(column - 3, 0) : column] == '"""':
+                column -= 2  # the lexer took the first two quotes for an empty string
             message = f"string opened at {line}:{column} is not closed"
             return _problem(file, line, column, message, lines, offset), False
         message = f"unexpected character `{char}`"
         return _problem(file, line, column, message, lines, offset), True
     brackets = parser.indenter.state.open_brackets
-    if isinstance(error, UnexpectedEOF) or (
+    at_end = isinstance(error, UnexpectedEOF) or (
         isinstance(error, UnexpectedToken) and error.token.type == "$END"
-    ):
-        if brackets:
-            return _unclosed(brackets[-1], file, lines, offset), False
-        line = offset + len(lines)
-        return _problem(file, line, 1, "unexpected end of input", lines, offset), False
-    assert isinstance(error, UnexpectedToken)
-    token: Token = error.token
+    )
+    if at_end and brackets:
+        return _unclosed(brackets[-1], file, lines, offset), False
+    token: Token | None = getattr(error, "token", None)
+    if at_end or token is None or not isinstance(token.line, int):
+        line, column = offset + len(lines) + 1, 1
+    else:
+        line, column = token.line, int(token.column or 1)
+    header_line = _previous_code_line(lines, line - offset)
+    header = _strip_comment(lines[header_line - 1]) if header_line else ""
+    if header.endswith(":") and (at_end or (token is not None and token.type != "_INDENT")):
+        at_line = header_line + offset
+        message = f"expected an indented block after `{header.strip()}`"
+        frame_column = len(lines[header_line - 1].rstrip()) + 1
+        problem = _problem(file, at_line + 1 if not at_end else at_line, 1, message, lines, offset)
+        if at_end:
+            problem = _problem(file, at_line, frame_column, message, lines, offset)
+        return problem, not brackets and not at_end
+    if at_end:
+        return _problem(file, line - 1, 1, "unexpected end of input", lines, offset), False
+    assert isinstance(error, UnexpectedToken) and token is not None
     expected = set(error.expected)
-    line = token.line if isinstance(token.line, int) else offset + len(lines)
-    column = token.column if isinstance(token.column, int) else 1
-    if brackets and token.type not in ("RPAR", "RSQB", "RBRACE", "COMMA"):
+    if brackets:
         opener = brackets[-1]
-        if (opener.line, opener.column) < (line, column) and token.type in _STATEMENT_STARTS:
-            return _unclosed(opener, file, lines, offset), False
+        if int(opener.line or 0) < line:
+            words = lines[line - offset - 1].split() if 0 < line - offset <= len(lines) else []
+            if words and words[0] in _STATEMENT_WORDS:
+                return _unclosed(opener, file, lines, offset), False
     recoverable = not brackets
     if token.type == "_INDENT":
         at = _next_code_line(lines, line - offset + 1) + offset
         return _problem(file, at, 1, "unexpected indentation", lines, offset), recoverable
-    if expected == {"_INDENT"} or (token.type != "_INDENT" and "_INDENT" in expected and len(expected) <= 2):
-        header_line = _previous_code_line(lines, line - offset)
-        header = lines[header_line - 1].strip() if header_line else ""
-        message = f"expected an indented block after `{header}`"
-        return _problem(file, line, column, message, lines, offset), recoverable
     if token.type == "_NL" and "COLON" in expected:
         message = "expected `:` at the end of this line"
         return _problem(file, line, column, message, lines, offset), recoverable
-    found = _token_words(token)
-    wanted = sorted({_TERMINAL_WORDS.get(name, f"`{name.lower()}`") for name in expected})
-    if len(wanted) > 6:
-        message = f"unexpected {found}"
-    else:
-        message = f"unexpected {found}; expected " + _join_or(wanted)
+    message = f"unexpected {_token_words(token)}"
+    wanted = _expected_words(expected)
+    if wanted:
+        message += "; expected " + wanted
+    if brackets:
+        opener = brackets[-1]
+        message += f" (inside the `{opener.value}` opened at {opener.line}:{opener.column})"
     return _problem(file, line, column, message, lines, offset), recoverable
+
+
+_VALUE_TERMINALS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NULL", "LSQB", "LBRACE"}
+
+
+def _expected_words(expected: set[str]) -> str:
+    """What the parser wanted, in words; values and statement keywords are grouped."""
+    words: set[str] = set()
+    if len(expected & _VALUE_TERMINALS) >= 3:
+        words.add("a value")
+        expected = expected - _VALUE_TERMINALS - {"CALL", "FOR", "LOOP", "PARALLEL", "REPEAT"}
+    if len(expected & _STATEMENT_STARTS) >= 4:
+        words.add("a statement")
+        expected = expected - _STATEMENT_STARTS
+    words.update(_TERMINAL_WORDS.get(name, f"`{name.lower()}`") for name in expected)
+    ordered = sorted(words)
+    if not ordered or len(ordered) > 6:
+        return ""
+    return _join_or(ordered)
+
+
+def _strip_comment(line: str) -> str:
+    """The line without a trailing comment (a `#` outside strings)."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted:
+            return line[:index].rstrip()
+    return line.rstrip()
 
 
 _STATEMENT_STARTS = {
@@ -176,10 +221,11 @@ _STATEMENT_STARTS = {
     "ELSE", "CHOICE", "TRY", "CATCH", "FINALLY", "THROW", "CONTINUE", "BREAK", "RECORD",
     "APPEND", "BLOCK", "DO", "USE",
 }  # fmt: skip
+_STATEMENT_WORDS = {name.lower() for name in _STATEMENT_STARTS}
 
 
 def _unclosed(opener: Token, file: str, lines: list[str], offset: int) -> SyntaxProblem:
-    line, column = int(opener.line or 1), int(opener.column or 1)  # type: ignore[call-overload]
+    line, column = int(opener.line or 1), int(opener.column or 1)
     message = f"`{opener.value}` opened at {line}:{column} is not closed"
     return _problem(file, line, column, message, lines, offset)
 
