@@ -74,4 +74,3 @@ def _order(diagnostic: Diagnostic) -> tuple[str, int, int, str, int, int, str]:
     span = diagnostic.span
     path, line, column, code = diagnostic.sort_key()
     return (path, line, column, code, span.end_line, span.end_column, diagnostic.message)
-

@@ -1,0 +1,155 @@
+"""The text formats: `full` (code frames, notes, help) and `concise` (one line each).
+
+`full` prints in colour through rich only when asked to or when stdout is a
+terminal; rich is imported here, lazily, and nowhere else in the lint path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from prose.diagnostics.frame import GUTTER, StyledLine, frame_lines, plain
+from prose.diagnostics.model import Diagnostic, Label
+from prose.diagnostics.summary import Summary, ordered
+
+# Style names used in the styled lines, and the rich styles they print in.
+_RICH_STYLES = {
+    "path": "bold",
+    "error": "bold red",
+    "warning": "bold yellow",
+    "info": "bold cyan",
+    "note": "bold cyan",
+    "help": "bold green",
+    GUTTER: "bold blue",
+    "summary": "bold",
+    "passed": "bold green",
+}
+
+
+def render_full(
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, str],
+    summary: Summary,
+    *,
+    color: bool | None = None,
+) -> str:
+    """Each diagnostic with a code frame, its notes and help, then the summary.
+
+    ::
+
+        flow.prose:4:9: PN002 [error] `draft` is used before it is assigned
+          |
+        3 | let critique = ask critic
+        4 | let x = draft
+          |         ^^^^^
+          = note: flow.prose:7:1: `draft` is assigned here
+          |
+        7 | draft = ask writer
+          | ^^^^^
+          = help: assign `draft` before line 4
+
+        Found 1 error in 1 file.
+
+    `sources` maps a path to its text; a diagnostic in a file not there is
+    printed without a frame. `color=None` colours only when stdout is a
+    terminal (and ``NO_COLOR`` is not set).
+    """
+    lines: list[StyledLine] = []
+    for diagnostic in ordered(diagnostics):
+        lines.extend(_diagnostic_lines(diagnostic, sources))
+        lines.append([])
+    lines.append(_summary_line(summary))
+    lines.extend([(extra, "")] for extra in summary.extra_lines)
+    if color is None:
+        color = _stdout_is_terminal()
+    if color:
+        return _ansi(lines)
+    return "\n".join(plain(lines)) + "\n"
+
+
+def render_concise(
+    diagnostics: Sequence[Diagnostic], sources: Mapping[str, str], summary: Summary
+) -> str:
+    """One ``path:line:col: CODE message`` line per diagnostic, then the summary."""
+    lines = [f"{d.span}: {d.code} {d.message}" for d in ordered(diagnostics)]
+    lines.append(summary.line())
+    lines.extend(summary.extra_lines)
+    return "\n".join(lines) + "\n"
+
+
+def _diagnostic_lines(diagnostic: Diagnostic, sources: Mapping[str, str]) -> list[StyledLine]:
+    severity = diagnostic.severity.value
+    lines: list[StyledLine] = [
+        [
+            (str(diagnostic.span), "path"),
+            (": ", ""),
+            (diagnostic.code, severity),
+            (" ", ""),
+            (f"[{severity}]", severity),
+            (f" {diagnostic.message}", ""),
+        ]
+    ]
+    text = sources.get(diagnostic.path)
+    if text is not None:
+        lines.extend(frame_lines(text, diagnostic.span, context=1, caret_style=severity))
+    for label in diagnostic.secondary:
+        lines.extend(_note_lines(label, sources))
+    if diagnostic.help:
+        lines.append([("  = ", GUTTER), ("help", "help"), (f": {diagnostic.help}", "")])
+    return lines
+
+
+def _note_lines(label: Label, sources: Mapping[str, str]) -> list[StyledLine]:
+    lines: list[StyledLine] = [
+        [
+            ("  = ", GUTTER),
+            ("note", "note"),
+            (": ", ""),
+            (str(label.span), "path"),
+            (f": {label.message}", ""),
+        ]
+    ]
+    text = sources.get(label.span.file)
+    if text is not None:
+        lines.extend(frame_lines(text, label.span, context=0, caret_style="note"))
+    return lines
+
+
+def _summary_line(summary: Summary) -> StyledLine:
+    return [(summary.line(), "summary" if summary.total else "passed")]
+
+
+def _stdout_is_terminal() -> bool:
+    """Whether colour is wanted: stdout is a terminal and ``NO_COLOR`` is not set."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    stream = sys.stdout
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+def _ansi(lines: list[StyledLine]) -> str:
+    """The styled lines as text with ANSI colour codes, rendered by rich."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=True,
+        color_system="standard",
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+    )
+    for line in lines:
+        text = Text.assemble(*((part, _RICH_STYLES.get(style, "")) for part, style in line))
+        console.print(text, soft_wrap=True)
+    return buffer.getvalue()
