@@ -18,6 +18,9 @@ from prose import __version__
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse": ("prose.cli.parse_cmd", "parse_command", "Parse pattern files and print their AST."),
     "fmt": ("prose.cli.fmt_cmd", "fmt_command", "Rewrite prose blocks in canonical form."),
+    "lint": ("prose.cli.lint_cmd", "lint_command", "Check pattern files and report diagnostics."),
+    "rules": ("prose.cli.rules_cmd", "rules_command", "List lint rules or explain one."),
+    "run": ("prose.cli.run_cmd", "run_command", "Run a pattern against models (or a script)."),
 }
 
 

@@ -54,21 +54,25 @@ class Builder(Transformer[Token, Any]):
     # --- simple statements -------------------------------------------------
 
     def let_simple(self, items: list[Item]) -> n.Let:
-        names, destructure = items[1]
-        return n.Let(names, items[2], destructure=destructure, span=self._span(items))
+        names, destructure, end = items[1]
+        head = self._span(items[:1]).to(end) if end is not None else self._span(items[:1])
+        return n.Let(names, items[2], destructure=destructure, head=head, span=self._span(items))
 
     let_block = let_simple
 
     def const_simple(self, items: list[Item]) -> n.Let:
-        return n.Let((str(items[1]),), items[2], const=True, span=self._span(items))
+        head = self._span(items[:2])
+        return n.Let((str(items[1]),), items[2], const=True, head=head, span=self._span(items))
 
     const_block = const_simple
 
-    def bind_name(self, items: list[Item]) -> tuple[tuple[str, ...], bool]:
-        return (str(items[0]),), False
+    def bind_name(self, items: list[Item]) -> tuple[tuple[str, ...], bool, Span | None]:
+        return (str(items[0]),), False, self._token_span(items[0])
 
-    def bind_destructure(self, items: list[Item]) -> tuple[tuple[str, ...], bool]:
-        return tuple(str(item) for item in items if item is not None), True
+    def bind_destructure(self, items: list[Item]) -> tuple[tuple[str, ...], bool, Span | None]:
+        names = [item for item in items if item is not None]
+        end = self._token_span(names[-1]) if names else None
+        return tuple(str(item) for item in names), True, end
 
     def assign_simple(self, items: list[Item]) -> n.Assign:
         return n.Assign(items[0], items[1], span=self._span(items))
@@ -86,14 +90,15 @@ class Builder(Transformer[Token, Any]):
         return n.ExprStmt(call, span=call.span)
 
     def call_head(self, items: list[Item]) -> n.Call:
-        return n.Call(items[1], span=self._span(items))
+        span = self._span(items)
+        return n.Call(items[1], head=span, span=span)
 
     def call_value(self, items: list[Item]) -> n.Call:
         head: n.Call = items[0]
         if len(items) == 1:
             return head
         properties: tuple[n.Property, ...] = items[1]
-        return n.Call(head.target, properties, span=self._span(items))
+        return n.Call(head.target, properties, head=head.span, span=self._span(items))
 
     def properties(self, items: list[Item]) -> tuple[n.Property, ...]:
         return tuple(items)

@@ -13,7 +13,7 @@ def dump(node: Any, *, positions: bool = True) -> Any:
     if isinstance(node, n.Node):
         out: dict[str, Any] = {"type": type(node).__name__}
         for f in fields(node):
-            if f.name in ("span", "source"):
+            if f.name in ("span", "source", "head"):
                 continue
             out[f.name] = dump(getattr(node, f.name), positions=positions)
         if positions and node.span.line:

@@ -131,6 +131,8 @@ class Call(Node):
 
     target: Expr
     properties: tuple[Property, ...] = ()
+    # `call target` alone, for diagnostics that point at the call, not its properties.
+    head: Span = field(compare=False, repr=False, default=NO_SPAN)
 
     @property
     def inputs(self) -> tuple[Property, ...]:
@@ -207,6 +209,8 @@ class Let(Node):
     value: Expr
     const: bool = False
     destructure: bool = False
+    # From `let` to the end of the (first) bound name.
+    head: Span = field(compare=False, repr=False, default=NO_SPAN)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,120 @@
+"""The lint pipeline for one file: spec, parse, rules, suppressions, profile."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from prose.check.declarations import Declarations, from_spec
+from prose.check.registry import all_rules
+from prose.check.rule import CheckContext
+from prose.check.semantic import build_model
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.errors import ProseSyntaxError
+from prose.syntax import nodes as n
+
+PROFILES = ("compat", "strict")
+_SUPPRESS = re.compile(r"#\s*prose:\s*ignore(?:\[([A-Za-z0-9_,\s]+)\])?")
+
+
+@dataclass
+class LintResult:
+    """Everything linting one file produced."""
+
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    spec: Any = None
+    program: n.Program | None = None
+    context: CheckContext | None = None
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for d in self.diagnostics if d.severity is Severity.ERROR)
+
+
+def check(spec: Any, program: n.Program, *, select: Collection[str] | None = None,
+          ignore: Collection[str] = ()) -> list[Diagnostic]:
+    """Run every rule (or the selected ones) on a loaded spec and its program."""
+    return _run(from_spec(spec), program, spec, select, ignore)[0]
+
+
+def _run(decl: Declarations, program: n.Program, spec: Any, select: Collection[str] | None,
+         ignore: Collection[str]) -> tuple[list[Diagnostic], CheckContext]:
+    context = CheckContext(decl, program, build_model(decl, program), spec)
+    found: list[Diagnostic] = []
+    for rule in all_rules():
+        if not _selected(rule.code, select, ignore):
+            continue
+        found.extend(rule.check(context))
+    return found, context
+
+
+def _selected(code: str, select: Collection[str] | None, ignore: Collection[str]) -> bool:
+    def hit(prefixes: Collection[str]) -> bool:
+        return any(code.startswith(prefix) for prefix in prefixes)
+
+    if select and not hit(select):
+        return False
+    return not hit(ignore)
+
+
+def lint_text(text: str, path: str, *, profile: str = "compat",
+              select: Collection[str] | None = None, ignore: Collection[str] = ()) -> LintResult:
+    """Lint a pattern file's text: spec problems, syntax errors and rule findings."""
+    from prose.diagnostics import from_syntax_error
+    from prose.spec import load_spec
+    from prose.syntax import parse
+
+    result = LintResult(path)
+    loaded = load_spec(text, path)
+    result.spec = loaded.spec
+    diagnostics = [d for d in loaded.diagnostics if _selected(d.code, select, ignore)]
+    if loaded.spec is not None and loaded.spec.delegation_blocks:
+        try:
+            result.program = parse(text, path)
+        except ProseSyntaxError as error:
+            diagnostics.extend(from_syntax_error(error))
+    if result.program is not None and loaded.spec is not None:
+        found, result.context = _run(from_spec(loaded.spec), result.program, loaded.spec, select, ignore)
+        diagnostics.extend(found)
+    diagnostics = _suppress(diagnostics, result.program)
+    if profile == "strict":
+        diagnostics = [_escalate(d) for d in diagnostics]
+    result.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+    return result
+
+
+def _suppress(diagnostics: list[Diagnostic], program: n.Program | None) -> list[Diagnostic]:
+    """Drop diagnostics on a line that carries `# prose: ignore[CODE]`."""
+    if program is None or not program.comments:
+        return diagnostics
+    by_line: dict[int, set[str] | None] = {}
+    for comment in program.comments:
+        match = _SUPPRESS.search(comment.text)
+        if not match:
+            continue
+        codes = match.group(1)
+        by_line[comment.line] = (
+            None if codes is None else {code.strip() for code in codes.split(",") if code.strip()}
+        )
+    if not by_line:
+        return diagnostics
+    kept = []
+    for diagnostic in diagnostics:
+        if diagnostic.span.line in by_line:
+            codes = by_line[diagnostic.span.line]
+            if codes is None or diagnostic.code in codes:
+                continue
+        kept.append(diagnostic)
+    return kept
+
+
+def _escalate(diagnostic: Diagnostic) -> Diagnostic:
+    from prose.check.registry import rule_by_code
+
+    rule = rule_by_code(diagnostic.code)
+    if rule is not None and rule.compat_only and diagnostic.severity is not Severity.ERROR:
+        return replace(diagnostic, severity=Severity.ERROR)
+    return diagnostic

@@ -1,0 +1,92 @@
+"""The rule base class and the context every rule receives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from prose.check.declarations import Declarations
+from prose.check.semantic import SemanticModel
+from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.source import Span
+from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.check.flow import FlowAnalysis
+
+DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead")
+
+
+@dataclass
+class CheckContext:
+    """Everything a rule may look at: declarations, program and analyses."""
+
+    decl: Declarations
+    program: n.Program
+    model: SemanticModel
+    spec: Any = None
+    _flow: FlowAnalysis | None = field(default=None, repr=False)
+
+    @property
+    def flow(self) -> FlowAnalysis:
+        """The provenance analysis, computed on first use."""
+        if self._flow is None:
+            from prose.check.flow import analyse
+
+            self._flow = analyse(self.decl, self.program, self.model)
+        return self._flow
+
+
+    def invariant_coverage(self) -> tuple[int, int]:
+        """(invariants in a checkable form, invariants that are prose only)."""
+        checked = sum(1 for invariant in self.decl.invariants if invariant.form is not None)
+        return checked, len(self.decl.invariants) - checked
+
+
+class Rule:
+    """A lint rule. Subclasses set the class variables and implement `check`.
+
+    The docstring is the rule's documentation; it must have the sections
+    What it does / Why is this bad / Example / Use instead.
+    """
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[str]
+    severity: ClassVar[Severity]
+    # Compat-only rules flag forms the seeds use; `--profile strict` makes them errors.
+    compat_only: ClassVar[bool] = False
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        raise NotImplementedError
+
+    def diagnostic(
+        self,
+        span: Span,
+        message: str,
+        *,
+        secondary: Iterable[Label] = (),
+        help: str | None = None,
+        severity: Severity | None = None,
+    ) -> Diagnostic:
+        return Diagnostic(
+            code=self.code,
+            severity=severity or self.severity,
+            category=self.category,
+            message=message,
+            span=span,
+            secondary=tuple(secondary),
+            help=help,
+        )
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the docstring."""
+        return (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+
+    @classmethod
+    def documentation(cls) -> str:
+        import inspect
+
+        return inspect.cleandoc(cls.__doc__ or "")

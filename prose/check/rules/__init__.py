@@ -1,0 +1,1 @@
+"""One module per lint rule; the registry table lives in `prose.check.registry`."""

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.rule import CheckContext, Rule
+from prose.diagnostics.model import Diagnostic, Label, Severity
+
+
+class AssignmentToReadOnly(Rule):
+    """A slot, config key, parameter, `const`, loop or catch variable is assigned.
+
+    ## What it does
+    Reports `let`, `=`, `record ... in` or `append ... to` whose target is a
+    name that is read-only: a slot, a config key, a parameter, a `const`, a
+    loop variable or a `catch` variable (LANGUAGE.md 4.1).
+
+    ## Why is this bad
+    Slots, config and parameters are the pattern's contract with whoever
+    instantiates it; rebinding them hides the caller's value. Loop and catch
+    variables are rebound on every iteration, so an assignment is lost.
+
+    ## Example
+    ```prose
+    repeat rounds as round:
+      rounds = 1
+    ```
+
+    ## Use instead
+    ```prose
+    let remaining = rounds
+    repeat rounds as round:
+      remaining = 1
+    ```
+    """
+
+    code = "PN103"
+    name = "assignment-to-read-only"
+    category = "names"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("assign-readonly"):
+            secondary = [Label(finding.other, f"`{finding.name}` is bound here")] if finding.other else []
+            yield self.diagnostic(
+                finding.span,
+                f"cannot assign `{finding.name}`: it is a {finding.detail}",
+                secondary=secondary,
+                help="bind a new variable with `let` instead",
+            )

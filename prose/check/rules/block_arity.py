@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.rule import CheckContext, Rule
+from prose.diagnostics.model import Diagnostic, Label, Severity
+
+
+class BlockArity(Rule):
+    """`do name(args)` passes a different number of arguments than the block takes.
+
+    ## What it does
+    Compares the arguments of each `do` with the parameters of its `block`.
+
+    ## Why is this bad
+    A missing argument is an undefined name inside the block at run time; an
+    extra one is silently ignored.
+
+    ## Example
+    ```prose
+    block attempt(task, hint):
+      call worker
+        task: task
+        hint: hint
+    do attempt(task_brief)
+    ```
+
+    ## Use instead
+    ```prose
+    do attempt(task_brief, "be brief")
+    ```
+    """
+
+    code = "PN108"
+    name = "block-arity"
+    category = "names"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("do-arity"):
+            wanted, given = finding.detail.split(":")
+            yield self.diagnostic(
+                finding.span,
+                f"block `{finding.name}` takes {wanted} argument(s), {given} given",
+                secondary=[Label(finding.other, "block defined here")] if finding.other else [],
+            )

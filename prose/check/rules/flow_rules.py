@@ -1,0 +1,251 @@
+"""Flow rules: loop control, stray clauses, parallel branches, unreachable code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.rule import CheckContext, Rule
+from prose.diagnostics.model import Diagnostic, Label, Severity
+
+
+class LoopControlOutsideLoop(Rule):
+    """`continue` or `break` outside a loop.
+
+    ## What it does
+    Reports `continue` and `break` that are not inside `repeat`, `for`,
+    `parallel for` or `loop` (a `block` body starts outside any loop).
+
+    ## Why is this bad
+    There is no loop to continue or leave; the statement cannot run.
+
+    ## Example
+    ```prose
+    if verdict.accepted:
+      break
+    ```
+
+    ## Use instead
+    ```prose
+    if verdict.accepted:
+      return { result: draft }
+    ```
+    """
+
+    code = "PF201"
+    name = "loop-control-outside-loop"
+    category = "flow"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("loop-control-outside-loop"):
+            yield self.diagnostic(finding.span, f"`{finding.name}` outside a loop")
+
+
+class OrphanClause(Rule):
+    """`else`/`elif` without `if`, or `catch`/`finally` without `try`.
+
+    ## What it does
+    Reports a clause that does not directly follow the statement it belongs
+    to (an `if` chain for `elif`/`else`, a `try` for `catch`/`finally`), for
+    instance because of a wrong indentation or a statement in between.
+
+    ## Why is this bad
+    The clause has nothing to attach to, so its body would never run the
+    way it reads.
+
+    ## Example
+    ```prose
+    if draft is empty:
+      call writer
+        brief: brief
+    let x = 1
+    else:
+      call editor
+        draft: draft
+    ```
+
+    ## Use instead
+    Put the `else` right after the `if` body, at the `if`'s indentation.
+    """
+
+    code = "PF202"
+    name = "orphan-clause"
+    category = "flow"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("orphan-clause"):
+            owner = "`try`" if finding.name in ("catch", "finally") else "`if`"
+            yield self.diagnostic(
+                finding.span,
+                f"`{finding.name}` without {owner}",
+                help=f"place it directly after the {owner} block, at the same indentation",
+            )
+
+
+class BranchResultBeforeJoin(Rule):
+    """A `parallel:` branch reads a name that a sibling branch binds.
+
+    ## What it does
+    Reports a read, inside one branch of a `parallel:` block, of a name that
+    another branch of the same block binds with `let`.
+
+    ## Why is this bad
+    Branches run concurrently; their `let`s are published only after the
+    join (LANGUAGE.md 4.1), so the value does not exist yet.
+
+    ## Example
+    ```prose
+    parallel:
+      let facts = call researcher
+        topic: topic
+      let outline = call planner
+        facts: facts
+    ```
+
+    ## Use instead
+    Read it after the block, or make the two calls sequential:
+    ```prose
+    let facts = call researcher
+      topic: topic
+    let outline = call planner
+      facts: facts
+    ```
+    """
+
+    code = "PF203"
+    name = "branch-result-before-join"
+    category = "flow"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("branch-result-before-join"):
+            yield self.diagnostic(
+                finding.span,
+                f"`{finding.name}` is bound by another parallel branch and is not available before the join",
+                secondary=[Label(finding.other, "bound here")] if finding.other else [],
+            )
+
+
+class ParallelSameName(Rule):
+    """Two branches of a `parallel:` block bind the same name.
+
+    ## What it does
+    Reports a branch `let` whose name another branch of the same block also
+    binds.
+
+    ## Why is this bad
+    Both values are published at the join; which one wins would depend on
+    timing.
+
+    ## Example
+    ```prose
+    parallel:
+      let review = call security
+        diff: diff
+      let review = call style
+        diff: diff
+    ```
+
+    ## Use instead
+    ```prose
+    parallel:
+      let security_review = call security
+        diff: diff
+      let style_review = call style
+        diff: diff
+    ```
+    """
+
+    code = "PF204"
+    name = "parallel-same-name"
+    category = "flow"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("parallel-same-name"):
+            yield self.diagnostic(
+                finding.span,
+                f"`{finding.name}` is bound by two parallel branches",
+                secondary=[Label(finding.other, "first bound here")] if finding.other else [],
+            )
+
+
+class ParallelRace(Rule):
+    """A parallel branch assigns, records or appends into an outer variable.
+
+    ## What it does
+    Reports assignment, `record ... in` and `append ... to` whose target is
+    a variable bound outside the `parallel:` block or `parallel for`/
+    `parallel repeat` body it runs in.
+
+    ## Why is this bad
+    Branches run concurrently: the final value (or the order of a list)
+    would depend on timing. LANGUAGE.md 4.1 makes this an error.
+
+    ## Example
+    ```prose
+    let findings = []
+    parallel for reviewer in reviewers:
+      let f = call reviewer
+        diff: diff
+      record f in findings
+    ```
+
+    ## Use instead
+    Collect the values with a loop in value position (results in input order):
+    ```prose
+    let findings = parallel for reviewer in reviewers:
+      call reviewer
+        diff: diff
+    ```
+    """
+
+    code = "PF205"
+    name = "parallel-race"
+    category = "flow"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("parallel-race"):
+            yield self.diagnostic(
+                finding.span,
+                f"a parallel branch {finding.detail} outer variable `{finding.name}` (a race)",
+                secondary=[Label(finding.other, "bound outside the branch here")] if finding.other else [],
+                help="collect branch values with `let xs = parallel for ...` instead",
+            )
+
+
+class UnreachableCode(Rule):
+    """Statements after an unconditional `return`, `throw`, `break` or `continue`.
+
+    ## What it does
+    Reports the first statement that follows, in the same block, a
+    statement that always leaves it.
+
+    ## Why is this bad
+    The code never runs; usually a misplaced `return` or a wrong indentation.
+
+    ## Example
+    ```prose
+    return { result: draft }
+    call logger
+      message: "done"
+    ```
+
+    ## Use instead
+    Move the statement before the `return`, or remove it.
+    """
+
+    code = "PF206"
+    name = "unreachable-code"
+    category = "flow"
+    severity = Severity.WARNING
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("unreachable"):
+            yield self.diagnostic(
+                finding.span,
+                f"unreachable: this follows an unconditional `{finding.name}`",
+                secondary=[Label(finding.other, f"`{finding.name}` here")] if finding.other else [],
+            )

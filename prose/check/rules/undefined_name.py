@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.rule import CheckContext, Rule
+from prose.diagnostics.model import Diagnostic, Severity
+
+
+class UndefinedName(Rule):
+    """A name is read (or interpolated) that nothing defines.
+
+    ## What it does
+    Reports a reference to a name that is not a variable bound earlier, a
+    loop or catch variable, a slot, a config key or a parameter. String
+    interpolations (`"{draft.title}"`) and deterministic conditions count.
+
+    ## Why is this bad
+    At run time the read fails (or, in an LLM-interpreted runtime, the model
+    silently invents a value). A typo in a name is the most common cause.
+
+    ## Example
+    ```prose
+    let draft = call writer
+      brief: task_brief
+    return { result: drafts }
+    ```
+
+    ## Use instead
+    ```prose
+    let draft = call writer
+      brief: task_brief
+    return { result: draft }
+    ```
+    """
+
+    code = "PN101"
+    name = "undefined-name"
+    category = "names"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for finding in ctx.model.of_kind("undefined"):
+            where = {
+                "interpolation": " in string interpolation",
+                "assignment": " (assigned before any `let`)",
+            }.get(finding.detail, "")
+            help = None
+            if finding.detail == "assignment":
+                help = f"bind it first with `let {finding.name} = ...`"
+            yield self.diagnostic(
+                finding.span, f"undefined name `{finding.name}`{where}", help=help
+            )

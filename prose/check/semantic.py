@@ -1,0 +1,532 @@
+"""The semantic model: one walk over the program that resolves every name.
+
+Rules query the model instead of walking the AST themselves. It records
+bindings (with their kind and uses), references (resolved or not), call
+sites with what they target, assignments to read-only names, second `let`
+statements, loop control outside loops, parallel-branch races and
+unreachable statements. Scoping follows LANGUAGE.md 4.1: one scope per
+pattern body, a child scope per parallel branch and per block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prose.check.declarations import Declarations
+from prose.source import Span
+from prose.syntax import nodes as n
+
+BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param"]
+READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param")
+
+
+@dataclass
+class Binding:
+    name: str
+    kind: BindingKind
+    span: Span
+    scope: Scope
+    uses: int = 0
+    # The slot a loop variable iterates over (`for d in delegates`), if any.
+    service_of: str | None = None
+    # The config key or parameter a loop variable iterates over, if any.
+    iterates: str | None = None
+    statements: list[Span] = field(default_factory=list)
+
+
+@dataclass
+class Scope:
+    kind: Literal["pattern", "branch", "block"]
+    parent: Scope | None = None
+    names: dict[str, Binding] = field(default_factory=dict)
+    # For a branch of a `parallel:` block: names its siblings bind.
+    sibling_names: dict[str, Span] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Binding | None:
+        scope: Scope | None = self
+        while scope is not None:
+            found = scope.names.get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+
+@dataclass(frozen=True)
+class Reference:
+    name: str
+    span: Span
+    context: Literal["read", "interpolation", "condition", "call-target", "do"]
+    resolved: Literal["variable", "slot", "config", "parameter", "undefined", "pending-branch"]
+
+
+@dataclass(frozen=True)
+class CallSite:
+    call: n.Call
+    slot: str | None  # the declared slot called, directly or through a loop variable
+    target: Literal["slot", "service-variable", "alias", "block", "unknown"]
+    index_var: str | None = None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A fact a rule turns into a diagnostic (kind names the rule's concern)."""
+
+    kind: str
+    name: str
+    span: Span
+    other: Span | None = None
+    detail: str = ""
+
+
+@dataclass
+class SemanticModel:
+    decl: Declarations
+    program: n.Program
+    bindings: list[Binding] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    calls: list[CallSite] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    slot_uses: dict[str, int] = field(default_factory=dict)
+    config_uses: dict[str, int] = field(default_factory=dict)
+    conditions: list[tuple[n.Condition, tuple[str, ...]]] = field(default_factory=list)
+    list_valued_slots: set[str] = field(default_factory=set)
+
+    def of_kind(self, kind: str) -> Iterator[Finding]:
+        return (finding for finding in self.findings if finding.kind == kind)
+
+
+def build_model(decl: Declarations, program: n.Program) -> SemanticModel:
+    """Walk `program` once and return its semantic model."""
+    model = SemanticModel(decl, program)
+    model.list_valued_slots = {name for name, slot in decl.slots.items() if slot.list_valued}
+    _Walker(model).run()
+    return model
+
+
+class _Walker:
+    def __init__(self, model: SemanticModel) -> None:
+        self.model = model
+        self.decl = model.decl
+        self.root = Scope("pattern")
+        self.loop_depth = 0
+        self.blocks: dict[str, n.BlockDef] = {}
+        self.in_parallel_branch: list[Scope] = []
+
+    # --- entry ---------------------------------------------------------------
+
+    def run(self) -> None:
+        for statement in self.model.program.body:
+            if isinstance(statement, n.BlockDef):
+                self.blocks[statement.name] = statement
+                self._bind(self.root, statement.name, "block", statement.span)
+        self._body(self.model.program.body, self.root)
+
+    # --- binding and lookup ----------------------------------------------------
+
+    def _bind(self, scope: Scope, name: str, kind: BindingKind, span: Span,
+              service_of: str | None = None) -> Binding:
+        binding = Binding(name, kind, span, scope, service_of=service_of)
+        scope.names[name] = binding
+        self.model.bindings.append(binding)
+        return binding
+
+    def _reference(self, name: str, span: Span, scope: Scope,
+                   context: Literal["read", "interpolation", "condition", "call-target", "do"]) -> None:
+        binding = scope.lookup(name)
+        if binding is not None:
+            binding.uses += 1
+            resolved: Literal["variable", "slot", "config", "parameter", "undefined",
+                              "pending-branch"] = "variable"
+        elif name in scope.sibling_names:
+            resolved = "pending-branch"
+            self.model.findings.append(
+                Finding("branch-result-before-join", name, span, scope.sibling_names[name])
+            )
+        elif name in self.decl.slots:
+            resolved = "slot"
+            self.model.slot_uses[name] = self.model.slot_uses.get(name, 0) + 1
+        elif name in self.decl.config:
+            resolved = "config"
+            self.model.config_uses[name] = self.model.config_uses.get(name, 0) + 1
+        elif name in self.decl.parameters:
+            resolved = "parameter"
+        else:
+            resolved = "undefined"
+            self.model.findings.append(Finding("undefined", name, span, detail=context))
+        self.model.references.append(Reference(name, span, context, resolved))
+
+    def _declared_kind(self, name: str) -> str | None:
+        if name in self.decl.slots:
+            return "slot"
+        if name in self.decl.config:
+            return "config key"
+        if name in self.decl.parameters:
+            return "parameter"
+        return None
+
+    def _assign_target(self, target: n.Expr, scope: Scope, span: Span, verb: str) -> None:
+        root = target
+        while isinstance(root, n.Member | n.Index):
+            if isinstance(root, n.Index):
+                self._expr(root.index, scope)
+            root = root.obj
+        if not isinstance(root, n.Name):
+            self.model.findings.append(Finding("bad-target", "", span))
+            return
+        name = root.name
+        declared = self._declared_kind(name)
+        if declared is not None:
+            self.model.findings.append(Finding("assign-readonly", name, root.span, detail=declared))
+            return
+        binding = scope.lookup(name)
+        if binding is None:
+            self.model.findings.append(Finding("undefined", name, root.span, detail="assignment"))
+            return
+        if binding.kind in READ_ONLY_KINDS:
+            self.model.findings.append(
+                Finding("assign-readonly", name, root.span, binding.span, detail=_kind_words(binding.kind))
+            )
+            return
+        if self.in_parallel_branch and _outside(binding.scope, self.in_parallel_branch[-1]):
+            self.model.findings.append(Finding("parallel-race", name, root.span, binding.span, detail=verb))
+
+    # --- statements ------------------------------------------------------------
+
+    def _body(self, body: tuple[n.Stmt, ...], scope: Scope) -> None:
+        ended: n.Stmt | None = None
+        reported = False
+        for statement in body:
+            if ended is not None and not reported:
+                self.model.findings.append(
+                    Finding("unreachable", type(ended).__name__.lower(), statement.span, ended.span)
+                )
+                reported = True
+            self._statement(statement, scope)
+            if isinstance(statement, n.Return | n.Throw | n.Break | n.Continue):
+                ended = statement
+
+    def _statement(self, statement: n.Stmt, scope: Scope) -> None:
+        method = getattr(self, "visit_" + type(statement).__name__)
+        method(statement, scope)
+
+    def visit_Let(self, statement: n.Let, scope: Scope) -> None:
+        self._expr(statement.value, scope)
+        for name in statement.names:
+            self._bind_let(scope, name, _head(statement), statement.const, statement)
+
+    def visit_Assign(self, statement: n.Assign, scope: Scope) -> None:
+        self._expr(statement.value, scope)
+        if isinstance(statement.target, n.Member | n.Index):
+            root: n.Expr = statement.target
+            while isinstance(root, n.Member | n.Index):
+                root = root.obj
+            if isinstance(root, n.Name):
+                self._reference(root.name, root.span, scope, "read")
+        self._assign_target(statement.target, scope, statement.span, "assigns")
+
+    def visit_ExprStmt(self, statement: n.ExprStmt, scope: Scope) -> None:
+        self._expr(statement.expr, scope)
+
+    def visit_Return(self, statement: n.Return, scope: Scope) -> None:
+        if statement.value is not None:
+            self._expr(statement.value, scope)
+
+    def visit_Throw(self, statement: n.Throw, scope: Scope) -> None:
+        if statement.value is not None:
+            self._expr(statement.value, scope)
+
+    def visit_Continue(self, statement: n.Continue, scope: Scope) -> None:
+        if self.loop_depth == 0:
+            self.model.findings.append(Finding("loop-control-outside-loop", "continue", statement.span))
+
+    def visit_Break(self, statement: n.Break, scope: Scope) -> None:
+        if self.loop_depth == 0:
+            self.model.findings.append(Finding("loop-control-outside-loop", "break", statement.span))
+
+    def visit_Append(self, statement: n.Append, scope: Scope) -> None:
+        self._expr(statement.value, scope)
+        root = statement.target
+        while isinstance(root, n.Member | n.Index):
+            root = root.obj
+        if isinstance(root, n.Name):
+            self._reference(root.name, root.span, scope, "read")
+        self._assign_target(statement.target, scope, statement.span, statement.keyword + "s into")
+
+    def visit_Repeat(self, statement: n.Repeat, scope: Scope) -> None:
+        self._expr(statement.count, scope)
+        names: list[tuple[str | None, str | None]] = [(statement.var, None)]
+        self._loop_body(statement.body, scope, statement.parallel, names, statement.span)
+
+    def visit_For(self, statement: n.For, scope: Scope) -> None:
+        self._expr(statement.iterable, scope)
+        service_of = None
+        if isinstance(statement.iterable, n.Name) and statement.iterable.name in self.decl.slots:
+            service_of = statement.iterable.name
+            self.model.list_valued_slots.add(service_of)
+        names: list[tuple[str | None, str | None]] = [(statement.var, service_of)]
+        if statement.index_var:
+            names.append((statement.index_var, None))
+        root = statement.iterable
+        while isinstance(root, n.Member | n.Index):
+            root = root.obj
+        iterates = root.name if isinstance(root, n.Name) and (
+            root.name in self.decl.config or root.name in self.decl.parameters) else None
+        self._loop_body(statement.body, scope, statement.parallel, names, statement.span,
+                        iterates=iterates)
+
+    def visit_Loop(self, statement: n.Loop, scope: Scope) -> None:
+        if statement.max is not None:
+            self._expr(statement.max, scope)
+        names: list[tuple[str | None, str | None]] = [(statement.var, None)]
+        if statement.condition is not None:
+            # The condition is evaluated before every iteration, the first included.
+            self._loop_body((), scope, False, names, statement.span, bind_only=True)
+            self._condition(statement.condition, scope)
+        self._loop_body(statement.body, scope, False, names, statement.span)
+
+    def _loop_body(self, body: tuple[n.Stmt, ...], scope: Scope, parallel: bool,
+                   names: list[tuple[str | None, str | None]], span: Span, bind_only: bool = False,
+                   iterates: str | None = None) -> None:
+        target = Scope("branch", scope) if parallel else scope
+        for name, service_of in names:
+            if name is None:
+                continue
+            existing = target.lookup(name)
+            if existing is not None and existing.kind == "loop" and existing.scope is target:
+                existing.service_of = existing.service_of or service_of
+                continue
+            if self._declared_kind(name) is not None or (existing is not None and existing.kind != "loop"):
+                self.model.findings.append(Finding("shadowing-loop-variable", name, span,
+                                                   existing.span if existing else None))
+            binding = self._bind(target, name, "loop", span, service_of)
+            if service_of is not None or names[0][0] == name:
+                binding.iterates = iterates
+        if bind_only:
+            return
+        self.loop_depth += 1
+        if parallel:
+            self.in_parallel_branch.append(target)
+        try:
+            self._body(body, target)
+        finally:
+            self.loop_depth -= 1
+            if parallel:
+                self.in_parallel_branch.pop()
+
+    def visit_Parallel(self, statement: n.Parallel, scope: Scope) -> None:
+        bound_by: dict[str, tuple[int, Span]] = {}
+        for index, branch in enumerate(statement.branches):
+            if isinstance(branch, n.Let):
+                for name in branch.names:
+                    if name in bound_by:
+                        self.model.findings.append(
+                            Finding("parallel-same-name", name, _head(branch), bound_by[name][1])
+                        )
+                    else:
+                        bound_by[name] = (index, _head(branch))
+        published: list[tuple[str, n.Let]] = []
+        for index, branch in enumerate(statement.branches):
+            child = Scope("branch", scope)
+            child.sibling_names = {name: span for name, (owner, span) in bound_by.items() if owner != index}
+            self.in_parallel_branch.append(child)
+            try:
+                self._statement(branch, child)
+            finally:
+                self.in_parallel_branch.pop()
+            if isinstance(branch, n.Let):
+                published.extend((name, branch) for name in branch.names)
+        for name, branch in published:
+            self._bind_let(scope, name, _head(branch), branch.const, branch, count_use=True)
+
+    def visit_If(self, statement: n.If, scope: Scope) -> None:
+        for branch in statement.branches:
+            self._condition(branch.condition, scope)
+            self._body(branch.body, scope)
+        if statement.orelse is not None:
+            self._body(statement.orelse, scope)
+
+    def visit_Orphan(self, statement: n.Orphan, scope: Scope) -> None:
+        self.model.findings.append(Finding("orphan-clause", statement.keyword, statement.span))
+        if statement.condition is not None:
+            self._condition(statement.condition, scope)
+        self._body(statement.body, scope)
+
+    def visit_Choice(self, statement: n.Choice, scope: Scope) -> None:
+        self._condition(statement.criteria, scope)
+        for option in statement.options:
+            self._body(option.body, scope)
+
+    def visit_Try(self, statement: n.Try, scope: Scope) -> None:
+        self._body(statement.body, scope)
+        if statement.handler is not None:
+            if statement.catch_var:
+                existing = scope.lookup(statement.catch_var)
+                if existing is None or existing.kind != "catch":
+                    self._bind(scope, statement.catch_var, "catch", statement.span)
+            self._body(statement.handler, scope)
+        if statement.final is not None:
+            self._body(statement.final, scope)
+
+    def visit_BlockDef(self, statement: n.BlockDef, scope: Scope) -> None:
+        inner = Scope("block", scope)
+        for param in statement.params:
+            binding = self._bind(inner, param, "param", statement.span)
+            binding.uses = max(binding.uses, 0)
+        saved = self.loop_depth
+        self.loop_depth = 0
+        try:
+            self._body(statement.body, inner)
+        finally:
+            self.loop_depth = saved
+
+    def visit_Do(self, statement: n.Do, scope: Scope) -> None:
+        for arg in statement.args:
+            self._expr(arg, scope)
+        if statement.name is not None:
+            self._reference(statement.name, statement.span, scope, "do")
+            block = self.blocks.get(statement.name)
+            if block is not None and len(block.params) != len(statement.args):
+                self.model.findings.append(
+                    Finding("do-arity", statement.name, statement.span, block.span,
+                            detail=f"{len(block.params)}:{len(statement.args)}")
+                )
+        else:
+            self._body(statement.body, Scope("block", scope))
+
+    def visit_Use(self, statement: n.Use, scope: Scope) -> None:
+        self._bind(scope, statement.alias, "alias", statement.span)
+
+    # --- expressions -------------------------------------------------------------
+
+    def _expr(self, expr: n.Expr, scope: Scope) -> None:
+        if isinstance(expr, n.Name):
+            self._reference(expr.name, expr.span, scope, "read")
+        elif isinstance(expr, n.String):
+            for part in expr.parts:
+                if isinstance(part, n.Interpolation):
+                    self._reference(part.path[0], part.span, scope, "interpolation")
+        elif isinstance(expr, n.Member):
+            self._expr(expr.obj, scope)
+        elif isinstance(expr, n.Index):
+            self._expr(expr.obj, scope)
+            self._expr(expr.index, scope)
+        elif isinstance(expr, n.Array):
+            for item in expr.items:
+                self._expr(item, scope)
+        elif isinstance(expr, n.Object):
+            for entry in expr.entries:
+                self._expr(entry.value, scope)
+        elif isinstance(expr, n.Call):
+            self._call(expr, scope)
+        elif isinstance(expr, n.Compare):
+            self._expr(expr.left, scope)
+            self._expr(expr.right, scope)
+        elif isinstance(expr, n.BoolOp):
+            for operand in expr.operands:
+                self._expr(operand, scope)
+        elif isinstance(expr, n.Not | n.IsTest):
+            self._expr(expr.operand, scope)
+        elif isinstance(expr, n.Repeat | n.For | n.Loop):
+            self._statement(expr, scope)
+
+    def _call(self, call: n.Call, scope: Scope) -> None:
+        for prop in call.properties:
+            self._expr(prop.value, scope)
+        target = call.target
+        root = target
+        while isinstance(root, n.Member | n.Index):
+            root = root.obj
+        if not isinstance(root, n.Name):
+            self.model.calls.append(CallSite(call, None, "unknown"))
+            self.model.findings.append(Finding("bad-call-target", "", target.span))
+            return
+        name = root.name
+        binding = scope.lookup(name)
+        if binding is not None:
+            binding.uses += 1
+            if binding.kind == "alias":
+                self.model.calls.append(CallSite(call, None, "alias"))
+            elif binding.kind == "block":
+                self.model.calls.append(CallSite(call, None, "block"))
+            else:
+                self.model.calls.append(CallSite(call, binding.service_of, "service-variable"))
+                if binding.kind == "loop" and binding.service_of:
+                    self.model.slot_uses[binding.service_of] = self.model.slot_uses.get(binding.service_of, 0) + 1
+            self.model.references.append(Reference(name, root.span, "call-target", "variable"))
+            return
+        if name in self.decl.slots and root is target:
+            self.model.slot_uses[name] = self.model.slot_uses.get(name, 0) + 1
+            self.model.calls.append(CallSite(call, name, "slot"))
+            self.model.references.append(Reference(name, root.span, "call-target", "slot"))
+            return
+        self.model.calls.append(CallSite(call, None, "unknown"))
+        self.model.findings.append(Finding("bad-call-target", name, target.span))
+
+    def _condition(self, condition: n.Condition, scope: Scope) -> None:
+        if condition.predicate is not None:
+            self._expr(condition.predicate, scope)
+            self.model.conditions.append((condition, ()))
+            return
+        seen: list[str] = []
+        for mention in condition.mentions:
+            head = mention.split(".")[0]
+            binding = scope.lookup(head)
+            if binding is not None:
+                binding.uses += 1
+                seen.append(mention)
+            elif head in self.decl.config:
+                self.model.config_uses[head] = self.model.config_uses.get(head, 0) + 1
+                seen.append(mention)
+            elif head in self.decl.parameters and head not in self.decl.slots:
+                seen.append(mention)
+        self.model.conditions.append((condition, tuple(seen)))
+
+    # --- helpers -------------------------------------------------------------------
+
+    def _bind_let(self, scope: Scope, name: str, span: Span, const: bool, statement: n.Stmt,
+                  count_use: bool = False) -> None:
+        declared = self._declared_kind(name)
+        if declared is not None:
+            self.model.findings.append(Finding("assign-readonly", name, span, detail=declared))
+            return
+        existing = scope.names.get(name) if self.in_parallel_branch else scope.lookup(name)
+        if existing is None:
+            binding = self._bind(scope, name, "const" if const else "let", span)
+            binding.statements.append(statement.span)
+            return
+        if existing.kind in READ_ONLY_KINDS:
+            self.model.findings.append(
+                Finding("assign-readonly", name, span, existing.span, detail=_kind_words(existing.kind))
+            )
+            return
+        if statement.span not in existing.statements:
+            existing.statements.append(statement.span)
+            self.model.findings.append(Finding("second-let", name, span, existing.span))
+
+
+def _head(statement: n.Let) -> Span:
+    return statement.head if statement.head.line else statement.span
+
+
+def _outside(binding_scope: Scope, branch: Scope) -> bool:
+    """True when `binding_scope` is not `branch` nor nested inside it."""
+    scope: Scope | None = binding_scope
+    while scope is not None:
+        if scope is branch:
+            return False
+        scope = scope.parent
+    return True
+
+
+def _kind_words(kind: str) -> str:
+    return {
+        "const": "constant",
+        "loop": "loop variable",
+        "catch": "catch variable",
+        "block": "block",
+        "alias": "`use` alias",
+        "param": "block parameter",
+    }.get(kind, kind)

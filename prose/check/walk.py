@@ -1,0 +1,84 @@
+"""Generic traversals of the AST used by several rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prose.syntax import nodes as n
+
+
+def child_bodies(statement: n.Stmt | n.Expr) -> Iterator[tuple[n.Stmt, ...]]:
+    """The statement blocks directly inside a statement (or loop expression)."""
+    if isinstance(statement, n.Repeat | n.For | n.Loop | n.BlockDef | n.Orphan):
+        yield statement.body
+    elif isinstance(statement, n.Parallel):
+        yield statement.branches
+    elif isinstance(statement, n.If):
+        for branch in statement.branches:
+            yield branch.body
+        if statement.orelse is not None:
+            yield statement.orelse
+    elif isinstance(statement, n.Choice):
+        for option in statement.options:
+            yield option.body
+    elif isinstance(statement, n.Try):
+        yield statement.body
+        if statement.handler is not None:
+            yield statement.handler
+        if statement.final is not None:
+            yield statement.final
+    elif isinstance(statement, n.Do):
+        yield statement.body
+    elif isinstance(statement, n.Let | n.Assign | n.Return):
+        value = statement.value
+        if isinstance(value, n.Repeat | n.For | n.Loop):
+            yield value.body
+
+
+def value_loop(statement: n.Stmt) -> n.Repeat | n.For | n.Loop | None:
+    """The loop in value position of `let x = <loop>`, `x = <loop>` or `return <loop>`."""
+    if isinstance(statement, n.Let | n.Assign | n.Return):
+        value = statement.value
+        if isinstance(value, n.Repeat | n.For | n.Loop):
+            return value
+    return None
+
+
+def walk_statements(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt | n.Repeat | n.For | n.Loop]:
+    """Every statement (and loop in value position), depth first, in source order."""
+    stack: list[Iterator[n.Stmt]] = [iter(body)]
+    while stack:
+        statement = next(stack[-1], None)
+        if statement is None:
+            stack.pop()
+            continue
+        yield statement
+        loop = value_loop(statement)
+        if loop is not None:
+            yield loop
+        bodies = list(child_bodies(statement))
+        for inner in reversed(bodies):
+            stack.append(iter(inner))
+
+
+def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:
+    """The `return`s that end the pattern (not those of collecting loops, LANGUAGE.md 4.3)."""
+    stack: list[tuple[tuple[n.Stmt, ...], bool]] = [(body, False)]
+    while stack:
+        block, collecting = stack.pop()
+        for position, statement in enumerate(block):
+            if isinstance(statement, n.Return) and not collecting:
+                yield statement
+            loop = value_loop(statement)
+            if loop is not None:
+                stack.append((loop.body, True))
+            last = position == len(block) - 1
+            if isinstance(statement, n.Repeat | n.For | n.Loop):
+                stack.append((statement.body, collecting and last))
+                continue
+            if isinstance(statement, n.BlockDef):
+                continue  # a block's return ends the block, not the pattern
+            for inner in child_bodies(statement):
+                if loop is not None and inner is loop.body:
+                    continue
+                stack.append((inner, collecting))

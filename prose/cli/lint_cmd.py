@@ -1,0 +1,90 @@
+"""`prose lint`: check pattern files and report diagnostics."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
+
+FORMATS = ("full", "concise", "json", "sarif", "github")
+
+
+def _codes(value: str | None) -> list[str]:
+    return [code.strip().upper() for code in (value or "").split(",") if code.strip()]
+
+
+@click.command("lint")
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="full",
+              show_default=True, help="How to print the diagnostics.")
+@click.option("--select", metavar="CODES", help="Only these rule codes or prefixes (e.g. PH,PN101).")
+@click.option("--ignore", metavar="CODES", help="Skip these rule codes or prefixes.")
+@click.option("--profile", type=click.Choice(["compat", "strict"]), default="compat", show_default=True,
+              help="`strict` turns compat-only warnings (second `let`, descriptive strings "
+                   "in returns) into errors.")
+def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
+                 ignore: str | None, profile: str) -> None:
+    """Check pattern files: names, flow, termination, conditions, contracts and
+    information hiding.
+
+    PATHS are `*.prose.md` files or folders (searched for `*.prose.md`).
+    Silence one finding with a comment on its line in the prose block:
+    `# prose: ignore[PN105]`. `prose rules` lists every rule; `prose rules
+    CODE` explains one.
+
+    Exit codes: 0 no errors (warnings never fail), 1 errors, 2 usage or I/O error.
+
+    \b
+    Examples:
+      prose lint patterns/
+      prose lint --format concise --select PH my-pattern.prose.md
+      prose lint --format sarif patterns/ > prose.sarif
+    """
+    from prose.check import lint_text
+    from prose.cli.inputs import read_text
+    from prose.diagnostics import Summary, from_syntax_error, render
+    from prose.diagnostics.model import Diagnostic
+    from prose.errors import InputReadError, ProseSyntaxError
+
+    files = expand_paths(paths)
+    if not files:
+        click.echo("error: no `*.prose.md` files found in " + ", ".join(paths), err=True)
+        raise SystemExit(EXIT_USAGE)
+    diagnostics: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    status = EXIT_OK
+    checked = prose_only = 0
+    for path in files:
+        try:
+            text = read_text(path)
+        except InputReadError as error:
+            click.echo(f"error: {error}", err=True)
+            status = EXIT_USAGE
+            continue
+        except ProseSyntaxError as error:
+            diagnostics.extend(from_syntax_error(error))
+            continue
+        sources[path] = text
+        result = lint_text(text, path, profile=profile, select=_codes(select) or None,
+                           ignore=_codes(ignore))
+        diagnostics.extend(result.diagnostics)
+        if result.context is not None:
+            coverage = result.context.invariant_coverage()
+            checked += coverage[0]
+            prose_only += coverage[1]
+    extra = [f"invariants: {checked} checked, {prose_only} prose-only"]
+    summary = Summary.of(diagnostics, files=len(files), extra_lines=extra)
+    rules = _rule_infos() if output_format == "sarif" else None
+    color = None if output_format == "full" else False
+    sys.stdout.write(render(output_format, diagnostics, sources, summary, rules=rules, color=color))
+    if status == EXIT_OK and summary.errors:
+        status = EXIT_FINDINGS
+    raise SystemExit(status)
+
+
+def _rule_infos() -> dict[str, object]:
+    from prose.check.catalogue import rule_infos
+
+    return dict(rule_infos())
