@@ -165,3 +165,62 @@ class Policy:
             )
         independent = tuple((pair[0], pair[1]) for pair in data.get("independent", ()))
         return cls(data.get("pattern", ""), slots, independent)
+
+
+def compile_policy(spec: Any) -> Policy:
+    """Compile a pattern's `requires:` lists and checkable invariants into a Policy.
+
+    Invariant forms that name something other than a slot are skipped (the
+    spec loader reports them as PS150).
+    """
+    from prose.check.declarations import from_spec
+
+    decl = from_spec(spec)
+    requires: dict[str, tuple[str, ...] | None] = {name: slot.requires for name, slot in decl.slots.items()}
+    sees_only: dict[str, set[str]] = {}
+    never: dict[str, list[str]] = {name: [] for name in decl.slots}
+    indirect: dict[str, list[str]] = {name: [] for name in decl.slots}
+    words: dict[str, list[str]] = {name: [] for name in decl.slots}
+    independent: list[tuple[str, str]] = []
+
+    def add(target: dict[str, list[str]], slot: str, value: str) -> None:
+        if value.lower() not in (item.lower() for item in target[slot]):
+            target[slot].append(value)
+
+    for invariant in decl.invariants:
+        form = invariant.form
+        if form is None:
+            continue
+        names = form.slot_names() if hasattr(form, "slot_names") else ()
+        if any(name not in decl.slots for name in names):
+            continue
+        kind = form.kind
+        if kind == "sees_only":
+            allowed = set(form.inputs)
+            sees_only[form.slot] = sees_only[form.slot] & allowed if form.slot in sees_only else allowed
+        elif kind == "never_sees":
+            add(indirect if form.indirectly else never, form.slot, form.other)
+        elif kind == "unaware_of":
+            add(never, form.slot, form.other)
+            add(words, form.slot, form.other)
+            role = decl.slots[form.other].role_word
+            if role:
+                add(words, form.slot, role)
+            if decl.name:
+                add(words, form.slot, decl.name)
+        elif kind == "independent":
+            add(never, form.a, form.b)
+            add(never, form.b, form.a)
+            independent.append((form.a, form.b))
+    slots = {
+        name: SlotPolicy(
+            slot=name,
+            requires=requires[name],
+            sees_only=tuple(sorted(sees_only[name])) if name in sees_only else None,
+            never_sees=tuple(never[name]),
+            never_sees_indirectly=tuple(indirect[name]),
+            forbidden_words=tuple(words[name]),
+        )
+        for name in decl.slots
+    }
+    return Policy(decl.name, slots, tuple(independent))

@@ -38,6 +38,15 @@ RULE_TABLE: dict[str, str] = {
     "PK502": "contract:MissingRequiredInput",
     "PH601": "requires:UndeclaredInput",
     "PH602": "requires:StringLiteralInReturn",
+    "PH603": "invariants:SeesOnlyViolated",
+    "PH604": "invariants:NeverSeesViolated",
+    "PH605": "invariants:NeverSeesIndirectlyViolated",
+    "PH606": "invariants:UnawareOfViolated",
+    "PH607": "invariants:IndependenceViolated",
+    "PH608": "invariants:InvariantNotCheckable",
+    "PT304": "structure_invariants:LoopNotBoundedByConfig",
+    "PK503": "structure_invariants:OnlyGrowsViolated",
+    "PK504": "structure_invariants:ReturnsMergedViolated",
 }
 
 

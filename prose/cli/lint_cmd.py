@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -84,7 +85,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     raise SystemExit(status)
 
 
-def _rule_infos() -> dict[str, object]:
+def _rule_infos() -> dict[str, Any]:
     from prose.check.catalogue import rule_infos
 
     return dict(rule_infos())

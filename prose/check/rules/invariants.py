@@ -1,0 +1,338 @@
+"""Invariant rules: the checkable forms of LANGUAGE.md section 5, checked by data flow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prose.check.invariant_checks import (
+    calls_to,
+    carrying,
+    forbidden_words,
+    forms,
+    literal_texts,
+    whole_word,
+)
+from prose.check.rule import CheckContext, Rule
+from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.syntax import nodes as n
+
+
+def _invariant_label(span: Any, text: str) -> Label:
+    return Label(span, f"invariant: {text.strip()}")
+
+
+class SeesOnlyViolated(Rule):
+    """A call passes a slot an input outside its `sees only` list.
+
+    ## What it does
+    For `` `A` sees only `x`, `y` ``, reports every input of every call to
+    `A` (reserved properties aside) whose name is not in the list.
+
+    ## Why is this bad
+    The invariant is the pattern's promise about what `A` can know; a
+    reader, an auditor and the run-time check all rely on it.
+
+    ## Example
+    ```prose
+    let proposal = call proposer
+      task_brief: task_brief
+      history: history
+    ```
+    with the invariant `` `proposer` sees only `task_brief` ``.
+
+    ## Use instead
+    ```prose
+    let proposal = call proposer
+      task_brief: task_brief
+    ```
+    """
+
+    code = "PH603"
+    name = "sees-only-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "sees_only"):
+            form: Any = item.form
+            allowed = set(form.inputs)
+            for site in calls_to(ctx, form.slot):
+                for entry in site.inputs.values():
+                    if entry.name in n.RESERVED_PROPERTIES or entry.name in allowed:
+                        continue
+                    listed = ", ".join(f"`{name}`" for name in form.inputs)
+                    yield self.diagnostic(
+                        entry.prop.span,
+                        f"`{form.slot}` sees only {listed}, but this call passes `{entry.name}`",
+                        secondary=[_invariant_label(item.span, item.text),
+                                   *ctx.flow.path_labels(site.call, entry.prop)],
+                    )
+
+
+class NeverSeesViolated(Rule):
+    """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
+
+    ## What it does
+    For `` `A` never sees `B` `` (and for `is unaware of`, which includes
+    it), follows every value from the calls of
+    `B` through `let`, assignment, `record`/`append`, object and array
+    literals, interpolation, loop variables, loop results, parallel joins
+    and `catch` variables, and reports each call of `A` that receives one
+    of them, in any input or in `prompt`. Secondary locations show the path.
+
+    ## Why is this bad
+    The whole point of the pattern's structure (a blind reviewer, an
+    adversary the proposer does not know about) is lost if the output
+    slips through, and nobody notices in a model's answer.
+
+    ## Example
+    ```prose
+    let attack = call adversary
+      proposal: proposal
+    let revised = call proposer
+      task_brief: "{task_brief}. Consider: {attack}"
+    ```
+
+    ## Use instead
+    Keep `B`'s output away from `A`, or drop the invariant if `A` is meant to
+    respond to `B`.
+    """
+
+    code = "PH604"
+    name = "never-sees-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        pairs: dict[tuple[str, str], Any] = {}
+        for kind in ("never_sees", "unaware_of"):
+            for item in forms(ctx, kind):
+                form: Any = item.form
+                if kind == "never_sees" and form.indirectly:
+                    continue
+                pairs.setdefault((form.slot, form.other), item)
+        for (slot, other), item in pairs.items():
+            for site in calls_to(ctx, slot):
+                for entry in carrying(ctx, site, other, transitive=False):
+                    yield self.diagnostic(
+                        entry.prop.span,
+                        f"`{slot}` receives output of `{other}` through `{entry.name}`",
+                        secondary=[*ctx.flow.path_labels(site.call, entry.prop, other),
+                                   _invariant_label(item.span, item.text)],
+                    )
+
+
+class IndependenceViolated(Rule):
+    """Two slots declared independent, and one receives the other's output.
+
+    ## What it does
+    For `` `A` and `B` are independent ``, reports every call of `A` that
+    receives a value carrying `B`'s output and every call of `B` that
+    receives `A`'s, with the path. With `prose run
+    --require-distinct-models` the run also fails when both route to the
+    same model.
+
+    ## Why is this bad
+    Two reviewers that see each other's verdicts are one reviewer with
+    extra steps: the second approval proves nothing.
+
+    ## Example
+    ```prose
+    let first = call reviewer_a
+      candidate: candidate
+    let second = call reviewer_b
+      candidate: candidate
+      earlier_findings: first
+    ```
+
+    ## Use instead
+    ```prose
+    let second = call reviewer_b
+      candidate: candidate
+    ```
+    """
+
+    code = "PH607"
+    name = "independence-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "independent"):
+            form: Any = item.form
+            for slot, other in ((form.a, form.b), (form.b, form.a)):
+                for site in calls_to(ctx, slot):
+                    for entry in carrying(ctx, site, other, transitive=False):
+                        yield self.diagnostic(
+                            entry.prop.span,
+                            f"`{slot}` and `{other}` are independent, but `{slot}` receives "
+                            f"output of `{other}` through `{entry.name}`",
+                            secondary=[*ctx.flow.path_labels(site.call, entry.prop, other),
+                                       _invariant_label(item.span, item.text)],
+                        )
+
+
+class NeverSeesIndirectlyViolated(Rule):
+    """A value influenced by `B`, even through other calls, reaches `A`.
+
+    ## What it does
+    For `` `A` never sees `B`, even indirectly ``, a call's output also
+    carries the provenance of everything that call was given. Reports each
+    call of `A` that receives a value so derived from `B`'s output.
+
+    ## Why is this bad
+    A summary of `B`'s output written by a third slot still tells `A` what
+    `B` said. Use this form when independence must survive intermediaries.
+
+    ## Example
+    ```prose
+    let notes = call summariser
+      text: attack
+    let revised = call proposer
+      notes: notes
+    ```
+    with `` `proposer` never sees `adversary`, even indirectly ``.
+
+    ## Use instead
+    Do not route anything derived from `B` to `A`.
+    """
+
+    code = "PH605"
+    name = "never-sees-indirectly-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "never_sees"):
+            form: Any = item.form
+            if not form.indirectly:
+                continue
+            for site in calls_to(ctx, form.slot):
+                for entry in carrying(ctx, site, form.other, transitive=True):
+                    yield self.diagnostic(
+                        entry.prop.span,
+                        f"`{form.slot}` receives a value derived from `{form.other}` through `{entry.name}`",
+                        secondary=[_invariant_label(item.span, item.text)],
+                    )
+
+
+class UnawareOfViolated(Rule):
+    """Literal text sent to `A` names `B`, `B`'s role, or the pattern.
+
+    ## What it does
+    For `` `A` is unaware of `B` ``, checks the pattern's own literal text
+    that calls of `A` send (input labels, string literals in inputs, the
+    `prompt`) for `B`'s name, the first noun of `B`'s `ensures:` (its role,
+    e.g. "attack") and the pattern's name, as whole words, ignoring case.
+    (That `A` never receives `B`'s output is checked by PH604.)
+
+    ## Why is this bad
+    "Argue your case; an adversary will attack it" tells the proposer it
+    will be attacked, which changes what it writes. Values supplied at run
+    time are not literal text and are checked at run time instead.
+
+    ## Example
+    ```prose
+    let proposal = call proposer
+      task_brief: task_brief
+      prompt: "Write a proposal that can survive the adversary."
+    ```
+
+    ## Use instead
+    ```prose
+    let proposal = call proposer
+      task_brief: task_brief
+      prompt: "Write a proposal that answers the brief."
+    ```
+    """
+
+    code = "PH606"
+    name = "unaware-of-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "unaware_of"):
+            form: Any = item.form
+            words = forbidden_words(ctx, form.other)
+            for site in calls_to(ctx, form.slot):
+                for text, node in literal_texts(site.call):
+                    for word in words:
+                        if whole_word(word).search(text):
+                            yield self.diagnostic(
+                                node.span,
+                                f"literal text sent to `{form.slot}` names `{word}`",
+                                secondary=[_invariant_label(item.span, item.text)],
+                                help=f"`{form.slot}` must not learn about `{form.other}`: reword it",
+                            )
+                            break
+
+
+class InvariantNotCheckable(Rule):
+    """An invariant about slots is written in prose the linter cannot check.
+
+    ## What it does
+    Reports invariant bullets that mention a slot but match none of the
+    checkable forms of LANGUAGE.md 5, and suggests a checkable rewrite when
+    the intent is clear.
+
+    ## Why is this bad
+    It is not an error: some invariants are judgement calls. But a
+    visibility or independence promise in prose is checked by nobody; in a
+    checkable form it is proven before the run and enforced during it.
+
+    ## Example
+    ```markdown
+    - Proposer is unaware it will be attacked
+    ```
+
+    ## Use instead
+    ```markdown
+    - `proposer` is unaware of `adversary`
+    ```
+    """
+
+    code = "PH608"
+    name = "invariant-not-checkable"
+    category = "information-hiding"
+    severity = Severity.INFO
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        from prose.check.suggest import mentioned_slots, suggest_rewrite
+
+        for invariant in ctx.decl.invariants:
+            if invariant.form is not None:
+                continue
+            slots = mentioned_slots(invariant.text, ctx.decl)
+            if not slots:
+                continue
+            suggestion = suggest_rewrite(invariant.text, ctx.decl)
+            if suggestion and not _holds(ctx, suggestion):
+                suggestion = None
+            yield self.diagnostic(
+                invariant.span,
+                "invariant is not machine-checked: "
+                + ", ".join(f"`{slot}`" for slot in slots)
+                + " named in prose",
+                help=f"write it as: {suggestion}" if suggestion else None,
+            )
+
+
+def _holds(ctx: CheckContext, suggestion: str) -> bool:
+    """Whether a suggested visibility form would hold for this program (never suggest a lie)."""
+    from prose.spec.invariants import parse_invariant_form
+
+    form: Any = parse_invariant_form(suggestion)
+    if form is None:
+        return False
+    pairs: list[tuple[str, str]] = []
+    if form.kind in ("unaware_of", "never_sees"):
+        pairs = [(form.slot, form.other)]
+    elif form.kind == "independent":
+        pairs = [(form.a, form.b), (form.b, form.a)]
+    for slot, other in pairs:
+        for site in calls_to(ctx, slot):
+            if any(True for _ in carrying(ctx, site, other, transitive=False)):
+                return False
+    return True

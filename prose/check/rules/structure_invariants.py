@@ -1,0 +1,191 @@
+"""Invariants about loops, list growth and unmerged results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from prose.check.invariant_checks import forms
+from prose.check.rule import CheckContext, Rule
+from prose.check.rules.termination import static_bound
+from prose.check.walk import terminal_returns, walk_statements
+from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.syntax import nodes as n
+
+
+class LoopNotBoundedByConfig(Rule):
+    """A loop is not bounded by the config key an invariant names.
+
+    ## What it does
+    For `` every loop is bounded by `max_rounds` ``, checks that every
+    `repeat` count and every `loop` `max` is that config key, or an integer
+    literal no larger than its default.
+
+    ## Why is this bad
+    The invariant tells operators that one knob caps the cost of a run; a
+    loop bounded by anything else escapes it.
+
+    ## Example
+    ```prose
+    loop until verdict.accepted (max: 10):
+      verdict = call critic
+        draft: draft
+    ```
+    with `` every loop is bounded by `max_rounds` `` and a default of 3.
+
+    ## Use instead
+    ```prose
+    loop until verdict.accepted (max: max_rounds):
+      verdict = call critic
+        draft: draft
+    ```
+    """
+
+    code = "PT304"
+    name = "loop-not-bounded-by-config"
+    category = "termination"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "loops_bounded_by"):
+            key = getattr(item.form, "config_key", "")
+            if key not in ctx.decl.config:
+                continue
+            default = ctx.decl.config[key].default
+            for loop in walk_statements(ctx.program.body):
+                if isinstance(loop, n.Repeat):
+                    bound: n.Expr | None = loop.count
+                elif isinstance(loop, n.Loop):
+                    bound = loop.max
+                else:
+                    continue
+                if bound is None:
+                    continue  # PT302 reports it
+                if isinstance(bound, n.Name) and bound.name == key:
+                    continue
+                _, value = static_bound(bound, ctx)
+                if isinstance(bound, n.Literal) and value is not None and isinstance(default, int) and value <= default:
+                    continue
+                yield self.diagnostic(
+                    bound.span,
+                    f"this loop is not bounded by `{key}`",
+                    secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
+                )
+
+
+class OnlyGrowsViolated(Rule):
+    """A list declared to only grow is reassigned or rebuilt.
+
+    ## What it does
+    For `` `history` only grows ``, reports any assignment to `history`
+    (or a second `let`) after its first binding; only `record ... in` and
+    `append ... to` may change it.
+
+    ## Why is this bad
+    An audit trail that can be rebuilt can lose entries; the invariant
+    promises it cannot.
+
+    ## Example
+    ```prose
+    let history = []
+    record verdict in history
+    history = [verdict]
+    ```
+
+    ## Use instead
+    ```prose
+    let history = []
+    record verdict in history
+    ```
+    """
+
+    code = "PK503"
+    name = "only-grows-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "only_grows"):
+            name = getattr(item.form, "name", "")
+            first: n.Let | None = None
+            for statement in walk_statements(ctx.program.body):
+                if isinstance(statement, n.Let) and name in statement.names:
+                    if first is None:
+                        first = statement
+                        continue
+                    target_span = statement.head if statement.head.line else statement.span
+                elif isinstance(statement, n.Assign) and _root(statement.target) == name:
+                    target_span = statement.span
+                else:
+                    continue
+                yield self.diagnostic(
+                    target_span,
+                    f"`{name}` is rebuilt here, but it may only grow (`record`/`append`)",
+                    secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
+                )
+
+
+class ReturnsMergedViolated(Rule):
+    """The result does not return two slots' outputs unmerged.
+
+    ## What it does
+    For `` the result returns `A` and `B` unmerged ``, checks that every
+    `return` ending the pattern carries outputs of both `A` and `B`, and
+    that no call receives values carrying both (nothing synthesises them).
+
+    ## Why is this bad
+    Patterns like proposer-adversary exist to hand the disagreement to the
+    caller; a call that sees both sides is a hidden judge.
+
+    ## Example
+    ```prose
+    let verdict = call judge
+      proposal: proposal
+      attack: attack
+    return { result: verdict }
+    ```
+
+    ## Use instead
+    ```prose
+    return { result: { proposal: proposal, attack: attack } }
+    ```
+    """
+
+    code = "PK504"
+    name = "returns-merged"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for item in forms(ctx, "returns_unmerged"):
+            form: Any = item.form
+            label = Label(item.span, f"invariant: {item.text.strip()}")
+            returns = {id(statement): statement for statement in terminal_returns(ctx.program.body)}
+            for statement, value in ctx.flow.returns:
+                if id(statement) not in returns:
+                    continue
+                carried = ctx.flow.provenance(value)
+                missing = [slot for slot in (form.a, form.b) if slot not in carried]
+                if missing:
+                    yield self.diagnostic(
+                        statement.span,
+                        "this return does not carry the output of "
+                        + " and ".join(f"`{slot}`" for slot in missing),
+                        secondary=[label],
+                    )
+            for site in ctx.flow.calls.values():
+                both: set[str] = set()
+                for entry in site.inputs.values():
+                    both |= ctx.flow.provenance(entry.value)
+                if form.a in both and form.b in both:
+                    yield self.diagnostic(
+                        site.call.head if site.call.head.line else site.call.span,
+                        f"this call receives outputs of both `{form.a}` and `{form.b}`: it merges them",
+                        secondary=[label],
+                    )
+
+
+def _root(expr: n.Expr) -> str | None:
+    while isinstance(expr, n.Member | n.Index):
+        expr = expr.obj
+    return expr.name if isinstance(expr, n.Name) else None
