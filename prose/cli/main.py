@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "parse": ("prose.cli.parse_cmd", "parse_command", "Parse pattern files and print their AST."),
     "fmt": ("prose.cli.fmt_cmd", "fmt_command", "Rewrite prose blocks in canonical form."),
     "lint": ("prose.cli.lint_cmd", "lint_command", "Check pattern files and report diagnostics."),
+    "explain": ("prose.cli.explain_cmd", "explain_command", "Show who sees what, call by call."),
     "rules": ("prose.cli.rules_cmd", "rules_command", "List lint rules or explain one."),
     "run": ("prose.cli.run_cmd", "run_command", "Run a pattern against models (or a script)."),
 }

@@ -1,0 +1,136 @@
+"""`prose explain`: who sees what, per call site, judge and invariant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from prose.check.lint import LintResult
+from prose.diagnostics.model import Severity
+
+INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PT304", "PK503", "PK504")
+
+
+@dataclass
+class InputReport:
+    name: str
+    line: int
+    provenance: list[str]
+    transitive: list[str]
+
+
+@dataclass
+class CallReport:
+    line: int
+    column: int
+    slot: str | None
+    target: str
+    inputs: list[InputReport] = field(default_factory=list)
+
+
+@dataclass
+class JudgeReport:
+    line: int
+    column: int
+    text: str
+    sees: dict[str, list[str]]
+
+
+@dataclass
+class InvariantReport:
+    line: int
+    text: str
+    status: str  # "holds", "violated", "prose-only", "invalid"
+    findings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Explanation:
+    path: str
+    pattern: str
+    calls: list[CallReport]
+    judges: list[JudgeReport]
+    invariants: list[InvariantReport]
+    returns: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def explain(result: LintResult) -> Explanation:
+    """Build the explanation of a linted file (it must have a spec and a program)."""
+    context = result.context
+    if context is None:
+        raise ValueError("explain needs a file whose spec loads and whose program parses")
+    flow = context.flow
+    calls = []
+    for site in sorted(flow.calls.values(), key=lambda s: (s.call.span.line, s.call.span.column)):
+        report = CallReport(site.call.span.line, site.call.span.column, site.slot, site.target)
+        for entry in site.inputs.values():
+            report.inputs.append(
+                InputReport(entry.name, entry.prop.span.line, sorted(flow.provenance(entry.value)),
+                            sorted(flow.transitive(entry.value)))
+            )
+        calls.append(report)
+    judges = [
+        JudgeReport(judge.condition.span.line, judge.condition.span.column, judge.condition.text,
+                    {name: sorted(flow.provenance(value)) for name, value in judge.mentions.items()})
+        for judge in sorted(flow.judges.values(), key=lambda j: (j.condition.span.line, j.condition.span.column))
+    ]
+    invariants = []
+    by_invariant: dict[int, list[str]] = {}
+    for diagnostic in result.diagnostics:
+        if diagnostic.code not in INVARIANT_CODES:
+            continue
+        for label in diagnostic.secondary:
+            if label.message.startswith("invariant:"):
+                by_invariant.setdefault(label.span.line, []).append(
+                    f"{diagnostic.span.line}:{diagnostic.span.column}: {diagnostic.message}"
+                )
+    invalid_lines = {
+        d.span.line for d in result.diagnostics if d.code in ("PS150", "PS151") and d.severity is Severity.ERROR
+    }
+    for invariant in context.decl.invariants:
+        line = invariant.span.line
+        if invariant.form is None:
+            status = "prose-only"
+        elif line in invalid_lines:
+            status = "invalid"
+        elif line in by_invariant:
+            status = "violated"
+        else:
+            status = "holds"
+        invariants.append(InvariantReport(line, invariant.text.strip(), status, by_invariant.get(line, [])))
+    returned: set[str] = set()
+    for _, value in flow.returns:
+        returned |= flow.provenance(value)
+    return Explanation(result.path, context.decl.name, calls, judges, invariants, sorted(returned))
+
+
+def mermaid(explanation: Explanation) -> str:
+    """A flowchart of the data flow between slots (paste into markdown)."""
+    lines = ["flowchart LR", '  inputs(["parameters and config"])']
+    slots = sorted({call.slot for call in explanation.calls if call.slot})
+    for slot in slots:
+        lines.append(f"  {_node(slot)}[\"{slot}\"]")
+    lines.append('  result(["result"])')
+    edges: set[tuple[str, str, str]] = set()
+    for call in explanation.calls:
+        if not call.slot:
+            continue
+        for entry in call.inputs:
+            sources = entry.provenance or ["inputs"]
+            for source in sources:
+                edges.add((source, call.slot, entry.name))
+    for source, target, label in sorted(edges):
+        origin = "inputs" if source == "inputs" else _node(source)
+        lines.append(f"  {origin} -->|{label}| {_node(target)}")
+    for slot in explanation.returns:
+        lines.append(f"  {_node(slot)} --> result")
+    return "\n".join(lines) + "\n"
+
+
+def _node(slot: str) -> str:
+    return "slot_" + slot.replace("-", "_")
