@@ -1,0 +1,327 @@
+"""`prose run`: run a pattern or an instance file, with live progress and a trace.
+
+Exit codes: 0 ok, 1 pattern or input error (lint errors included), 2 usage
+or I/O error, 3 budget stop, 4 model or provider failure, 5 information-hiding
+violation at run time. Heavy modules (the runtime, the linter, LiteLLM) are
+imported only inside the command.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"`{flag} {item}`: expected KEY=VALUE", EXIT_USAGE)
+        out.append((key.strip(), value))
+    return out
+
+
+def _typed(raw: str, declared: str | None) -> Any:
+    """A command-line value: kept as text for a `string`, else read as JSON when it parses."""
+    if declared in ("string", "str", "text"):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _declared_type(spec: Any, name: str) -> str | None:
+    item = spec.config_param(name) or spec.parameter(name)
+    return getattr(item, "type", None) if item is not None else None
+
+
+def _read_input_file(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        _fail(f"{path}: cannot read: {error.strerror}", EXIT_USAGE)
+    if path.endswith(".json"):
+        return json.loads(text)
+    if path.endswith((".yaml", ".yml")):
+        import yaml
+
+        return yaml.safe_load(text)
+    return text
+
+
+class Progress:
+    """One stderr line per call as it starts and ends (and per judgement)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, phase: str, info: Any) -> None:
+        if not self.enabled:
+            return
+        slot = info.get("slot", "?")
+        if info.get("index") is not None:
+            slot = f"{slot}[{info['index']}]"
+        where = f"line {info.get('line')}"
+        if phase == "start":
+            click.echo(f"  ... {slot} ({info.get('model') or 'python'}) {where}", err=True)
+            return
+        usage = info.get("usage") or {}
+        seconds = (info.get("latency_ms") or 0) / 1000
+        if info.get("error"):
+            error = info["error"]
+            click.echo(f"  xx  {slot} {where}: {error.get('kind')}: {error.get('message')}", err=True)
+        else:
+            cached = " cached" if info.get("cache_hit") else ""
+            click.echo(
+                f"  ok  {slot} ({info.get('model') or 'python'}) {usage.get('prompt_tokens', 0)}+"
+                f"{usage.get('completion_tokens', 0)} tokens {seconds:.2f}s{cached}",
+                err=True,
+            )
+
+
+@click.command("run")
+@click.argument("target", type=click.Path(dir_okay=False))
+@click.option("--input", "inputs", multiple=True, metavar="K=V", help="An input (JSON if it parses, unless the parameter is a string).")
+@click.option("--input-file", "input_files", multiple=True, metavar="K=PATH", help="An input read from a file (.json/.yaml parsed).")
+@click.option("--config", "configs", multiple=True, metavar="K=V", help="A config override.")
+@click.option("--bind", "binds", multiple=True, metavar="SLOT=MODEL[,MODEL]", help="Bind a slot to model(s) or python:pkg.mod:func.")
+@click.option("--model", "model", help="The default model for unbound slots.")
+@click.option("--judge-model", help="The model that decides discretion conditions and choices.")
+@click.option("--config-file", type=click.Path(dir_okay=False), help="LLM config (LiteLLM model_list YAML plus prose settings).")
+@click.option("--script", type=click.Path(dir_okay=False), help="Serve every model slot and judge from a YAML script.")
+@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), help="Trace file (default .prose/runs/RUN_ID/trace.jsonl).")
+@click.option("--cache/--no-cache", default=False, help="Answer repeated runs from .prose/cache (never within one run).")
+@click.option("--concurrency", type=click.IntRange(1), default=8, show_default=True, help="Model calls in flight at once.")
+@click.option("--max-calls", type=click.IntRange(0), help="Stop before the call past this many.")
+@click.option("--max-tokens", type=click.IntRange(0), help="Stop before the next call once this many tokens are used.")
+@click.option("--max-cost", type=click.FloatRange(0), help="Stop before the next call once this many USD are spent.")
+@click.option("--timeout", type=click.FloatRange(0), help="Stop after this many seconds.")
+@click.option("--resume", "resume", metavar="RUN_ID", help="Replay a crashed run: finished calls are not paid again.")
+@click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
+@click.option("--show-prompts", is_flag=True, help="Print what each slot would receive; call no model (unless --script).")
+@click.option("--no-check", is_flag=True, help="Run even if the linter finds errors.")
+@click.option("--require-distinct-models", is_flag=True, help="Fail when independent slots route to one model.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
+def run_command(**options: Any) -> None:
+    """Run TARGET: a pattern file (`*.prose.md`) or an instance file (`*.yaml`).
+
+    \b
+    Examples:
+      prose run patterns/dialectic.prose.md --script tests.yaml --input task_brief="..."
+      prose run my-review.yaml --max-cost 0.50 --json
+      prose run patterns/proposer-adversary.prose.md --bind proposer=fast --bind adversary=strong
+    Exit codes: 0 ok, 1 pattern or input error, 2 usage, 3 budget stop,
+    4 model failure, 5 information-hiding violation.
+    """
+    try:
+        code = _run(options)
+    except SystemExit:
+        raise
+    except Exception as error:  # never a traceback for a user error
+        if options.get("debug"):
+            raise
+        from prose.errors import ProseError
+
+        click.echo(f"error: {error}", err=True)
+        code = 1 if isinstance(error, ProseError) else 70
+    raise SystemExit(code)
+
+
+def _run(options: dict[str, Any]) -> int:
+    import asyncio
+
+    from prose.runtime.budget import Limits
+    from prose.runtime.errors import InputError
+    from prose.runtime.runner import RunOptions, run_pattern
+    from prose.runtime.services import parse_bind_option
+
+    target: str = options["target"]
+    project = Path.cwd()
+    pattern, bindings, config, inputs = _target(target)
+    spec = _lint(pattern, options["no_check"])
+    for key, raw in _pairs(options["inputs"], "--input"):
+        inputs[key] = _typed(raw, _declared_type(spec, key))
+    for key, path in _pairs(options["input_files"], "--input-file"):
+        inputs[key] = _read_input_file(path)
+    for key, raw in _pairs(options["configs"], "--config"):
+        config[key] = _typed(raw, _declared_type(spec, key))
+    try:
+        for text in options["binds"]:
+            slot, binding = parse_bind_option(text)
+            bindings[slot] = binding
+    except InputError as error:
+        _fail(error.message, EXIT_USAGE)
+    script = _script(options["script"])
+    llm_config = _llm_config(options["config_file"], project)
+    resume_trace = _resume(options["resume"], project, script, inputs, config)
+    run_options = RunOptions(
+        inputs=inputs, config=config, bindings=bindings, script=script, llm_config=llm_config,
+        default_model=options["model"], judge_model=options["judge_model"],
+        concurrency=options["concurrency"],
+        limits=Limits(options["max_calls"], options["max_tokens"], options["max_cost"], options["timeout"]),
+        trace_path=options["trace_path"], project_dir=project,
+        cache_dir=project / ".prose" / "cache" if options["cache"] else None,
+        resume_trace=resume_trace, require_distinct_models=options["require_distinct_models"],
+        show_prompts=options["show_prompts"],
+        progress=Progress(not options["quiet"] and not options["show_prompts"]),
+    )
+    if options["show_prompts"] and script is None:
+        from prose.runtime.placeholder import PlaceholderClient
+
+        run_options.client = PlaceholderClient()
+        run_options.default_model = run_options.default_model or "placeholder"
+        run_options.write_trace = False
+    result = asyncio.run(run_pattern(pattern, run_options))
+    if options["show_prompts"]:
+        _print_prompts(result.prompts)
+    if result.error is not None:
+        click.echo(result.error.format(), err=True)
+    if result.exit_code == 0 and not options["show_prompts"]:
+        _print_result(result.value, options["as_json"])
+    if result.trace_path is not None and not options["as_json"]:
+        click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
+    return result.exit_code
+
+
+def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The pattern path and the instance's bindings, config and inputs (empty for a pattern)."""
+    if not target.endswith((".yaml", ".yml")):
+        if not Path(target).is_file():
+            _fail(f"{target}: no such file", EXIT_USAGE)
+        return target, {}, {}, {}
+    from prose.errors import InputReadError
+    from prose.runtime.loading import from_instance_binding
+    from prose.spec.instance_loader import load_instance_file
+
+    try:
+        loaded = load_instance_file(target)
+    except InputReadError as error:
+        _fail(str(error), EXIT_USAGE)
+    instance = loaded.instance
+    if instance is None or loaded.errors or instance.pattern_path is None:
+        for diagnostic in loaded.errors or loaded.diagnostics:
+            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
+        _fail(f"{target}: the instance cannot be run", 1)
+    assert instance is not None and instance.pattern_path is not None
+    base = Path(target).parent
+    bindings = {name: from_instance_binding(b.value, base) for name, b in instance.bindings.items()}
+    return instance.pattern_path, bindings, dict(instance.config_values), dict(instance.input_values)
+
+
+def _lint(pattern: str, no_check: bool) -> Any:
+    """The pattern's spec; unless --no-check, refuse a pattern with lint errors (exit 1)."""
+    from prose.cli.inputs import read_text
+    from prose.errors import InputReadError, ProseSyntaxError
+    from prose.spec import load_spec
+
+    try:
+        text = read_text(pattern)
+    except InputReadError as error:
+        _fail(str(error), EXIT_USAGE)
+    except ProseSyntaxError as error:
+        click.echo(error.format(), err=True)
+        raise SystemExit(1) from None
+    if not no_check:
+        from prose.check import lint_text
+        from prose.diagnostics import Summary, render_full
+        from prose.diagnostics.model import Severity
+
+        result = lint_text(text, pattern)
+        errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+        if errors:
+            summary = Summary.of(errors, files=1)
+            click.echo(render_full(errors, {pattern: text}, summary, color=False), err=True)
+            click.echo("error: the pattern has lint errors; fix them or run with --no-check", err=True)
+            raise SystemExit(1)
+    loaded = load_spec(text, pattern)
+    if loaded.spec is None:
+        for diagnostic in loaded.errors:
+            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
+        raise SystemExit(1)
+    return loaded.spec
+
+
+def _script(path: str | None) -> Any:
+    if path is None:
+        return None
+    from prose.llm import Script
+    from prose.llm.errors import ScriptFormatError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        _fail(f"{path}: cannot read: {error.strerror}", EXIT_USAGE)
+    try:
+        return Script.from_yaml(text)
+    except ScriptFormatError as error:
+        _fail(f"{path}: {error}", 1)
+
+
+def _llm_config(path: str | None, project: Path) -> Any:
+    from prose.llm import LLMConfig
+    from prose.llm.errors import LLMConfigError
+
+    candidates = [Path(path)] if path else [project / "prose.yaml", project / ".prose" / "config.yaml"]
+    for candidate in candidates:
+        if path or candidate.is_file():
+            try:
+                return LLMConfig.from_yaml(candidate)
+            except LLMConfigError as error:
+                _fail(str(error), EXIT_USAGE)
+    return None
+
+
+def _resume(run_id: str | None, project: Path, script: Any, inputs: dict[str, Any], config: dict[str, Any]) -> Path | None:
+    """The trace of the run to resume; its inputs and config fill in what the command line omits."""
+    if run_id is None:
+        return None
+    if script is not None:
+        _fail("a scripted run cannot be resumed (scripted runs never use the cache): run it again", EXIT_USAGE)
+    from prose.runtime.trace import read_events
+
+    path = Path(run_id) if run_id.endswith(".jsonl") else project / ".prose" / "runs" / run_id / "trace.jsonl"
+    if not path.is_file():
+        _fail(f"no trace for run `{run_id}` at {path}", EXIT_USAGE)
+    start = next((e for e in read_events(path) if e.get("type") == "run_start"), None)
+    if start is None:
+        _fail(f"{path}: the trace has no run_start event", EXIT_USAGE)
+    assert start is not None
+    for key, value in (start.get("inputs") or {}).items():
+        inputs.setdefault(key, value)
+    for key, value in (start.get("config") or {}).items():
+        config.setdefault(key, value)
+    return path
+
+
+def _print_prompts(prompts: list[dict[str, Any]]) -> None:
+    for shown in prompts:
+        slot = shown["slot"] if shown.get("index") is None else f"{shown['slot']}[{shown['index']}]"
+        click.echo(f"=== {slot} (line {shown['line']}, model {shown['model']})")
+        for message in shown["messages"]:
+            click.echo(f"--- {message['role']}")
+            click.echo(message["content"])
+        click.echo("")
+
+
+def _print_result(value: Any, as_json: bool) -> None:
+    if as_json or not sys.stdout.isatty():
+        click.echo(json.dumps(value, ensure_ascii=False, indent=None if as_json else 2))
+        return
+    from rich.console import Console
+    from rich.json import JSON
+
+    Console().print(JSON(json.dumps(value, ensure_ascii=False)))

@@ -1,0 +1,152 @@
+"""The response cache, for re-runs and `--resume` (LANGUAGE.md 4.4).
+
+A key hashes the call site, the loop and branch path, the model, the
+messages, the schema and the parameters, plus the number of times the same
+key has already been asked for in this run. So within one run no call is
+ever answered from another call's result (two samples at one site with the
+same messages get two keys); a later run asking the same things in the same
+order gets the same keys and the stored answers.
+
+`ResponseCache` stores entries as JSON files under `.prose/cache/`;
+`ReplayCache` serves the finished calls of an interrupted run from its trace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prose.runtime.trace import read_events
+
+
+@dataclass(frozen=True, slots=True)
+class CachedResponse:
+    """What a finished call returned: enough to replay it without paying again."""
+
+    text: str
+    parsed: Any
+    model: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "parsed": self.parsed,
+            "model": self.model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CachedResponse:
+        return cls(
+            str(data.get("text", "")),
+            data.get("parsed"),
+            str(data.get("model", "")),
+            int(data.get("prompt_tokens", 0)),
+            int(data.get("completion_tokens", 0)),
+        )
+
+
+class KeyMaker:
+    """Cache keys for one run; counts repeats so no two calls of a run share a key."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def key(
+        self,
+        *,
+        site: str,
+        path: str,
+        model: str,
+        messages: list[dict[str, str]],
+        schema: Mapping[str, Any] | None,
+        params: Mapping[str, Any],
+    ) -> str:
+        body = json.dumps(
+            {
+                "site": site,
+                "path": path,
+                "model": model,
+                "messages": messages,
+                "schema": schema,
+                "params": params,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        base = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        occurrence = self._seen.get(base, 0)
+        self._seen[base] = occurrence + 1
+        return base if occurrence == 0 else f"{base}.{occurrence}"
+
+
+class ResponseCache:
+    """Entries as `<dir>/<k[:2]>/<k>.json`; a miss or an unreadable entry is None."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    def _file(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> CachedResponse | None:
+        try:
+            data = json.loads(self._file(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return CachedResponse.from_dict(data) if isinstance(data, dict) else None
+
+    def put(self, key: str, response: CachedResponse) -> None:
+        target = self._file(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_suffix(".tmp")
+        temporary.write_text(json.dumps(response.to_dict(), ensure_ascii=False), encoding="utf-8")
+        temporary.replace(target)
+
+
+class ReplayCache:
+    """The successful calls and judgements of an earlier run's trace, by key (read-only)."""
+
+    def __init__(self, entries: Mapping[str, CachedResponse]) -> None:
+        self.entries = dict(entries)
+
+    @classmethod
+    def from_trace(cls, path: str | Path) -> ReplayCache:
+        entries: dict[str, CachedResponse] = {}
+        for event in read_events(path):
+            key = event.get("key")
+            if not key or event.get("error") is not None:
+                continue
+            if event.get("type") == "call":
+                output = event.get("output")
+                text = output if isinstance(output, str) else json.dumps(output)
+                parsed = None if isinstance(output, str) else output
+                usage = event.get("usage") or {}
+                entries[key] = CachedResponse(
+                    text,
+                    parsed,
+                    str(event.get("model") or ""),
+                    int(usage.get("prompt_tokens", 0)),
+                    int(usage.get("completion_tokens", 0)),
+                )
+            elif event.get("type") == "judge":
+                decision = event.get("decision")
+                entries[key] = CachedResponse(
+                    json.dumps(decision), {"decision": decision, "reason": event.get("reason")},
+                    str(event.get("model") or ""),
+                )
+        return cls(entries)
+
+    def get(self, key: str) -> CachedResponse | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, response: CachedResponse) -> None:
+        """Replays are read-only; new answers go to the run's own trace."""

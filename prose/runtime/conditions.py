@@ -1,0 +1,224 @@
+"""Conditions (LANGUAGE.md 4.5): deterministic predicates and the discretion judge.
+
+A condition whose text parsed as a predicate is evaluated here over values in
+scope. Any other text goes to the judge model, which receives the text and
+the values of the variables, parameters and config keys it mentions (slot
+names give it nothing) and answers `{answer, reason}`; a `choice` gets the
+criteria and the fixed option labels and answers `{choice, reason}`. A judge
+failure is an error at that line, never a silent false.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from prose.runtime.context import RunContext
+from prose.runtime.errors import JudgeFailed, NameNotDefined, ProseRuntimeError, ValueTypeError
+from prose.runtime.scope import Kind, Scope
+from prose.runtime.values import EMPTY, NULL, Value, describe, equal, member, plain, truthy
+from prose.syntax import nodes as n
+
+Evaluate = Callable[[n.Expr, Scope, str], Awaitable[Value]]
+
+_VALUE_KINDS = (Kind.VAR, Kind.CONST, Kind.LOOP, Kind.CATCH, Kind.CONFIG, Kind.PARAMETER)
+
+
+async def predicate(expr: n.Expr, scope: Scope, path: str, evaluate: Evaluate) -> bool:
+    """The truth of a deterministic predicate (comparisons, and/or/not, `is` tests, truthiness)."""
+    if isinstance(expr, n.BoolOp):
+        for operand in expr.operands:
+            holds = await predicate(operand, scope, path, evaluate)
+            if expr.op == "and" and not holds:
+                return False
+            if expr.op == "or" and holds:
+                return True
+        return expr.op == "and"
+    if isinstance(expr, n.Not):
+        return not await predicate(expr.operand, scope, path, evaluate)
+    if isinstance(expr, n.IsTest):
+        value = await evaluate(expr.operand, scope, path)
+        if expr.test == "null":
+            return value.data is None
+        if expr.test == "not null":
+            return value.data is not None
+        empty = value.data is None or (isinstance(value.data, str | tuple | dict) and not value.data)
+        return empty if expr.test == "empty" else not empty
+    if isinstance(expr, n.Compare):
+        left = await evaluate(expr.left, scope, path)
+        right = await evaluate(expr.right, scope, path)
+        return compare(expr.op, left, right)
+    return truthy(await evaluate(expr, scope, path))
+
+
+def compare(op: str, left: Value, right: Value) -> bool:
+    """`==`/`!=` by deep equality; orderings between two numbers or two strings only."""
+    if op == "==":
+        return equal(left, right)
+    if op == "!=":
+        return not equal(left, right)
+    a, b = left.data, right.data
+    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
+    strings = isinstance(a, str) and isinstance(b, str)
+    if not (numbers or strings):
+        raise ValueTypeError(f"cannot compare {describe(left)} {op} {describe(right)}")
+    if op == "<":
+        return a < b  # type: ignore[operator]
+    if op == "<=":
+        return a <= b  # type: ignore[operator]
+    if op == ">":
+        return a > b  # type: ignore[operator]
+    return a >= b  # type: ignore[operator]
+
+
+def mentioned_values(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> dict[str, Any]:
+    """The values of the names a discretion text mentions, by name (dotted paths included).
+
+    A variable declared in the program but not bound yet gives null; slots,
+    aliases, blocks and words that name nothing give nothing.
+    """
+    values: dict[str, Any] = {}
+    for mention in mentions:
+        head, *rest = mention.split(".")
+        found = scope.find(head)
+        if found is None:
+            if head in ctx.declared:
+                values[mention] = None
+            continue
+        binding = found[1]
+        if binding.kind not in _VALUE_KINDS:
+            continue
+        value = binding.value
+        try:
+            for name in rest:
+                value = member(value, name)
+        except ProseRuntimeError:
+            values[head] = plain(binding.value)
+            continue
+        values[mention] = plain(value)
+    return values
+
+
+async def judge(
+    ctx: RunContext,
+    *,
+    kind: str,
+    text: str,
+    node: n.Node,
+    values: dict[str, Any],
+    path: str,
+    options: Sequence[str] | None = None,
+) -> tuple[Any, str | None]:
+    """Ask the judge; returns (decision, reason). Traced as a `judge` event and cached like calls."""
+    from prose.llm.decisions import CONDITION_SCHEMA, choice_schema
+    from prose.llm.errors import LLMError, ScriptExhaustedError
+    from prose.llm.scripted import choice_key, condition_key, script_model
+    from prose.llm.types import ChatRequest
+
+    from prose.runtime.calls import admit_and_lookup, record_usage
+    from prose.runtime.errors import ScriptExhausted
+    from prose.runtime.prompts import messages_to_dicts
+    from prose.runtime.trace import JudgeEvent, Usage
+
+    shared = ctx.shared
+    if kind == "condition":
+        messages = shared.prompts.judge_messages(text, values)
+        schema = CONDITION_SCHEMA
+        model = script_model(condition_key(text)) if shared.scripted else shared.judge_model
+    else:
+        messages = shared.prompts.choice_messages(text, options or (), values)
+        schema = choice_schema(options or ())
+        model = script_model(choice_key(text)) if shared.scripted else shared.judge_model
+    sent = messages_to_dicts(messages)
+    event = JudgeEvent(
+        id=shared.trace.next_id("j"), kind=kind, text=text, file=node.span.file,  # type: ignore[arg-type]
+        line=node.line, path=path, model=model, values=values,
+        options=list(options) if options is not None else None, messages=sent,
+    )
+    key, cached = admit_and_lookup(
+        ctx, node, what=f"the judge at line {node.line}", path=path, model=model,
+        messages=sent, schema=schema, params={"judge": kind},
+    )
+    started = time.perf_counter()
+    try:
+        if cached is not None:
+            answer = cached.parsed
+            event.cache_hit = True
+        else:
+            async with shared.semaphore:
+                response = await shared.client.complete(
+                    ChatRequest(model=model, messages=messages, schema=schema, metadata={"judge": kind})
+                )
+            answer = response.parsed
+            event.usage = Usage(**{k: getattr(response.usage, k) for k in Usage.model_fields})
+            event.cost_usd = response.cost_usd
+            record_usage(ctx, response)
+            event.model = response.model or model
+        decision, reason = _decision(kind, answer, options)
+    except ScriptExhaustedError as error:
+        event.error = {"kind": "script_exhausted", "message": error.message}
+        shared.trace.emit(event)
+        raise ScriptExhausted(
+            f"the script has no {kind} answer left for `{text}`", node.span, source=ctx.source
+        ) from None
+    except (LLMError, JudgeFailed) as error:
+        message = error.message if isinstance(error, LLMError) else str(error)
+        event.error = {"kind": getattr(error, "kind", "judge"), "message": message}
+        event.latency_ms = (time.perf_counter() - started) * 1000
+        shared.trace.emit(event)
+        raise JudgeFailed(
+            f"the judge could not decide `{text}`: {message}", node.span, source=ctx.source
+        ) from None
+    event.latency_ms = (time.perf_counter() - started) * 1000
+    event.decision, event.reason, event.key = decision, reason, key
+    shared.trace.emit(event)
+    if cached is None and shared.cache is not None and key is not None:
+        from prose.runtime.cache import CachedResponse
+
+        shared.cache.put(key, CachedResponse("", {"decision": decision, "reason": reason}, model))
+    return decision, reason
+
+
+def _decision(kind: str, answer: Any, options: Sequence[str] | None) -> tuple[Any, str | None]:
+    """The decision in a judge's (or a cached, or a replayed) answer."""
+    if isinstance(answer, dict) and "decision" in answer:
+        return answer["decision"], answer.get("reason")
+    field = "answer" if kind == "condition" else "choice"
+    if not isinstance(answer, dict) or field not in answer:
+        raise JudgeFailed(f"the answer has no `{field}`: {answer!r}")
+    decision = answer[field]
+    if kind == "condition" and not isinstance(decision, bool):
+        raise JudgeFailed(f"`answer` must be true or false, not {decision!r}")
+    if kind == "choice" and decision not in (options or ()):
+        raise JudgeFailed(f"`{decision}` is not one of the options {list(options or ())}")
+    reason = answer.get("reason")
+    return decision, str(reason) if reason is not None else None
+
+
+async def condition_holds(
+    ctx: RunContext, condition: n.Condition, scope: Scope, path: str, evaluate: Evaluate
+) -> bool:
+    """Evaluate an `if`/`elif`/`loop` condition: a predicate here, discretion text by the judge."""
+    if condition.predicate is not None:
+        return await predicate(condition.predicate, scope, path, evaluate)
+    values = mentioned_values(ctx, condition.mentions, scope)
+    if not values:
+        raise NameNotDefined(
+            f"the condition `{condition.text}` mentions no variable, parameter or config key, "
+            "so a judge would have nothing to decide from",
+            condition.span,
+            source=ctx.source,
+        )
+    decision, _ = await judge(ctx, kind="condition", text=condition.text, node=condition, values=values, path=path)
+    return bool(decision)
+
+
+def null_if_declared(ctx: RunContext, name: str) -> Value:
+    """In a condition, a variable declared but not bound yet reads as null."""
+    if name in ctx.declared:
+        return NULL
+    raise NameNotDefined(f"`{name}` is not defined")
+
+
+__all__ = ["EMPTY", "compare", "condition_holds", "judge", "mentioned_values", "predicate"]

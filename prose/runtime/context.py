@@ -1,0 +1,86 @@
+"""What one run shares across every branch: the pattern, the services and the meters.
+
+`RunContext` is built once per pattern instance (a nested pattern gets its
+own, sharing the parent's client, trace, budget, concurrency cap and cache).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from prose.check.policy import Policy
+from prose.runtime.budget import Budget
+from prose.runtime.cache import KeyMaker
+from prose.runtime.prompts import PromptBuilder
+from prose.runtime.services import SlotBinding
+from prose.runtime.trace import Trace
+
+if TYPE_CHECKING:
+    from prose.llm.types import ChatRequest, ChatResponse
+    from prose.spec.model import PatternSpec
+    from prose.syntax.nodes import Program
+
+DEFAULT_CONCURRENCY = 8
+
+
+class Client(Protocol):
+    """The LLM client protocol (`prose.llm.types.LLMClient`)."""
+
+    async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+class Cache(Protocol):
+    def get(self, key: str) -> Any: ...
+    def put(self, key: str, response: Any) -> None: ...
+
+
+@dataclass
+class Shared:
+    """What every pattern instance of one run shares (a nested pattern included)."""
+
+    client: Client
+    trace: Trace
+    budget: Budget
+    semaphore: asyncio.Semaphore
+    keys: KeyMaker
+    prompts: PromptBuilder
+    cache: Cache | None = None
+    default_model: str = ""
+    judge_model: str = ""
+    scripted: bool = False
+    backoff_base_s: float = 1.0
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    # Called with ("start"|"end", details) for live progress lines.
+    progress: Callable[[str, Mapping[str, Any]], None] | None = None
+    # Set by `--show-prompts`: every call's messages are collected here.
+    shown: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class RunContext:
+    """One pattern instance: its program and spec, bindings, policy and the shared meters."""
+
+    shared: Shared
+    program: Program
+    spec: PatternSpec | None
+    source: str
+    filename: str
+    bindings: Mapping[str, SlotBinding]
+    policy: Policy
+    list_slots: frozenset[str] = frozenset()
+    # Names bound anywhere in the program (let, loop and catch variables).
+    declared: frozenset[str] = frozenset()
+    # Prefix of trace paths and slot names for a nested pattern (`outer_slot>`).
+    prefix: str = ""
+    aliases: dict[str, str] = field(default_factory=dict)
+
+    def slot_ensures(self, slot: str) -> str | None:
+        spec_slot = self.spec.slot(slot) if self.spec is not None else None
+        return spec_slot.ensures if spec_slot is not None else None
+
+    def slot_schema(self, slot: str) -> dict[str, str] | None:
+        spec_slot = self.spec.slot(slot) if self.spec is not None else None
+        return dict(spec_slot.output_schema) if spec_slot and spec_slot.output_schema else None

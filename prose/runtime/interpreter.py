@@ -1,0 +1,409 @@
+"""The interpreter: async evaluation of the AST, dispatching on node types.
+
+Like lis.py, the whole evaluator is a table from node type to a method and an
+environment with an outer pointer (`Scope`). Statements return their value
+(LANGUAGE.md 4.3: a call's result, a `let`'s value, a collected loop; null for
+anything else), which is what a collecting loop gathers per iteration. A node
+type not in the table is refused with R001, never skipped.
+
+Loops and parallel statements live in `interpreter_loops.py` (a mixin), so
+each module stays small enough to read in one sitting.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from prose.runtime import values as v
+from prose.runtime.calls import CallOptions, call_service
+from prose.runtime.conditions import condition_holds, judge, mentioned_values, predicate
+from prose.runtime.context import RunContext
+from prose.runtime.errors import (
+    LoopControlError,
+    NameNotDefined,
+    ProseRuntimeError,
+    ThrownError,
+    UnknownNodeError,
+    ValueTypeError,
+)
+from prose.runtime.interpreter_loops import LoopsMixin
+from prose.runtime.scope import Kind, Scope
+from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Signal
+from prose.runtime.values import NULL, Service, Value
+from prose.syntax import nodes as n
+
+# The error a `catch` block is handling, for a bare `throw` (per task, so branches do not mix).
+_handling: contextvars.ContextVar[ProseRuntimeError | None] = contextvars.ContextVar(
+    "prose_handling", default=None
+)
+
+
+class Interpreter(LoopsMixin):
+    """Runs one pattern instance's program in a `RunContext`."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.source = ctx.source
+        self.blocks: dict[str, tuple[n.BlockDef, Scope]] = {}
+        self._statements: dict[type, Callable[..., Awaitable[Value]]] = {
+            n.Let: self.exec_let,
+            n.Assign: self.exec_assign,
+            n.ExprStmt: self.exec_expr_stmt,
+            n.Return: self.exec_return,
+            n.Repeat: self.exec_loop_stmt,
+            n.For: self.exec_loop_stmt,
+            n.Loop: self.exec_loop_stmt,
+            n.Parallel: self.exec_parallel,
+            n.If: self.exec_if,
+            n.Orphan: self.exec_orphan,
+            n.Choice: self.exec_choice,
+            n.Try: self.exec_try,
+            n.Throw: self.exec_throw,
+            n.Continue: self.exec_continue,
+            n.Break: self.exec_break,
+            n.Append: self.exec_append,
+            n.BlockDef: self.exec_block_def,
+            n.Do: self.exec_do,
+            n.Use: self.exec_use,
+        }
+        self._expressions: dict[type, Callable[..., Awaitable[Value]]] = {
+            n.Literal: self.eval_literal,
+            n.String: self.eval_string,
+            n.Name: self.eval_name,
+            n.Member: self.eval_member,
+            n.Index: self.eval_index,
+            n.Array: self.eval_array,
+            n.Object: self.eval_object,
+            n.Call: self.eval_call,
+            n.Compare: self.eval_predicate,
+            n.BoolOp: self.eval_predicate,
+            n.Not: self.eval_predicate,
+            n.IsTest: self.eval_predicate,
+            n.Repeat: self.eval_loop,
+            n.For: self.eval_loop,
+            n.Loop: self.eval_loop,
+            n.Parallel: self.eval_parallel,
+        }
+
+    # --- the program ---------------------------------------------------------------
+
+    async def run(self, scope: Scope) -> Value:
+        """Run the program body in `scope`; the value of the `return` that ends it (else null)."""
+        body = self.ctx.program.body
+        for statement in body:  # blocks are hoisted: `do` may come before `block`
+            if isinstance(statement, n.BlockDef):
+                self.blocks[statement.name] = (statement, scope)
+        try:
+            await self.exec_body(body, scope, self.ctx.prefix)
+        except ReturnSignal as signal:
+            return signal.value
+        except (BreakSignal, ContinueSignal) as signal:
+            raise self._misplaced(signal) from None
+        return NULL
+
+    def _misplaced(self, signal: Signal) -> LoopControlError:
+        word = "break" if isinstance(signal, BreakSignal) else "continue"
+        return LoopControlError(f"`{word}` outside a loop", signal.span, source=self.source)
+
+    async def exec_body(
+        self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool = False
+    ) -> Value:
+        """Run statements in order; the value of the last one (a loop there collects if asked)."""
+        value = NULL
+        last = len(body) - 1
+        for position, statement in enumerate(body):
+            value = await self.exec_stmt(statement, scope, path, collecting and position == last)
+        return value
+
+    async def exec_stmt(self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False) -> Value:
+        method = self._statements.get(type(stmt))
+        if method is None:
+            raise UnknownNodeError(
+                f"the interpreter cannot run a `{type(stmt).__name__}` node", stmt.span, source=self.source
+            )
+        try:
+            return await method(stmt, scope, path, collecting)
+        except ProseRuntimeError as error:
+            raise error.at(stmt.span, self.source) from None
+
+    async def eval(self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False) -> Value:
+        """The value of an expression. `lenient`: a declared but unbound name reads as null."""
+        method = self._expressions.get(type(expr))
+        if method is None:
+            raise UnknownNodeError(
+                f"the interpreter cannot evaluate a `{type(expr).__name__}` node", expr.span, source=self.source
+            )
+        try:
+            return await method(expr, scope, path, lenient)
+        except ProseRuntimeError as error:
+            raise error.at(expr.span, self.source) from None
+
+    async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value:
+        return await self.eval(expr, scope, path, True)
+
+    # --- statements ----------------------------------------------------------------
+
+    async def exec_let(self, node: n.Let, scope: Scope, path: str, collecting: bool) -> Value:
+        value = await self.eval(node.value, scope, path)
+        if node.destructure:
+            if not isinstance(value.data, dict):
+                raise ValueTypeError(f"cannot destructure {v.describe(value)}: it is not an object")
+            for name in node.names:
+                scope.let(name, v.member(value, name), const=node.const)
+        else:
+            scope.let(node.names[0], value, const=node.const)
+        return value
+
+    async def exec_assign(self, node: n.Assign, scope: Scope, path: str, collecting: bool) -> Value:
+        value = await self.eval(node.value, scope, path)
+        await self.store(node.target, value, scope, path)
+        return value
+
+    async def store(self, target: n.Expr, value: Value, scope: Scope, path: str) -> None:
+        """Assign `value` to a name, member or index, rebuilding the containers on the way."""
+        if isinstance(target, n.Name):
+            scope.assign(target.name, value)
+        elif isinstance(target, n.Member):
+            container = await self.eval(target.obj, scope, path)
+            await self.store(target.obj, v.with_member(container, target.name, value), scope, path)
+        elif isinstance(target, n.Index):
+            container = await self.eval(target.obj, scope, path)
+            key = await self.eval(target.index, scope, path)
+            await self.store(target.obj, v.with_index(container, key, value), scope, path)
+        else:
+            raise ValueTypeError("only a name, a member or an index can be assigned")
+
+    async def exec_expr_stmt(self, node: n.ExprStmt, scope: Scope, path: str, collecting: bool) -> Value:
+        if isinstance(node.expr, n.Repeat | n.For | n.Loop):
+            return await self.run_loop(node.expr, scope, path, collecting)
+        return await self.eval(node.expr, scope, path)
+
+    async def exec_return(self, node: n.Return, scope: Scope, path: str, collecting: bool) -> Value:
+        value = await self.eval(node.value, scope, path) if node.value is not None else NULL
+        raise ReturnSignal(node.span, value)
+
+    async def exec_continue(self, node: n.Continue, scope: Scope, path: str, collecting: bool) -> Value:
+        raise ContinueSignal(node.span)
+
+    async def exec_break(self, node: n.Break, scope: Scope, path: str, collecting: bool) -> Value:
+        raise BreakSignal(node.span)
+
+    async def exec_if(self, node: n.If, scope: Scope, path: str, collecting: bool) -> Value:
+        for branch in node.branches:
+            try:
+                holds = await condition_holds(self.ctx, branch.condition, scope, path, self._operand)
+            except ProseRuntimeError as error:
+                raise error.at(branch.condition.span, self.source) from None
+            if holds:
+                await self.exec_body(branch.body, scope, path)
+                return NULL
+        if node.orelse is not None:
+            await self.exec_body(node.orelse, scope, path)
+        return NULL
+
+    async def exec_orphan(self, node: n.Orphan, scope: Scope, path: str, collecting: bool) -> Value:
+        raise UnknownNodeError(
+            f"`{node.keyword}` has no statement to belong to (it must follow "
+            + ("`if`" if node.keyword in ("elif", "else") else "`try`") + ")",
+            node.span, source=self.source,
+        )
+
+    async def exec_choice(self, node: n.Choice, scope: Scope, path: str, collecting: bool) -> Value:
+        labels = [option.label for option in node.options]
+        criteria = node.criteria
+        values = mentioned_values(self.ctx, criteria.mentions, scope)
+        if not values:
+            raise NameNotDefined(
+                f"the choice `{criteria.text}` mentions no variable, parameter or config key, "
+                "so a judge would have nothing to decide from", criteria.span, source=self.source,
+            )
+        decision, _ = await judge(self.ctx, kind="choice", text=criteria.text, node=criteria,
+                                  values=values, path=path, options=labels)
+        option = node.options[labels.index(decision)]
+        await self.exec_body(option.body, scope, path)
+        return NULL
+
+    async def exec_try(self, node: n.Try, scope: Scope, path: str, collecting: bool) -> Value:
+        import asyncio
+
+        cancelled = False
+        try:
+            await self.exec_body(node.body, scope, path)
+        except ProseRuntimeError as error:
+            if not error.catchable or node.handler is None:
+                raise
+            if node.catch_var is not None:
+                caught = v.error_object(
+                    error.message, error.kind, error.slot,
+                    line=error.span.line if error.span else None,
+                    provenance=error.provenance, transitive=error.transitive,
+                )
+                scope.define(node.catch_var, caught, Kind.CATCH)
+            token = _handling.set(error)
+            try:
+                await self.exec_body(node.handler, scope, path)
+            finally:
+                _handling.reset(token)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            if node.final is not None and not cancelled:
+                await self.exec_body(node.final, scope, path)
+        return NULL
+
+    async def exec_throw(self, node: n.Throw, scope: Scope, path: str, collecting: bool) -> Value:
+        if node.value is None:
+            current = _handling.get()
+            if current is not None:
+                raise current
+            raise ThrownError("an error was thrown", node.span, source=self.source)
+        value = await self.eval(node.value, scope, path)
+        message, kind = v.to_text(value), "thrown"
+        if isinstance(value.data, dict):
+            message = v.to_text(v.member(value, "message")) if "message" in value.data else message
+            kind_value = v.member(value, "kind").data
+            kind = kind_value if isinstance(kind_value, str) and kind_value else kind
+        slot = v.member(value, "slot").data if isinstance(value.data, dict) else None
+        raise ThrownError(message, node.span, source=self.source, kind=kind, value=value,
+                          slot=slot if isinstance(slot, str) else None,
+                          provenance=value.provenance, transitive=value.transitive)
+
+    async def exec_append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
+        item = await self.eval(node.value, scope, path)
+        current = await self.eval(node.target, scope, path)
+        await self.store(node.target, v.appended(current, item), scope, path)
+        return NULL
+
+    async def exec_block_def(self, node: n.BlockDef, scope: Scope, path: str, collecting: bool) -> Value:
+        self.blocks[node.name] = (node, scope)
+        return NULL
+
+    async def exec_do(self, node: n.Do, scope: Scope, path: str, collecting: bool) -> Value:
+        if node.name is None:
+            body, local = node.body, scope.child()
+        else:
+            found = self.blocks.get(node.name)
+            if found is None:
+                raise NameNotDefined(f"there is no block `{node.name}`")
+            block, home = found
+            if len(node.args) != len(block.params):
+                raise ValueTypeError(
+                    f"block `{block.name}` takes {len(block.params)} argument(s), {len(node.args)} given"
+                )
+            local = home.child()
+            for name, arg in zip(block.params, node.args, strict=True):
+                local.define(name, await self.eval(arg, scope, path), Kind.VAR)
+            body = block.body
+        where = f"{path}/do@{node.line}:{node.column}"
+        try:
+            return await self.exec_body(body, local, where, collecting=True)
+        except ReturnSignal as signal:
+            return signal.value
+        except (BreakSignal, ContinueSignal) as signal:
+            raise LoopControlError(
+                "`break` and `continue` cannot leave a block", signal.span, source=self.source
+            ) from None
+
+    async def exec_use(self, node: n.Use, scope: Scope, path: str, collecting: bool) -> Value:
+        return NULL  # bound before the run starts (see runner.globals_scope)
+
+    # --- expressions ---------------------------------------------------------------
+
+    async def eval_literal(self, node: n.Literal, scope: Scope, path: str, lenient: bool) -> Value:
+        return Value(node.value)
+
+    async def eval_string(self, node: n.String, scope: Scope, path: str, lenient: bool) -> Value:
+        if len(node.parts) == 1 and isinstance(node.parts[0], str):
+            text = node.parts[0]
+            return Value(text, literal=frozenset((text,)) if text.strip() else v.EMPTY)
+        pieces: list[str] = []
+        literal: set[str] = set()
+        provenance: frozenset[str] = v.EMPTY
+        transitive: frozenset[str] = v.EMPTY
+        for part in node.parts:
+            if isinstance(part, str):
+                pieces.append(part)
+                if part.strip():
+                    literal.add(part)
+                continue
+            value = self._lookup(part.path[0], scope, part, lenient)
+            for name in part.path[1:]:
+                value = v.member(value, name)
+            pieces.append(v.to_text(value))
+            provenance |= value.provenance
+            transitive |= value.transitive
+        return Value("".join(pieces), provenance, transitive, frozenset(literal))
+
+    def _lookup(self, name: str, scope: Scope, node: n.Node, lenient: bool) -> Value:
+        found = scope.find(name)
+        if found is not None:
+            return found[1].value
+        if lenient and name in self.ctx.declared:
+            return NULL
+        raise NameNotDefined(f"`{name}` is not defined", node.span, source=self.source)
+
+    async def eval_name(self, node: n.Name, scope: Scope, path: str, lenient: bool) -> Value:
+        return self._lookup(node.name, scope, node, lenient)
+
+    async def eval_member(self, node: n.Member, scope: Scope, path: str, lenient: bool) -> Value:
+        return v.member(await self.eval(node.obj, scope, path, lenient), node.name)
+
+    async def eval_index(self, node: n.Index, scope: Scope, path: str, lenient: bool) -> Value:
+        container = await self.eval(node.obj, scope, path, lenient)
+        return v.index(container, await self.eval(node.index, scope, path))
+
+    async def eval_array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
+        return v.make_list([await self.eval(item, scope, path) for item in node.items])
+
+    async def eval_object(self, node: n.Object, scope: Scope, path: str, lenient: bool) -> Value:
+        entries = {entry.key: await self.eval(entry.value, scope, path) for entry in node.entries}
+        return v.make_object(entries, literal=frozenset(entries))
+
+    async def eval_predicate(self, node: n.Expr, scope: Scope, path: str, lenient: bool) -> Value:
+        return Value(await predicate(node, scope, path, self._operand))
+
+    async def eval_call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
+        target = await self.eval(node.target, scope, path)
+        if not isinstance(target.data, Service):
+            if isinstance(target.data, tuple) and target.data and isinstance(target.data[0].data, Service):
+                raise ValueTypeError(
+                    f"`{target.data[0].data.slot}` is a list of services: call one of them "
+                    "(`for s in ...: call s`, or an index)"
+                )
+            raise ValueTypeError(f"cannot call {v.describe(target)}: it is not a slot or service")
+        inputs: dict[str, Value] = {}
+        reserved: dict[str, Value] = {}
+        for prop in node.properties:
+            value = await self.eval(prop.value, scope, path)
+            (reserved if prop.name in n.RESERVED_PROPERTIES else inputs)[prop.name] = value
+        options = _call_options(reserved)
+        return await call_service(self.ctx, node, target.data, inputs, options, path)
+
+
+def _call_options(reserved: dict[str, Value]) -> CallOptions:
+    """The reserved call properties checked and converted."""
+    model = reserved.get("model")
+    retry = reserved.get("retry")
+    backoff = reserved.get("backoff")
+    schema = reserved.get("schema")
+    if model is not None and not isinstance(model.data, str):
+        raise ValueTypeError("`model:` must be a string")
+    if retry is not None and (not isinstance(retry.data, int) or isinstance(retry.data, bool) or retry.data < 0):
+        raise ValueTypeError("`retry:` must be an integer >= 0")
+    if backoff is not None and backoff.data not in ("none", "linear", "exponential"):
+        raise ValueTypeError('`backoff:` is "none", "linear" or "exponential"')
+    fields: dict[str, Any] | None = None
+    if schema is not None:
+        if not isinstance(schema.data, dict):
+            raise ValueTypeError("`schema:` must be an object of field name to type name")
+        fields = v.plain(schema)
+    return CallOptions(
+        prompt=reserved.get("prompt"),
+        model=model.data if model is not None else None,  # type: ignore[arg-type]
+        retry=retry.data if retry is not None else 0,  # type: ignore[arg-type]
+        backoff=backoff.data if backoff is not None else "none",  # type: ignore[arg-type]
+        schema=fields,
+    )

@@ -1,0 +1,228 @@
+"""Loops and parallel statements (LANGUAGE.md 3, 4.1 and 4.3), mixed into `Interpreter`.
+
+A loop in value position (or the last statement of a collecting body)
+collects one value per iteration, in input order: the value given to a
+`return` inside it, else the value of the iteration's last statement, null
+after `continue`. A `return` in a loop that does not collect passes through
+to the enclosing collecting loop or ends the pattern.
+
+Every parallel branch collects (a branch cannot end the whole pattern while
+its siblings run): `return` ends that branch with its value, `continue` ends
+it with null, and `break` is an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from prose.runtime.conditions import condition_holds
+from prose.runtime.errors import LoopControlError, ParallelRace, ProseRuntimeError, ValueTypeError
+from prose.runtime.parallel import Modifiers, parse_modifiers, run_branches
+from prose.runtime.scope import Kind, Scope
+from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal
+from prose.runtime.trace import NoteEvent
+from prose.runtime.values import NULL, Value, describe
+from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.runtime.context import RunContext
+
+_BREAK = object()
+
+
+class LoopsMixin:
+    """Loop and parallel evaluation; expects `ctx`, `source`, `eval`, `exec_body`, `exec_stmt`."""
+
+    ctx: RunContext
+    source: str
+
+    if TYPE_CHECKING:
+        async def eval(self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False) -> Value: ...
+        async def exec_body(
+            self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool = False
+        ) -> Value: ...
+        async def exec_stmt(
+            self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False
+        ) -> Value: ...
+        async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value: ...
+
+    async def exec_loop_stmt(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
+        return await self.run_loop(node, scope, path, collecting)
+
+    async def eval_loop(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, lenient: bool) -> Value:
+        return await self.run_loop(node, scope, path, True)
+
+    async def run_loop(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
+        if isinstance(node, n.Loop):
+            return await self._loop(node, scope, path, collecting)
+        items = await self._items(node, scope, path)
+        where = f"{path}/{'for' if isinstance(node, n.For) else 'repeat'}@{node.line}:{node.column}"
+        if node.parallel:
+            outcome = await self._parallel_iterations(node, items, scope, where)
+            return outcome if collecting else NULL
+        collected: list[Value] = []
+        for position, (item, counter) in enumerate(items):
+            self._bind_loop_vars(node, scope, item, counter)
+            value = await self._iteration(node.body, scope, f"{where}#{position}", collecting)
+            if value is _BREAK:
+                break
+            assert isinstance(value, Value)
+            collected.append(value)
+        return Value(tuple(collected)) if collecting else NULL
+
+    async def _items(self, node: n.Repeat | n.For, scope: Scope, path: str) -> list[tuple[Value, Value]]:
+        """(loop variable value, counter) per iteration."""
+        if isinstance(node, n.For):
+            iterable = await self.eval(node.iterable, scope, path)
+            if not isinstance(iterable.data, tuple):
+                raise ValueTypeError(f"`for` iterates a list, not {describe(iterable)}", node.iterable.span,
+                                     source=self.source)
+            return [(item, Value(i)) for i, item in enumerate(iterable.data)]
+        count = await self._count(node.count, scope, path, "repeat")
+        return [(Value(i), Value(i)) for i in range(1, count + 1)]
+
+    async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> int:
+        value = await self.eval(expr, scope, path)
+        if not isinstance(value.data, int) or isinstance(value.data, bool) or value.data < 0:
+            raise ValueTypeError(f"`{what}` needs an integer >= 0, not {describe(value)}", expr.span,
+                                 source=self.source)
+        return value.data
+
+    def _bind_loop_vars(self, node: n.Repeat | n.For, scope: Scope, item: Value, counter: Value) -> None:
+        if isinstance(node, n.For):
+            scope.define(node.var, item, Kind.LOOP)
+            if node.index_var is not None:
+                scope.define(node.index_var, counter, Kind.LOOP)
+        elif node.var is not None:
+            scope.define(node.var, item, Kind.LOOP)
+
+    async def _iteration(self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool) -> Any:
+        """One iteration's value, `_BREAK` after `break`; a `return` ends it only when collecting."""
+        try:
+            return await self.exec_body(body, scope, path, collecting)
+        except ContinueSignal:
+            return NULL
+        except BreakSignal:
+            return _BREAK
+        except ReturnSignal as signal:
+            if collecting:
+                return signal.value
+            raise
+
+    async def _loop(self, node: n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
+        if node.max is None:
+            raise ValueTypeError("a `loop` needs a bound: `(max: N)`", node.span, source=self.source)
+        limit = await self._count(node.max, scope, path, "max")
+        where = f"{path}/loop@{node.line}:{node.column}"
+        collected: list[Value] = []
+        count = 0
+        while True:
+            if count >= limit:
+                self.ctx.shared.trace.emit(NoteEvent(
+                    what="loop_max", message=f"the loop reached its max of {limit} iterations",
+                    file=node.span.file, line=node.line, detail={"max": limit, "path": where}))
+                break
+            if node.condition is not None:
+                try:
+                    holds = await condition_holds(self.ctx, node.condition, scope, f"{where}#{count}",
+                                                  self._operand)
+                except ProseRuntimeError as error:
+                    raise error.at(node.condition.span, self.source) from None
+                if holds == (node.kind == "until"):
+                    break
+            count += 1
+            if node.var is not None:
+                scope.define(node.var, Value(count), Kind.LOOP)
+            value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
+            if value is _BREAK:
+                break
+            collected.append(value)
+        return Value(tuple(collected)) if collecting else NULL
+
+    # --- parallel ------------------------------------------------------------------
+
+    async def _modifiers(self, node: n.Repeat | n.For | n.Parallel, scope: Scope, path: str) -> Modifiers:
+        positional: list[str] = []
+        keywords: dict[str, Value] = {}
+        for modifier in node.modifiers:
+            value = await self.eval(modifier.value, scope, path)
+            if modifier.key is None:
+                if not isinstance(value.data, str):
+                    raise ValueTypeError("a parallel modifier is a string or `key: value`")
+                positional.append(value.data)
+            else:
+                keywords[modifier.key] = value
+        return parse_modifiers(positional, keywords)
+
+    def _dropped(self, node: n.Node, where: str) -> Callable[[int, ProseRuntimeError], None]:
+        def note(position: int, error: ProseRuntimeError) -> None:
+            self.ctx.shared.trace.emit(NoteEvent(
+                what="branch_failed", message=f"branch {position} failed: {error.message}",
+                file=node.span.file, line=node.line,
+                detail={"branch": position, "path": where, "error": error.to_dict()}))
+        return note
+
+    async def _parallel_iterations(
+        self, node: n.Repeat | n.For, items: list[tuple[Value, Value]], scope: Scope, where: str
+    ) -> Value:
+        modifiers = await self._modifiers(node, scope, where)
+
+        def branch(position: int, item: Value, counter: Value) -> Callable[[], Awaitable[Value]]:
+            async def run() -> Value:
+                local = scope.child()
+                self._bind_loop_vars(node, local, item, counter)
+                return await self._branch_body(node.body, local, f"{where}#{position}")
+            return run
+
+        outcome = await run_branches(
+            [branch(i, item, counter) for i, (item, counter) in enumerate(items)],
+            modifiers, on_dropped=self._dropped(node, where),
+        )
+        return outcome.value
+
+    async def _branch_body(self, body: tuple[n.Stmt, ...], scope: Scope, path: str) -> Value:
+        try:
+            return await self.exec_body(body, scope, path, collecting=True)
+        except ReturnSignal as signal:
+            return signal.value
+        except ContinueSignal:
+            return NULL
+        except BreakSignal as signal:
+            raise LoopControlError("`break` cannot end a parallel branch", signal.span,
+                                   source=self.source) from None
+
+    async def exec_parallel(self, node: n.Parallel, scope: Scope, path: str, collecting: bool) -> Value:
+        await self.eval_parallel(node, scope, path, False)
+        return NULL
+
+    async def eval_parallel(self, node: n.Parallel, scope: Scope, path: str, lenient: bool) -> Value:
+        """`parallel:` branches; their `let`s are published into `scope` after the join."""
+        where = f"{path}/parallel@{node.line}:{node.column}"
+        modifiers = await self._modifiers(node, scope, where)
+        locals_ = [scope.child() for _ in node.branches]
+
+        def branch(position: int, statement: n.Stmt) -> Callable[[], Awaitable[Value]]:
+            async def run() -> Value:
+                return await self._branch_body((statement,), locals_[position], f"{where}#{position}")
+            return run
+
+        outcome = await run_branches(
+            [branch(i, statement) for i, statement in enumerate(node.branches)],
+            modifiers, on_dropped=self._dropped(node, where),
+        )
+        publishing: dict[str, Value] = {}
+        for position, statement in enumerate(node.branches):
+            finished = outcome.finished[position]
+            names = list(locals_[position].published) if finished else []
+            if isinstance(statement, n.Let):  # a branch that failed or lost still binds its names
+                names += [name for name in statement.names if name not in names]
+            for name in names:
+                if name in publishing:
+                    raise ParallelRace(f"two parallel branches bind `{name}`", statement.span,
+                                       source=self.source)
+                binding = locals_[position].bindings.get(name)
+                publishing[name] = binding.value if binding is not None and finished else NULL
+        for name, value in publishing.items():
+            scope.let(name, value)
+        return outcome.value

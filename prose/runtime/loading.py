@@ -1,0 +1,173 @@
+"""Everything checked before a run starts: the pattern, its bindings, config and inputs.
+
+Problems here are `InputError`s (exit 1) with the position of what is wrong,
+raised before a single call is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prose.errors import ProseSyntaxError
+from prose.runtime.errors import InputError
+from prose.runtime.services import (
+    ModelService,
+    PatternService,
+    PythonService,
+    ServiceSpec,
+    SlotBinding,
+    import_callable,
+)
+from prose.source import Span
+from prose.syntax import nodes as n
+
+
+@dataclass(frozen=True)
+class LoadedPattern:
+    """A pattern file read, checked for spec errors and parsed."""
+
+    path: str
+    text: str
+    spec: Any  # prose.spec.model.PatternSpec
+    program: n.Program
+    spec_diagnostics: tuple[Any, ...] = ()
+
+
+def load_pattern(path: str | Path) -> LoadedPattern:
+    """Read and parse a `*.prose.md` file; spec errors and syntax errors are InputErrors."""
+    from prose.cli.inputs import read_text
+    from prose.spec import load_spec
+    from prose.syntax import parse
+
+    filename = str(path)
+    try:
+        text = read_text(filename)
+    except ProseSyntaxError as error:
+        raise InputError(error.message, Span.point(filename, error.line, error.column)) from None
+    loaded = load_spec(text, filename)
+    if loaded.spec is None or loaded.errors:
+        first = loaded.errors[0] if loaded.errors else None
+        message = first.message if first is not None else "the pattern file cannot be used"
+        raise InputError(f"the pattern has errors: {message}", first.span if first else None, source=text)
+    try:
+        program = parse(text, filename)
+    except ProseSyntaxError as error:
+        raise InputError(error.message, Span.point(filename, error.line, error.column), source=text) from None
+    return LoadedPattern(filename, text, loaded.spec, program, tuple(loaded.diagnostics))
+
+
+def declared_names(program: n.Program) -> frozenset[str]:
+    """Every name the program binds anywhere: `let`, loop, catch and block variables."""
+    from prose.check.walk import walk_statements
+
+    names: set[str] = set()
+    for statement in walk_statements(program.body):
+        if isinstance(statement, n.Let):
+            names.update(statement.names)
+        elif isinstance(statement, n.For):
+            names.add(statement.var)
+            if statement.index_var:
+                names.add(statement.index_var)
+        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
+            names.add(statement.var)
+        elif isinstance(statement, n.Try) and statement.catch_var:
+            names.add(statement.catch_var)
+        elif isinstance(statement, n.BlockDef):
+            names.update(statement.params)
+    return frozenset(names)
+
+
+def iterated_slots(program: n.Program, slots: set[str]) -> set[str]:
+    """Slots a `for` iterates: list-valued even without the `list` marker."""
+    from prose.check.walk import walk_statements
+
+    return {
+        statement.iterable.name
+        for statement in walk_statements(program.body)
+        if isinstance(statement, n.For)
+        and isinstance(statement.iterable, n.Name)
+        and statement.iterable.name in slots
+    }
+
+
+def uses(program: n.Program) -> dict[str, str]:
+    """`use "path" as alias` statements at the top level: alias -> path."""
+    return {s.alias: s.path for s in program.body if isinstance(s, n.Use)}
+
+
+def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
+    """A runtime service from the instance model's service (`prose.spec.instance`)."""
+    kind = getattr(service, "kind", None)
+    if kind == "python":
+        return PythonService(service.python, import_callable(service.python))
+    if kind == "pattern":
+        if service.pattern_path is None:
+            raise InputError(f"the nested pattern `{service.pattern}` is not found", service.span)
+        inner = {name: from_instance_binding(b.value, base_dir) for name, b in service.bindings.items()}
+        return PatternService(service.pattern_path, inner, service.config_values)
+    role = service.prompt
+    if role is None and service.role_path is not None:
+        try:
+            role = Path(service.role_path).read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot read role file `{service.role_path}`: {error.strerror}",
+                             service.span) from None
+    return ModelService(service.model, role, service.output_schema)
+
+
+def from_instance_binding(value: Any, base_dir: Path) -> SlotBinding:
+    if isinstance(value, list):
+        return [from_instance_service(item, base_dir) for item in value]
+    return from_instance_service(value, base_dir)
+
+
+def config_values(spec: Any, overrides: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Config defaults with overrides applied; unknown keys and wrong types are errors."""
+    from prose.spec.values import describe, matches_type, normalise_type
+
+    values = {param.name: param.default for param in spec.config}
+    for name, value in overrides.items():
+        param = spec.config_param(name)
+        if param is None:
+            known = ", ".join(f"`{p.name}`" for p in spec.config) or "none"
+            raise InputError(f"{where}: `{name}` is not a config key of this pattern (config keys: {known})")
+        type_name = normalise_type(param.type) or ""
+        if type_name and not matches_type(value, type_name):
+            raise InputError(f"{where}: config `{name}` is {describe(value)}, not `{param.type}`")
+        values[name] = value
+    return values
+
+
+def input_values(spec: Any, supplied: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Parameters from the supplied inputs (a config key's input overrides its default)."""
+    from prose.spec.values import describe, matches_type, normalise_type
+
+    slots = set(spec.slot_names)
+    values: dict[str, Any] = {}
+    for name, value in supplied.items():
+        if name in slots:
+            raise InputError(f"input `{name}` is a slot: bind it (`--bind {name}=MODEL`), do not pass it")
+        if spec.config_param(name) is not None:
+            config.update(config_values(spec, {name: value}, "input"))
+            continue
+        param = spec.parameter(name)
+        if param is None:
+            known = ", ".join(f"`{p.name}`" for p in spec.parameters if p.name not in slots) or "none"
+            raise InputError(f"input `{name}` is not a parameter of this pattern (parameters: {known})")
+        type_name = normalise_type(param.type or "") or ""
+        if type_name and not matches_type(value, type_name):
+            raise InputError(f"input `{name}` is {describe(value)}, not `{param.type}`")
+        values[name] = value
+    for param in spec.parameters:
+        if param.name in values or param.name in slots or spec.config_param(param.name) is not None:
+            continue
+        if not param.optional:
+            raise InputError(
+                f"required input `{param.name}` is not supplied (use `--input {param.name}=...`)",
+                param.span,
+            )
+        values[param.name] = param.default
+    return values

@@ -1,0 +1,211 @@
+"""Services and bindings: what answers a call to a slot (LANGUAGE.md 1.2).
+
+A slot binds to a model service (a router alias or LiteLLM model name, an
+optional role prompt, an optional output schema), a list of services (a
+list-valued slot), a nested pattern instance, or a Python callable. Python
+callables come only from an instance file or the command line: a pattern
+file is data and never names code (`allow_python` is False for anything read
+from a pattern).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prose.runtime.errors import InputError
+
+SCRIPT_PREFIX = "prose-script/"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelService:
+    """A model behind the router. `model` None means the run's default model."""
+
+    model: str | None = None
+    role: str | None = None
+    schema: Mapping[str, Any] | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "model",
+            "model": self.model,
+            "role": self.role is not None,
+            "schema": dict(self.schema) if self.schema else None,
+        }
+
+    @property
+    def label(self) -> str:
+        return f"model:{self.model or 'default'}"
+
+
+@dataclass(frozen=True, slots=True)
+class PythonService:
+    """`python: package.module:function`; the function gets the inputs as keyword arguments."""
+
+    ref: str
+    function: Callable[..., Any]
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "python", "python": self.ref}
+
+    @property
+    def label(self) -> str:
+        return f"python:{self.ref}"
+
+
+@dataclass(frozen=True, slots=True)
+class PatternService:
+    """A nested pattern instance: its file, its own bindings and config."""
+
+    path: str
+    bindings: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "kind": "pattern",
+            "pattern": self.path,
+            "with": {name: _describe(item) for name, item in self.bindings.items()},
+            "config": dict(self.config),
+        }
+
+    @property
+    def label(self) -> str:
+        return f"pattern:{self.path}"
+
+
+ServiceSpec = ModelService | PythonService | PatternService
+SlotBinding = ServiceSpec | list[ServiceSpec]
+
+
+def _describe(binding: Any) -> Any:
+    if isinstance(binding, list):
+        return [_describe(item) for item in binding]
+    if isinstance(binding, ModelService | PythonService | PatternService):
+        return binding.describe()
+    return binding
+
+
+def describe_bindings(bindings: Mapping[str, SlotBinding]) -> dict[str, Any]:
+    """The bindings as plain data for the trace (no role prompt text, no code)."""
+    return {name: _describe(binding) for name, binding in bindings.items()}
+
+
+def import_callable(ref: str) -> Callable[..., Any]:
+    """`package.module:function` imported; an InputError if it cannot be."""
+    module_name, _, attribute = ref.partition(":")
+    if not module_name or not attribute:
+        raise InputError(f"`{ref}` is not a Python callable reference (use `package.module:function`)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InputError(f"cannot import `{module_name}` for `{ref}`: {error}") from None
+    target: Any = module
+    for part in attribute.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise InputError(f"`{module_name}` has no `{attribute}` (from `{ref}`)")
+    if not callable(target):
+        raise InputError(f"`{ref}` is not callable")
+    return target  # type: ignore[no-any-return]
+
+
+def service_from(
+    data: Any, *, base_dir: Path, allow_python: bool, where: str
+) -> ServiceSpec:
+    """One service from an instance's `with:` entry (a mapping, or a bare model name)."""
+    if isinstance(data, str):
+        return ModelService(model=data)
+    if not isinstance(data, Mapping):
+        raise InputError(f"{where}: a service is a mapping (`model:`, `pattern:` or `python:`)")
+    kinds = [key for key in ("model", "pattern", "python") if key in data]
+    if len(kinds) > 1:
+        raise InputError(f"{where}: a service has one of `model:`, `pattern:`, `python:`, not {kinds}")
+    if "python" in data:
+        if not allow_python:
+            raise InputError(f"{where}: a Python callable may be named only in an instance file or on the command line")
+        ref = str(data["python"])
+        return PythonService(ref, import_callable(ref))
+    if "pattern" in data:
+        path = str(data["pattern"])
+        resolved = path if Path(path).is_absolute() else str(base_dir / path)
+        nested = data.get("with") or {}
+        if not isinstance(nested, Mapping):
+            raise InputError(f"{where}: `with:` of a nested pattern is a mapping")
+        config = data.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise InputError(f"{where}: `config:` of a nested pattern is a mapping")
+        inner = {
+            str(name): binding_from(item, base_dir=base_dir, allow_python=allow_python, where=f"{where}.{name}")
+            for name, item in nested.items()
+        }
+        return PatternService(resolved, inner, dict(config))
+    role = data.get("prompt")
+    if role is None and "role" in data:
+        role_path = Path(str(data["role"]))
+        role_path = role_path if role_path.is_absolute() else base_dir / role_path
+        try:
+            role = role_path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"{where}: cannot read role file `{role_path}`: {error.strerror}") from None
+    schema = data.get("schema")
+    if schema is not None and not isinstance(schema, Mapping):
+        raise InputError(f"{where}: `schema:` is a mapping of field to type (or a JSON schema)")
+    params = {key: data[key] for key in ("temperature", "max_tokens", "timeout") if key in data}
+    model = data.get("model")
+    return ModelService(str(model) if model is not None else None, role, schema, params)
+
+
+def binding_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> SlotBinding:
+    """A slot's binding: a service, or a YAML list of services for a list-valued slot."""
+    if isinstance(data, list):
+        return [
+            service_from(item, base_dir=base_dir, allow_python=allow_python, where=f"{where}[{i}]")
+            for i, item in enumerate(data)
+        ]
+    return service_from(data, base_dir=base_dir, allow_python=allow_python, where=where)
+
+
+def parse_bind_option(text: str) -> tuple[str, SlotBinding]:
+    """`--bind slot=MODEL[,MODEL...]` (or `slot=python:pkg.mod:func`)."""
+    slot, sep, value = text.partition("=")
+    if not sep or not slot.strip() or not value.strip():
+        raise InputError(f"`--bind {text}`: expected slot=MODEL[,MODEL...]")
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    services: list[ServiceSpec] = []
+    for item in items:
+        if item.startswith("python:"):
+            ref = item.removeprefix("python:")
+            services.append(PythonService(ref, import_callable(ref)))
+        else:
+            services.append(ModelService(model=item))
+    return slot.strip(), services if len(services) > 1 else services[0]
+
+
+def scripted(binding: SlotBinding, slot: str, responses: int | None) -> SlotBinding:
+    """A binding whose model services are served by the script (Python and patterns stay).
+
+    A list-valued slot gets one scripted service per response list
+    (`responses`), or keeps its length when it was bound already.
+    """
+    def model_for(index: int | None) -> str:
+        key = f"slot:{slot}" if index is None else f"slot:{slot}[{index}]"
+        return SCRIPT_PREFIX + key
+
+    if isinstance(binding, list):
+        return [
+            ModelService(model_for(i), item.role, item.schema, item.params)
+            if isinstance(item, ModelService)
+            else item
+            for i, item in enumerate(binding)
+        ]
+    if isinstance(binding, ModelService):
+        if responses is not None:
+            return [ModelService(model_for(i), binding.role, binding.schema) for i in range(responses)]
+        return ModelService(model_for(None), binding.role, binding.schema, binding.params)
+    return binding

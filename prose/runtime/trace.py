@@ -1,0 +1,233 @@
+"""The run trace: JSON Lines events modelled with pydantic, flushed one by one.
+
+Every event carries `prev`, the sha256 of the previous line (None for the
+first), so the trace is a tamper-evident chain: `verify_chain` recomputes it.
+Secrets never reach the file: keys that name a secret are masked and the
+values of secret-looking environment variables are replaced wherever they
+occur, before the line is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SECRET_KEY = re.compile(
+    r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$)", re.I
+)
+MASK = "***"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    time: float = Field(default_factory=time.time)
+    run_id: str = ""
+    prev: str | None = None
+
+
+class RunStart(Event):
+    type: Literal["run_start"] = "run_start"
+    pattern: str
+    pattern_sha256: str
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    bindings: dict[str, Any] = Field(default_factory=dict)
+    models: dict[str, Any] = Field(default_factory=dict)
+    policy: dict[str, Any] | None = None
+    resumed_from: str | None = None
+
+
+class CallEvent(Event):
+    """One attempt of one call (sent, failed or served from the cache)."""
+
+    type: Literal["call"] = "call"
+    id: str
+    slot: str
+    index: int | None = None
+    service: str
+    model: str | None = None
+    file: str = ""
+    line: int = 0
+    column: int = 0
+    path: str = ""
+    attempt: int = 1
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    output: Any = None
+    error: dict[str, Any] | None = None
+    provenance: list[str] = Field(default_factory=list)
+    transitive: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    key: str | None = None
+    sha256: str | None = None
+
+
+class JudgeEvent(Event):
+    """A discretion condition or a choice decided by the judge model."""
+
+    type: Literal["judge"] = "judge"
+    id: str
+    kind: Literal["condition", "choice"]
+    text: str
+    file: str = ""
+    line: int = 0
+    path: str = ""
+    model: str | None = None
+    values: dict[str, Any] = Field(default_factory=dict)
+    options: list[str] | None = None
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    decision: Any = None
+    reason: str | None = None
+    error: dict[str, Any] | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    cache_hit: bool = False
+    key: str | None = None
+
+
+class NoteEvent(Event):
+    """Something worth recording that is not an error: a loop reaching `max`, an ignored branch."""
+
+    type: Literal["note"] = "note"
+    what: str
+    message: str
+    file: str = ""
+    line: int = 0
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorEvent(Event):
+    type: Literal["error"] = "error"
+    code: str
+    kind: str
+    message: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    slot: str | None = None
+
+
+class RunEnd(Event):
+    type: Literal["run_end"] = "run_end"
+    status: Literal["ok", "error", "budget", "violation", "interrupted"]
+    exit_code: int
+    result: Any = None
+    error: dict[str, Any] | None = None
+    totals: dict[str, Any] = Field(default_factory=dict)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """Values of environment variables whose names say they are secrets (8+ characters)."""
+    env = os.environ if environ is None else environ
+    found = {value for name, value in env.items() if SECRET_KEY.search(name) and len(value) >= 8}
+    found |= {value for name, value in env.items() if name.endswith("_KEY") and len(value) >= 8}
+    return sorted(found, key=len, reverse=True)
+
+
+def scrub(data: Any) -> Any:
+    """`data` with the values of secret-named keys masked (recursively)."""
+    if isinstance(data, Mapping):
+        return {
+            key: MASK if SECRET_KEY.search(str(key)) and data[key] else scrub(item)
+            for key, item in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [scrub(item) for item in data]
+    return data
+
+
+class Trace:
+    """An append-only JSONL trace with a hash chain; `None` path keeps events in memory only."""
+
+    def __init__(
+        self, path: str | Path | None, run_id: str, *, extra_secrets: Sequence[str] = ()
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.run_id = run_id
+        self.events: list[Event] = []
+        self._prev: str | None = None
+        self._secrets = [*secret_values(), *extra_secrets]
+        self._file: IO[str] | None = None
+        self._counter = 0
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("w", encoding="utf-8")
+
+    def next_id(self, prefix: str = "c") -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def emit(self, event: Event) -> Event:
+        """Write `event` (with `run_id` and `prev` filled in) as one flushed line."""
+        event.run_id = self.run_id
+        event.prev = self._prev
+        line = json.dumps(scrub(event.model_dump(mode="json")), ensure_ascii=False, default=str)
+        for secret in self._secrets:
+            if secret in line:
+                line = line.replace(secret, MASK)
+        self._prev = sha256_text(line)
+        self.events.append(event)
+        if self._file is not None:
+            self._file.write(line + "\n")
+            self._file.flush()
+        return event
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The events of a trace file; a torn last line (a crash mid-write) is skipped."""
+    with Path(path).open(encoding="utf-8") as handle:
+        for raw in handle:
+            raw = raw.rstrip("\n")
+            if not raw:
+                continue
+            try:
+                yield json.loads(raw)
+            except json.JSONDecodeError:
+                return
+
+
+def verify_chain(path: str | Path) -> tuple[bool, int | None]:
+    """(True, None) when every line's `prev` is the sha256 of the line before it.
+
+    Otherwise (False, n): line n (1-based) does not follow from its predecessor.
+    """
+    prev: str | None = None
+    with Path(path).open(encoding="utf-8") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.rstrip("\n")
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                return False, number
+            if event.get("prev") != prev:
+                return False, number
+            prev = sha256_text(line)
+    return True, None

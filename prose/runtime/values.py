@@ -1,0 +1,295 @@
+"""Values with provenance (LANGUAGE.md 4.2 and 5).
+
+A `Value` is JSON-like data plus what it is made of: `provenance` is the set
+of slots whose outputs it copies, `transitive` adds everything those outputs
+were computed from, and `literal` is the pattern's own text it contains (for
+`is unaware of`). Containers hold `Value`s, so a member or index read gives
+that element's own provenance while the container carries the union.
+
+Values are immutable: `record`, `append` and member assignment build a new
+container and rebind the variable (value semantics, so a parallel branch can
+never see a list change under it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from prose.runtime.errors import MemberError, ValueTypeError
+
+EMPTY: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A bound slot as a value (what `for delegate in delegates` iterates over).
+
+    `slot` is the declared slot name; `index` the position in a list-valued
+    slot (None for a single service).
+    """
+
+    slot: str
+    index: int | None = None
+
+    def label(self) -> str:
+        return self.slot if self.index is None else f"{self.slot}[{self.index}]"
+
+
+Data = None | bool | int | float | str | tuple["Value", ...] | dict[str, "Value"] | Service
+
+
+class Value:
+    """Data with provenance; see the module docstring."""
+
+    __slots__ = ("data", "literal", "provenance", "transitive")
+
+    data: Data
+    provenance: frozenset[str]
+    transitive: frozenset[str]
+    literal: frozenset[str]
+
+    def __init__(
+        self,
+        data: Data = None,
+        provenance: frozenset[str] = EMPTY,
+        transitive: frozenset[str] = EMPTY,
+        literal: frozenset[str] = EMPTY,
+    ) -> None:
+        self.data = data
+        if isinstance(data, tuple):
+            parts: Iterable[Value] = data
+        elif isinstance(data, dict):
+            parts = data.values()
+        else:
+            parts = ()
+        for part in parts:
+            if part.provenance:
+                provenance = provenance | part.provenance
+            if part.transitive:
+                transitive = transitive | part.transitive
+            if part.literal:
+                literal = literal | part.literal
+        self.provenance = provenance
+        self.transitive = transitive | provenance
+        self.literal = literal
+
+    def __repr__(self) -> str:
+        marks = f" from {sorted(self.provenance)}" if self.provenance else ""
+        return f"Value({plain(self)!r}{marks})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Value) and equal(self, other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def type_name(self) -> str:
+        return type_name(self.data)
+
+
+NULL = Value(None)
+
+
+def type_name(data: Data) -> str:
+    if data is None:
+        return "null"
+    if isinstance(data, bool):
+        return "boolean"
+    if isinstance(data, int | float):
+        return "number"
+    if isinstance(data, str):
+        return "string"
+    if isinstance(data, tuple):
+        return "list"
+    if isinstance(data, dict):
+        return "object"
+    return "service"
+
+
+def wrap(
+    data: Any,
+    provenance: frozenset[str] = EMPTY,
+    transitive: frozenset[str] = EMPTY,
+) -> Value:
+    """Plain Python data as a Value whose every element carries `provenance`.
+
+    This is how a call's output enters the program: the whole value and each
+    member of it carry the slot that produced it.
+    """
+    if isinstance(data, Value):
+        return data
+    if isinstance(data, Mapping):
+        entries = {str(key): wrap(item, provenance, transitive) for key, item in data.items()}
+        return Value(entries, provenance, transitive)
+    if isinstance(data, list | tuple):
+        return Value(tuple(wrap(item, provenance, transitive) for item in data), provenance, transitive)
+    if data is None or isinstance(data, bool | int | str | Service):
+        return Value(data, provenance, transitive)
+    if isinstance(data, float):
+        return Value(int(data) if data.is_integer() and abs(data) < 2**53 else data, provenance, transitive)
+    return Value(str(data), provenance, transitive)
+
+
+def plain(value: Value) -> Any:
+    """The value as plain JSON-compatible data (a service as its label)."""
+    data = value.data
+    if isinstance(data, tuple):
+        return [plain(item) for item in data]
+    if isinstance(data, dict):
+        return {key: plain(item) for key, item in data.items()}
+    if isinstance(data, Service):
+        return f"<service {data.label()}>"
+    return data
+
+
+def to_json(value: Value, *, indent: int | None = None) -> str:
+    return json.dumps(plain(value), ensure_ascii=False, indent=indent)
+
+
+def to_text(value: Value) -> str:
+    """How a value reads in text (interpolation, prompts): a string as itself, else JSON."""
+    if isinstance(value.data, str):
+        return value.data
+    return to_json(value)
+
+
+def truthy(value: Value) -> bool:
+    """LANGUAGE.md 4.2: null, false, 0, "", [] and {} are false; everything else is true."""
+    data = value.data
+    if data is None or data is False:
+        return False
+    if isinstance(data, bool):
+        return True
+    if isinstance(data, int | float):
+        return data != 0
+    if isinstance(data, str | tuple | dict):
+        return len(data) > 0
+    return True
+
+
+def equal(left: Value, right: Value) -> bool:
+    """Deep equality of the data (provenance does not take part)."""
+    a, b = left.data, right.data
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equal(a[key], b[key]) for key in a)
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return math.isclose(a, b, rel_tol=0, abs_tol=0) or a == b
+    return type(a) is type(b) and a == b
+
+
+def member(value: Value, name: str) -> Value:
+    """`value.name`: a missing key of an object is null; `.length` of a list or string.
+
+    Reading a key of null, a string, a number or a list is an error (4.2).
+    """
+    data = value.data
+    if isinstance(data, dict):
+        if name in data:
+            return data[name]
+        if name == "length":
+            return Value(len(data), value.provenance, value.transitive)
+        return NULL
+    if name == "length" and isinstance(data, str | tuple):
+        return Value(len(data), value.provenance, value.transitive)
+    raise MemberError(f"cannot read `.{name}` of {describe(value)}")
+
+
+def index(value: Value, key: Value) -> Value:
+    """`value[key]`: a list by integer position (negative from the end), an object by string."""
+    data, at = value.data, key.data
+    if isinstance(data, tuple):
+        if not isinstance(at, int) or isinstance(at, bool):
+            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}")
+        if -len(data) <= at < len(data):
+            return data[at]
+        raise MemberError(f"index {at} is out of range for a list of {len(data)} items")
+    if isinstance(data, dict):
+        if not isinstance(at, str):
+            raise ValueTypeError(f"an object key must be a string, not {describe(key)}")
+        return data.get(at, NULL)
+    raise MemberError(f"cannot index {describe(value)}")
+
+
+def describe(value: Value) -> str:
+    """A short description for error messages: `null`, `a string`, `a list of 3 items`."""
+    data = value.data
+    if data is None:
+        return "null"
+    if isinstance(data, tuple):
+        return f"a list of {len(data)} items"
+    if isinstance(data, Service):
+        return f"the service `{data.label()}`"
+    name = type_name(data)
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def make_list(items: Iterable[Value], literal: frozenset[str] = EMPTY) -> Value:
+    return Value(tuple(items), literal=literal)
+
+
+def make_object(entries: Mapping[str, Value], literal: frozenset[str] = EMPTY) -> Value:
+    return Value(dict(entries), literal=literal)
+
+
+def appended(target: Value, item: Value) -> Value:
+    """A new list: `target` with `item` at the end (keeps `target`'s literal text)."""
+    if not isinstance(target.data, tuple):
+        raise ValueTypeError(f"can only record into a list, not {describe(target)}")
+    return Value((*target.data, item), literal=target.literal)
+
+
+def with_member(target: Value, name: str, item: Value) -> Value:
+    """A new object: `target` with `name` set to `item`."""
+    if not isinstance(target.data, dict):
+        raise MemberError(f"cannot set `.{name}` of {describe(target)}")
+    entries = dict(target.data)
+    entries[name] = item
+    return Value(entries, literal=target.literal)
+
+
+def with_index(target: Value, key: Value, item: Value) -> Value:
+    """A new list or object: `target[key]` set to `item`."""
+    data, at = target.data, key.data
+    if isinstance(data, dict) and isinstance(at, str):
+        return with_member(target, at, item)
+    if isinstance(data, tuple):
+        if not isinstance(at, int) or isinstance(at, bool):
+            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}")
+        if not -len(data) <= at < len(data):
+            raise MemberError(f"index {at} is out of range for a list of {len(data)} items")
+        items = list(data)
+        items[at] = item
+        return Value(tuple(items), literal=target.literal)
+    raise MemberError(f"cannot set an index of {describe(target)}")
+
+
+def error_object(
+    message: str,
+    kind: str,
+    slot: str | None,
+    *,
+    line: int | None = None,
+    provenance: frozenset[str] = EMPTY,
+    transitive: frozenset[str] = EMPTY,
+) -> Value:
+    """What `catch as err` binds: `{message, kind, slot, line}`.
+
+    It carries the provenance of the failed call's slot (a failed call's
+    message may quote what the model returned).
+    """
+    return Value(
+        {
+            "message": Value(message, provenance, transitive),
+            "kind": Value(kind),
+            "slot": Value(slot),
+            "line": Value(line),
+        }
+    )
