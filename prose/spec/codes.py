@@ -1,0 +1,351 @@
+"""The one table of spec and instance diagnostic codes (PS100-PS199).
+
+Each row is `(code, name, severity, summary, doc)`; `doc` is the long
+documentation with the sections What it does / Why is this bad? / Example /
+Use instead, so the linter's rule registry can list these codes and print
+their documentation like its own rules.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.source import Span
+
+CATEGORY = "spec"
+
+ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+
+
+class SpecCode(NamedTuple):
+    """One row of the code table."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    doc: str
+
+
+def _doc(what: str, why: str, example: str, instead: str) -> str:
+    return (
+        f"## What it does\n{what}\n\n## Why is this bad?\n{why}\n\n"
+        f"## Example\n```markdown\n{example}\n```\n\n## Use instead\n```markdown\n{instead}\n```"
+    )
+
+
+_FM = "---\nname: review\nkind: pattern\nversion: 0.1.0\n---"
+
+# fmt: off
+_TABLE: tuple[SpecCode, ...] = (
+    # --- the file and its frontmatter ------------------------------------------
+    SpecCode("PS100", "empty-file", ERR, "the pattern file is empty", _doc(
+        "Reports a pattern file with no text.",
+        "An empty file declares no pattern.",
+        "",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n# Review")),
+    SpecCode("PS101", "missing-frontmatter", ERR, "the file has no YAML frontmatter", _doc(
+        "Reports a pattern file that does not start with a `---` frontmatter block.",
+        "The frontmatter carries the pattern's `name` and `kind`; without it the file is not a pattern.",
+        "# Review",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n# Review")),
+    SpecCode("PS102", "unterminated-frontmatter", ERR, "the frontmatter has no closing `---`", _doc(
+        "Reports a frontmatter block opened by `---` and never closed.",
+        "The whole file would be read as YAML; nothing after it can be trusted.",
+        "---\nname: review\n# Review",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n# Review")),
+    SpecCode("PS103", "invalid-frontmatter", ERR, "the frontmatter is not a YAML mapping", _doc(
+        "Reports frontmatter that is not valid YAML or not a mapping of keys to values.",
+        "The keys `name`, `kind` and `version` cannot be read.",
+        "---\nname: [review\n---",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
+    SpecCode("PS104", "missing-name", ERR, "the frontmatter has no `name`", _doc(
+        "Reports frontmatter without a `name` key.",
+        "The name identifies the pattern in traces and libraries.",
+        "---\nkind: pattern\n---",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
+    SpecCode("PS105", "missing-kind", ERR, "the frontmatter has no `kind`", _doc(
+        "Reports frontmatter without a `kind` key.",
+        "Only files of `kind: pattern` are pattern specs.",
+        "---\nname: review\n---",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
+    SpecCode("PS106", "wrong-kind", ERR, "the frontmatter `kind` is not `pattern`", _doc(
+        "Reports a `kind` other than `pattern`.",
+        "The toolchain only reads pattern files.",
+        "---\nname: review\nkind: skill\n---",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
+    SpecCode("PS107", "missing-version", WARN, "the pattern declares no version", _doc(
+        "Reports a pattern with no `version` in its frontmatter nor in `### Metadata`.",
+        "Traces and instance files cannot say which revision of the pattern they used.",
+        "---\nname: review\nkind: pattern\n---",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
+    SpecCode("PS108", "missing-title", WARN, "the pattern has no `# Title` line", _doc(
+        "Reports a pattern file with no level-1 heading before its sections.",
+        "The title and the summary line under it describe the pattern to readers and tools.",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n### Slots",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n# Review\nOne line on what it does.\n### Slots")),
+    SpecCode("PS109", "not-utf8", ERR, "the pattern file is not UTF-8 text", _doc(
+        "Reports a file whose bytes are not valid UTF-8.",
+        "Pattern files are text; anything else cannot be parsed.",
+        "(binary data)",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n# Review")),
+    # --- sections --------------------------------------------------------------
+    SpecCode("PS110", "missing-slots-section", ERR, "the pattern has no `### Slots` section", _doc(
+        "Reports a pattern without a `### Slots` section.",
+        "Slots are the services the pattern delegates to; without them nothing can be bound.",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n### Delegation",
+        "---\nname: review\nkind: pattern\nversion: 0.1.0\n---\n### Slots\n- `critic`\n### Delegation")),
+    SpecCode("PS111", "missing-delegation-section", ERR, "the pattern has no `### Delegation` section", _doc(
+        "Reports a pattern without a `### Delegation` section.",
+        "The delegation block is the program; without it nothing runs.",
+        "### Slots\n- `critic`",
+        "### Delegation\n```prose\nreturn { result: null }\n```")),
+    SpecCode("PS112", "multiple-delegation-blocks", ERR, "more than one ```prose block in `### Delegation`", _doc(
+        "Reports a second fenced `prose` block in the delegation section.",
+        "A pattern has exactly one program; which block runs would be a guess.",
+        "### Delegation\n```prose\nlet a = 1\n```\n```prose\nlet b = 2\n```",
+        "### Delegation\n```prose\nlet a = 1\nlet b = 2\n```")),
+    SpecCode("PS113", "empty-delegation-section", ERR, "`### Delegation` holds no ```prose block", _doc(
+        "Reports a delegation section without a fenced `prose` block.",
+        "The program is missing.",
+        "### Delegation\nCall the critic.",
+        "### Delegation\n```prose\nlet r = call critic\n  draft: draft\n```")),
+    SpecCode("PS114", "unclosed-delegation-block", ERR, "the ```prose block is not closed", _doc(
+        "Reports a delegation block whose fence is never closed.",
+        "The rest of the file would be read as program text.",
+        "```prose\nlet a = 1",
+        "```prose\nlet a = 1\n```")),
+    SpecCode("PS115", "unknown-section", INFO, "a section this toolchain does not know", _doc(
+        "Reports a `###` section whose name is not one of the known sections. It is kept, not dropped.",
+        "A misspelt section (`### Slot`) is silently ignored by every tool.",
+        "### Slot\n- `critic`",
+        "### Slots\n- `critic`")),
+    SpecCode("PS116", "duplicate-section", WARN, "a section appears twice", _doc(
+        "Reports a known section heading used a second time; both are read.",
+        "Readers expect one place for each part of the contract.",
+        "### Config\n- `a` (integer, default: 1): A\n### Config\n- `b` (integer, default: 2): B",
+        "### Config\n- `a` (integer, default: 1): A\n- `b` (integer, default: 2): B")),
+    SpecCode("PS117", "stray-prose-block", WARN, "a ```prose block outside `### Delegation` is not run", _doc(
+        "Reports a fenced `prose` block in another section.",
+        "It looks like program text but is never parsed or run.",
+        "### Notes\n```prose\nlet a = 1\n```",
+        "### Notes\n```text\nlet a = 1\n```")),
+    # --- slots -----------------------------------------------------------------
+    SpecCode("PS120", "malformed-slot", ERR, "a slot bullet does not name a slot in backticks", _doc(
+        "Reports a `### Slots` bullet that does not start with a backticked identifier.",
+        "The slot cannot be bound or called by name.",
+        "- critic (primary)",
+        "- `critic` (primary)")),
+    SpecCode("PS121", "duplicate-slot", ERR, "a slot is declared twice", _doc(
+        "Reports the second declaration of a slot name.",
+        "Bindings and calls would be ambiguous.",
+        "- `critic`\n- `critic`",
+        "- `critic`\n- `second_critic`")),
+    SpecCode("PS122", "unknown-slot-marker", WARN, "an unknown slot marker", _doc(
+        "Reports a parenthesised slot marker other than `primary` and `list`.",
+        "The marker has no meaning and is ignored.",
+        "- `critics` (many)",
+        "- `critics` (list)")),
+    SpecCode("PS123", "slot-without-contract", INFO, "a slot declares neither `requires:` nor `ensures:`", _doc(
+        "Reports a slot with no contract.",
+        "Without `requires:` the linter cannot tell which inputs leak; without `ensures:` the service is not told what to produce.",
+        "- `critic`",
+        "- `critic`\n  - requires: draft\n  - ensures: critique of the draft")),
+    SpecCode("PS124", "dict-like-ensures", WARN, "`ensures:` looks like a Python dict", _doc(
+        "Reports an `ensures:` line holding a Python/JSON dict literal.",
+        "It is usually a conversion artifact; it does not declare an output schema.",
+        "- ensures: {'decision': 'continue'}, adjust, or abort",
+        "- ensures: decision object with `decision` (string), `reason` (string)")),
+    SpecCode("PS125", "unknown-slot-field", WARN, "an unknown sub-bullet under a slot", _doc(
+        "Reports a slot sub-bullet other than `requires:`, `ensures:` or `maintains:`.",
+        "It is ignored.",
+        "- `critic`\n  - needs: draft",
+        "- `critic`\n  - requires: draft")),
+    SpecCode("PS126", "malformed-output-schema", WARN, "`ensures:` says `object with` but its fields do not parse", _doc(
+        "Reports an ensures line of the `object with` form whose fields are not all `` `name` (type) ``.",
+        "No output schema is declared, so the result is plain text.",
+        "- ensures: verdict object with accept, notes",
+        "- ensures: verdict object with `accept` (boolean) and `notes` (string)")),
+    # --- config ----------------------------------------------------------------
+    SpecCode("PS130", "malformed-config", ERR, "a config bullet does not parse", _doc(
+        "Reports a `### Config` bullet not of the form `` `name` (type, default: value): description ``.",
+        "The key, its type or its default cannot be read.",
+        "- rounds: 2",
+        "- `rounds` (integer, default: 2): Number of rounds")),
+    SpecCode("PS131", "duplicate-config", ERR, "a config key is declared twice", _doc(
+        "Reports the second declaration of a config key.",
+        "Which default applies would be ambiguous.",
+        "- `rounds` (integer, default: 2): A\n- `rounds` (integer, default: 3): B",
+        "- `rounds` (integer, default: 2): A")),
+    SpecCode("PS132", "unknown-config-type", ERR, "a config type is not a known type", _doc(
+        "Reports a type other than string, integer, number, boolean, list, object, any or `T[]`.",
+        "Values cannot be checked against it.",
+        "- `rounds` (int, default: 2): Rounds",
+        "- `rounds` (integer, default: 2): Rounds")),
+    SpecCode("PS133", "default-type-mismatch", ERR, "a config default does not match its type", _doc(
+        "Reports a default value of another type than declared.",
+        "Every run without an override starts with a wrong value.",
+        "- `rounds` (integer, default: two): Rounds",
+        "- `rounds` (integer, default: 2): Rounds")),
+    SpecCode("PS134", "invalid-default", ERR, "a config default is not a JSON or Python literal", _doc(
+        "Reports a default that cannot be read as a literal.",
+        "The default value is unknown.",
+        "- `tiers` (object, default: {model: opus}): Tiers",
+        '- `tiers` (object, default: {"model": "opus"}): Tiers')),
+    SpecCode("PS135", "bracketless-list-default", WARN, "a list default is written without brackets", _doc(
+        "Reports a list default written as comma-separated items without `[...]`; it is read as a list.",
+        "Commas inside the parenthesis are ambiguous with other attributes.",
+        "- `tiers` (object[], default: {'n': 1}, {'n': 2}): Tiers",
+        '- `tiers` (object[], default: [{"n": 1}, {"n": 2}]): Tiers')),
+    SpecCode("PS136", "unquoted-string-default", INFO, "a string default is written without quotes", _doc(
+        "Reports a string default that is bare text; it is read as that text.",
+        "Bare text is not a JSON or Python literal, and trailing spaces or commas are ambiguous.",
+        "- `label` (string, default: Corpus A): Label",
+        '- `label` (string, default: "Corpus A"): Label')),
+    # --- parameters, returns, names --------------------------------------------
+    SpecCode("PS140", "malformed-parameter", WARN, "a parameter line does not parse", _doc(
+        "Reports a `### Parameters` line not of the form `name: type -- description`.",
+        "The input is not declared.",
+        "- Pattern instance receives:\n    the task brief",
+        "- Pattern instance receives:\n    task_brief: string -- the task")),
+    SpecCode("PS141", "duplicate-parameter", ERR, "a parameter is declared twice", _doc(
+        "Reports the second declaration of a parameter name.",
+        "Which declaration applies would be ambiguous.",
+        "    task_brief: string -- a\n    task_brief: string -- b",
+        "    task_brief: string -- the task")),
+    SpecCode("PS142", "parameter-config-mismatch", WARN, "a parameter and the config key it names disagree", _doc(
+        "Reports a parameter named like a config key whose type or default differs from the config's.",
+        "They are one value (an input overrides the default); two descriptions of it conflict.",
+        '- `label` (string, default: "A"): L\n...\n    label: object -- (optional)',
+        '- `label` (string, default: "A"): L\n...\n    label: string -- (optional, default "A")')),
+    SpecCode("PS143", "name-clash", ERR, "a config key has the name of a slot", _doc(
+        "Reports a config key named like a slot. Slots, config, parameters and variables share one namespace.",
+        "A reference to the name would be ambiguous.",
+        '### Slots\n- `critic`\n### Config\n- `critic` (string, default: "x"): C',
+        '### Slots\n- `critic`\n### Config\n- `critic_style` (string, default: "x"): C')),
+    SpecCode("PS144", "duplicate-return-key", WARN, "a result key is listed twice in `### Returns`", _doc(
+        "Reports the second bullet for the same result key.",
+        "The result contract is ambiguous.",
+        "- `result`: a\n- `result`: b",
+        "- `result`: a\n- `notes`: b")),
+    # --- invariants ------------------------------------------------------------
+    SpecCode("PS150", "invariant-unknown-slot", ERR, "a checkable invariant names something that is not a slot", _doc(
+        "Reports a checkable invariant (LANGUAGE.md section 5) whose slot names are not declared slots.",
+        "The invariant cannot be checked and silently protects nothing.",
+        "- `reviewer` never sees `author`  (no slot `author`)",
+        "- `reviewer` never sees `proposer`")),
+    SpecCode("PS151", "invariant-unknown-config", ERR, "`every loop is bounded by` names no config key", _doc(
+        "Reports a loop-bound invariant whose key is not declared in `### Config`.",
+        "The bound cannot be checked.",
+        "- every loop is bounded by `rounds`  (no config `rounds`)",
+        "### Config\n- `rounds` (integer, default: 3): Rounds")),
+    # --- instance files --------------------------------------------------------
+    SpecCode("PS170", "invalid-instance", ERR, "the instance file is not a YAML mapping", _doc(
+        "Reports an instance file that is not valid YAML or not a mapping.",
+        "Nothing can be bound.",
+        "pattern: [x",
+        "pattern: review.prose.md")),
+    SpecCode("PS171", "missing-pattern-reference", ERR, "the instance names no `pattern`", _doc(
+        "Reports an instance without a `pattern:` key.",
+        "It is unknown what to run.",
+        "with: {critic: {model: fast}}",
+        "pattern: review.prose.md\nwith: {critic: {model: fast}}")),
+    SpecCode("PS172", "pattern-not-found", ERR, "the instance's pattern cannot be found or loaded", _doc(
+        "Reports a `pattern:` path (relative to the instance file) or library name that does not exist, or a pattern with errors.",
+        "Nothing can be run.",
+        "pattern: reveiw.prose.md",
+        "pattern: review.prose.md")),
+    SpecCode("PS173", "unknown-instance-key", WARN, "an unknown key in the instance file", _doc(
+        "Reports a key other than `pattern`, `with`, `config`, `inputs` (top level) or a service key.",
+        "It is ignored; it is probably misspelt.",
+        "pattern: review.prose.md\nconfg: {}",
+        "pattern: review.prose.md\nconfig: {}")),
+    SpecCode("PS174", "invalid-service", ERR, "a slot binding is not a valid service", _doc(
+        "Reports a binding that is not exactly one of `model:`, `pattern:` or `python:`, or a malformed field.",
+        "The slot cannot be called.",
+        'critic: {model: fast, python: "a:b"}',
+        "critic: {model: fast}")),
+    SpecCode("PS175", "role-file-not-found", ERR, "a model service's `role:` file does not exist", _doc(
+        "Reports a `role:` path (relative to the instance file) that does not exist.",
+        "The role prompt is missing.",
+        "critic: {model: fast, role: roles/critc.md}",
+        "critic: {model: fast, role: roles/critic.md}")),
+    SpecCode("PS176", "unknown-slot-binding", ERR, "`with` binds a name that is not a slot", _doc(
+        "Reports a `with` key that is not a slot of the pattern.",
+        "The binding is never used; the slot it meant is unbound.",
+        "with:\n  critc: {model: fast}",
+        "with:\n  critic: {model: fast}")),
+    SpecCode("PS177", "missing-slot-binding", ERR, "a slot has no binding", _doc(
+        "Reports a slot of the pattern that `with` does not bind.",
+        "The first call to it would fail at run time.",
+        "with: {}",
+        "with:\n  critic: {model: fast}")),
+    SpecCode("PS178", "list-slot-single-service", ERR, "a list-valued slot is bound to a single service", _doc(
+        "Reports a list-valued slot (marker `list`, iterated by `for`, or a `T[]` parameter) bound to one service.",
+        "The pattern iterates over the binding; it needs a YAML list of services.",
+        "stages: {model: fast}",
+        "stages:\n  - {model: fast}\n  - {model: strong}")),
+    SpecCode("PS179", "single-slot-service-list", ERR, "a single-service slot is bound to a list", _doc(
+        "Reports a list of services bound to a slot that takes one service.",
+        "The pattern calls the slot once.",
+        "critic:\n  - {model: fast}",
+        "critic: {model: fast}")),
+    SpecCode("PS180", "unknown-config-key", ERR, "`config` sets a key the pattern does not declare", _doc(
+        "Reports a `config` key that is not in the pattern's `### Config`.",
+        "The value is never used.",
+        "config: {round: 3}",
+        "config: {rounds: 3}")),
+    SpecCode("PS181", "config-type-mismatch", ERR, "a config value does not match the key's type", _doc(
+        "Reports a `config` value of another type than the pattern declares.",
+        "The program would get a wrong value.",
+        "config: {rounds: three}",
+        "config: {rounds: 3}")),
+    SpecCode("PS182", "missing-required-input", ERR, "a required input is not supplied", _doc(
+        "Reports a pattern parameter that is not optional, not a slot and not a config key, and that `inputs` does not supply.",
+        "The program would read a missing value.",
+        "inputs: {}",
+        'inputs:\n  task_brief: "Design a rate limiter."')),
+    SpecCode("PS183", "unknown-input", WARN, "`inputs` supplies a name the pattern does not declare", _doc(
+        "Reports an input that is neither a parameter nor a config key of the pattern.",
+        "The value is never used.",
+        "inputs: {task: x}",
+        "inputs: {task_brief: x}")),
+    SpecCode("PS184", "input-type-mismatch", WARN, "an input value does not match the parameter's type", _doc(
+        "Reports an input of another type than its parameter declares.",
+        "The program may misread it.",
+        "inputs: {materials: one.md}",
+        "inputs: {materials: [one.md]}")),
+    SpecCode("PS185", "input-binds-slot", ERR, "`inputs` supplies a slot", _doc(
+        "Reports an input named like a slot; slots are bound under `with`.",
+        "The slot stays unbound.",
+        "inputs: {critic: fast}",
+        "with: {critic: {model: fast}}")),
+    SpecCode("PS186", "invalid-python-target", ERR, "a `python:` service is not `package.module:function`", _doc(
+        "Reports a Python callable reference of the wrong form.",
+        "It cannot be imported.",
+        "critic: {python: reviewers.critic}",
+        'critic: {python: "reviewers.critic:review"}')),
+)
+# fmt: on
+
+# Examples of instance codes (PS170 on) are YAML, not markdown.
+SPEC_CODES: tuple[SpecCode, ...] = tuple(
+    row._replace(doc=row.doc.replace("```markdown", "```yaml")) if row.code >= "PS170" else row
+    for row in _TABLE
+)
+
+BY_CODE: dict[str, SpecCode] = {row.code: row for row in SPEC_CODES}
+
+
+def make(
+    code: str,
+    message: str,
+    span: Span,
+    *,
+    help: str | None = None,
+    secondary: tuple[Label, ...] = (),
+) -> Diagnostic:
+    """A diagnostic with the code's severity and the `spec` category."""
+    row = BY_CODE[code]
+    return Diagnostic(code, row.severity, CATEGORY, message, span, secondary, help)

@@ -1,0 +1,192 @@
+"""The instance model (LANGUAGE.md 1.2): a `*.yaml` file that binds a pattern so it can run.
+
+An instance names its pattern (a path relative to the instance file, or a
+library name), binds every slot to a service under `with`, may set `config`
+and may supply `inputs`. A service is a model service, a nested pattern
+instance, or a Python callable.
+
+Python callables exist only here. The pattern spec model
+(`prose.spec.model.PatternSpec`) has no field that can name one: a pattern
+file is data and must not be able to run code, so naming code to run is left
+to the instance file and the command line, which the user controls.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.source import Span
+from prose.spec.model import PatternSpec
+
+
+def resolve_pattern(reference: str, base: Path) -> Path | None:
+    """The pattern file a `pattern:` reference names, or None if there is none.
+
+    A reference with a `/` or ending in `.md` is a path relative to `base` (the
+    instance file's folder); a bare name is looked up in the pattern library
+    (`prose.resources.patterns_dir()`, as `NAME.prose.md`).
+    """
+    pathlike = "/" in reference or "\\" in reference or reference.endswith(".md")
+    if pathlike:
+        candidate = Path(reference) if Path(reference).is_absolute() else base / reference
+        if candidate.is_file():
+            return candidate
+        if "/" in reference or "\\" in reference:
+            return None
+    from prose.resources import patterns_dir  # late: tests may replace it
+
+    try:
+        library = patterns_dir()
+    except FileNotFoundError:
+        return None
+    name = reference if reference.endswith(".md") else f"{reference}.prose.md"
+    candidate = library / name
+    return candidate if candidate.is_file() else None
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Entry(_Frozen):
+    """One `config` or `inputs` item with the spans of its key and its value."""
+
+    name: str
+    value: Any = None
+    span: Span
+    value_span: Span
+
+
+class ModelService(_Frozen):
+    """`{ model: ALIAS, prompt: TEXT | role: FILE, schema: {field: type} }`.
+
+    `model` is a router alias or a LiteLLM model name; `role_path` is the role
+    file resolved relative to the instance file; `output_schema` is `schema:`.
+    A bare string binding (`critic: fast`) is a model service with that model.
+    """
+
+    kind: Literal["model"] = "model"
+    model: str
+    prompt: str | None = None
+    role: str | None = None
+    role_path: str | None = None
+    output_schema: dict[str, str] | None = None
+    span: Span
+
+
+class PythonService(_Frozen):
+    """`{ python: "package.module:function" }`: a callable, allowed only in instance files."""
+
+    kind: Literal["python"] = "python"
+    python: str
+    module: str
+    function: str
+    span: Span
+
+
+class PatternService(_Frozen):
+    """`{ pattern: REF, with: {...}, config: {...} }`: a nested pattern instance.
+
+    `pattern_path` is the resolved file (None when it cannot be found).
+    """
+
+    kind: Literal["pattern"] = "pattern"
+    pattern: str
+    pattern_path: str | None = None
+    bindings: dict[str, Binding] = Field(default_factory=dict)
+    invalid_slots: list[str] = Field(default_factory=list)
+    with_span: Span | None = None
+    config: list[Entry] = Field(default_factory=list)
+    span: Span
+
+    @property
+    def config_values(self) -> dict[str, Any]:
+        return {entry.name: entry.value for entry in self.config}
+
+
+Service = Annotated[ModelService | PatternService | PythonService, Field(discriminator="kind")]
+
+
+class Binding(_Frozen):
+    """A `with` entry: the slot, its service (or list of services), and where they are written."""
+
+    slot: str
+    value: Service | list[Service]
+    span: Span
+    value_span: Span
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.value, list)
+
+    @property
+    def services(self) -> list[ModelService | PatternService | PythonService]:
+        """The bound services as a list (one item for a single binding)."""
+        return list(self.value) if isinstance(self.value, list) else [self.value]
+
+
+class Instance(_Frozen):
+    """A parsed instance file.
+
+    `pattern` is the reference as written, `pattern_path` the resolved pattern
+    file (None when not found). `invalid_slots` lists slots whose binding is
+    written but is no valid service (already reported; not reported unbound). `config` and `inputs` keep each key's spans;
+    `config_values` and `input_values` give plain mappings.
+    """
+
+    path: str
+    span: Span
+    pattern: str | None = None
+    pattern_path: str | None = None
+    pattern_span: Span | None = None
+    bindings: dict[str, Binding] = Field(default_factory=dict)
+    invalid_slots: list[str] = Field(default_factory=list)
+    with_span: Span | None = None
+    config: list[Entry] = Field(default_factory=list)
+    config_span: Span | None = None
+    inputs: list[Entry] = Field(default_factory=list)
+    inputs_span: Span | None = None
+
+    @property
+    def config_values(self) -> dict[str, Any]:
+        return {entry.name: entry.value for entry in self.config}
+
+    @property
+    def input_values(self) -> dict[str, Any]:
+        return {entry.name: entry.value for entry in self.inputs}
+
+
+class InstanceResult(_Frozen):
+    """What `load_instance` returns.
+
+    `diagnostics` are about the instance file (and its nested services);
+    `spec_diagnostics` are those of the pattern file(s) it loaded.
+    """
+
+    instance: Instance | None
+    spec: PatternSpec | None = None
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    spec_diagnostics: list[Diagnostic] = Field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def ok(self) -> bool:
+        """True when the instance and its pattern loaded and nothing is an error."""
+        spec_errors = any(d.severity is Severity.ERROR for d in self.spec_diagnostics)
+        return (
+            self.instance is not None
+            and self.spec is not None
+            and not self.errors
+            and not spec_errors
+        )
+
+
+PatternService.model_rebuild()
+Binding.model_rebuild()

@@ -1,0 +1,381 @@
+"""`load_instance`: an instance YAML text -> `Instance`, its pattern spec, and diagnostics.
+
+Line numbers come from the YAML node tree (`yaml.compose`), so every problem
+points at the key or value it is about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from prose.diagnostics.model import Diagnostic
+from prose.errors import InputReadError
+from prose.source import Span
+from prose.spec.codes import make
+from prose.spec.instance import (
+    Binding,
+    Entry,
+    Instance,
+    InstanceResult,
+    ModelService,
+    PatternService,
+    PythonService,
+    resolve_pattern,
+)
+from prose.spec.instance_check import validate_bindings, validate_instance
+from prose.spec.loader import load_spec_file
+from prose.spec.model import PatternSpec, SpecResult
+from prose.spec.values import normalise_type
+from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
+
+SpecLoader = Callable[[Path], SpecResult]
+
+TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description"})
+_SERVICE_KEYS = {
+    "model": frozenset({"model", "prompt", "role", "schema"}),
+    "pattern": frozenset({"pattern", "with", "config"}),
+    "python": frozenset({"python"}),
+}
+_PYTHON_TARGET = re.compile(
+    r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$"
+)
+
+
+class _Reader:
+    """Builds the instance from YAML nodes, collecting diagnostics."""
+
+    def __init__(self, filename: str, loader: SpecLoader) -> None:
+        self.file = filename
+        self.base = Path(filename).parent
+        self.loader = loader
+        self.out: list[Diagnostic] = []
+        self.spec_out: list[Diagnostic] = []
+
+    def span(self, node: yaml.Node) -> Span:
+        return node_span(node, self.file)
+
+    def unknown_keys(self, node: yaml.Node, allowed: frozenset[str], where: str) -> None:
+        for key, (key_node, _) in key_nodes(node).items():
+            if key not in allowed:
+                known = ", ".join(f"`{name}`" for name in sorted(allowed))
+                self.out.append(
+                    make(
+                        "PS173",
+                        f"unknown key `{key}` in {where}; known keys: {known}",
+                        self.span(key_node),
+                    )
+                )
+
+    def mapping(self, node: yaml.Node, what: str) -> bool:
+        if isinstance(node, yaml.MappingNode):
+            return True
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:null":
+            return False
+        self.out.append(make("PS170", f"`{what}` must be a mapping", self.span(node)))
+        return False
+
+    def entries(self, node: yaml.Node | None, what: str) -> list[Entry]:
+        if node is None or not self.mapping(node, what):
+            return []
+        loader = yaml.SafeLoader("")
+        out: list[Entry] = []
+        try:
+            for key, value in key_nodes(node).values():
+                try:
+                    constructed = loader.construct_object(value, deep=True)
+                except yaml.YAMLError as error:  # e.g. a value that contains itself
+                    problem = getattr(error, "problem", None) or "cannot be read"
+                    message = f"`{key.value}` in `{what}`: {problem}"
+                    self.out.append(make("PS170", message, self.span(value)))
+                    constructed = None  # reported; kept so it is not also "missing"
+                out.append(
+                    Entry(
+                        name=str(key.value),
+                        value=constructed,
+                        span=self.span(key),
+                        value_span=self.span(value),
+                    )
+                )
+        finally:
+            loader.dispose()
+        return out
+
+    def bindings(self, node: yaml.Node | None) -> tuple[dict[str, Binding], list[str]]:
+        """The valid bindings, and the slots whose binding is written but invalid (reported)."""
+        if node is None or not self.mapping(node, "with"):
+            return {}, []
+        out: dict[str, Binding] = {}
+        invalid: list[str] = []
+        for slot, (key, value) in key_nodes(node).items():
+            if isinstance(value, yaml.SequenceNode):
+                services = [self.service(item, slot) for item in value.value]
+                if all(service is not None for service in services):
+                    out[slot] = Binding(
+                        slot=slot,
+                        value=[s for s in services if s is not None],
+                        span=self.span(key),
+                        value_span=self.span(value),
+                    )
+                else:
+                    invalid.append(slot)
+                continue
+            service = self.service(value, slot)
+            if service is None:
+                invalid.append(slot)
+                continue
+            out[slot] = Binding(
+                slot=slot, value=service, span=self.span(key), value_span=self.span(value)
+            )
+        return out, invalid
+
+    def service(
+        self, node: yaml.Node, slot: str
+    ) -> ModelService | PatternService | PythonService | None:
+        span = self.span(node)
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str" and node.value:
+            return ModelService(model=node.value, span=span)
+        if not isinstance(node, yaml.MappingNode):
+            self.out.append(
+                make(
+                    "PS174",
+                    f"the binding of `{slot}` is not a service mapping",
+                    span,
+                    help="write `{ model: ALIAS }`, `{ pattern: REF }` or `{ python: pkg.mod:func }`",
+                )
+            )
+            return None
+        keys = key_nodes(node)
+        kinds = [kind for kind in ("model", "pattern", "python") if kind in keys]
+        if len(kinds) != 1:
+            problem = "names no service kind" if not kinds else "names more than one service kind"
+            self.out.append(
+                make(
+                    "PS174",
+                    f"the binding of `{slot}` {problem}",
+                    span,
+                    help="give exactly one of `model:`, `pattern:` or `python:`",
+                )
+            )
+            return None
+        kind = kinds[0]
+        self.unknown_keys(node, _SERVICE_KEYS[kind], f"the `{kind}` service of `{slot}`")
+        values = {
+            key: self.text(value, slot, key)
+            for key, (_, value) in keys.items()
+            if key in ("model", "pattern", "python", "prompt", "role")
+        }
+        if values.get(kind) is None:
+            return None
+        if kind == "python":
+            return self.python(values["python"] or "", keys["python"][1], slot)
+        if kind == "pattern":
+            return self.pattern_service(values["pattern"] or "", keys, span)
+        return self.model_service(values, keys, span, slot)
+
+    def text(self, node: yaml.Node, slot: str, key: str, code: str = "PS174") -> str | None:
+        if (
+            isinstance(node, yaml.ScalarNode)
+            and node.tag == "tag:yaml.org,2002:str"
+            and node.value.strip()
+        ):
+            return str(node.value)
+        self.out.append(
+            make(code, f"`{key}` of `{slot}` must be a non-empty string", self.span(node))
+        )
+        return None
+
+    def python(self, target: str, node: yaml.Node, slot: str) -> PythonService | None:
+        match = _PYTHON_TARGET.match(target.strip())
+        if match is None:
+            self.out.append(
+                make(
+                    "PS186",
+                    f"`python: {target}` of `{slot}` is not `package.module:function`",
+                    self.span(node),
+                )
+            )
+            return None
+        return PythonService(
+            python=target.strip(),
+            module=match.group(1),
+            function=match.group(2),
+            span=self.span(node),
+        )
+
+    def model_service(
+        self, values: dict[str, str | None], keys: dict[str, Any], span: Span, slot: str
+    ) -> ModelService:
+        role_path: str | None = None
+        role = values.get("role")
+        if "prompt" in keys and "role" in keys:
+            self.out.append(
+                make("PS174", f"`{slot}` gives both `prompt` and `role`; give one", span)
+            )
+        if role:
+            resolved = Path(role) if Path(role).is_absolute() else self.base / role
+            role_path = str(resolved)
+            if not resolved.is_file():
+                self.out.append(
+                    make(
+                        "PS175",
+                        f"role file `{role}` of `{slot}` does not exist",
+                        self.span(keys["role"][1]),
+                    )
+                )
+        return ModelService(
+            model=values["model"] or "",
+            prompt=values.get("prompt"),
+            role=role,
+            role_path=role_path,
+            output_schema=self.schema(keys, slot),
+            span=span,
+        )
+
+    def schema(self, keys: dict[str, Any], slot: str) -> dict[str, str] | None:
+        if "schema" not in keys:
+            return None
+        node = keys["schema"][1]
+        if not isinstance(node, yaml.MappingNode):
+            message = f"`schema` of `{slot}` must map field names to types"
+            self.out.append(make("PS174", message, self.span(node)))
+            return None
+        fields: dict[str, str] = {}
+        for field, (_, value) in key_nodes(node).items():
+            type_text = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
+            if normalise_type(type_text) is None:
+                message = f"schema field `{field}` of `{slot}` has no known type"
+                self.out.append(make("PS174", message, self.span(value)))
+                continue
+            fields[field] = type_text
+        return fields
+
+    def pattern_service(self, reference: str, keys: dict[str, Any], span: Span) -> PatternService:
+        path = resolve_pattern(reference, self.base)
+        with_node = keys.get("with", (None, None))
+        bindings, invalid = self.bindings(with_node[1])
+        service = PatternService(
+            pattern=reference,
+            pattern_path=str(path) if path else None,
+            bindings=bindings,
+            invalid_slots=invalid,
+            with_span=self.span(with_node[0]) if with_node[0] is not None else None,
+            config=self.entries(keys.get("config", (None, None))[1], "config"),
+            span=span,
+        )
+        spec = self.load(reference, path, self.span(keys["pattern"][1]))
+        if spec is not None:
+            anchor = service.with_span or span
+            self.out.extend(
+                validate_bindings(
+                    service.bindings, service.config, spec, anchor, skip=service.invalid_slots
+                )
+            )
+        return service
+
+    def load(self, reference: str, path: Path | None, span: Span) -> PatternSpec | None:
+        if path is None:
+            self.out.append(
+                make(
+                    "PS172",
+                    f"pattern `{reference}` not found",
+                    span,
+                    help="give a path relative to this file, or a library pattern name",
+                )
+            )
+            return None
+        try:
+            result = self.loader(path)
+        except InputReadError as error:
+            self.out.append(make("PS172", f"pattern `{reference}` cannot be read: {error}", span))
+            return None
+        self.spec_out.extend(result.diagnostics)
+        if not result.ok:
+            self.out.append(make("PS172", f"pattern `{reference}` has errors", span))
+        return result.spec
+
+
+def load_instance(
+    text: str, filename: str, spec_loader: SpecLoader | None = None
+) -> InstanceResult:
+    """Parse an instance file, load its pattern through `spec_loader`, and validate it.
+
+    `spec_loader` maps a pattern path to a `SpecResult` (default:
+    `load_spec_file`; pass a caching one to share work). Never raises for
+    content problems: they are diagnostics with the YAML line.
+    """
+    reader = _Reader(filename, spec_loader or load_spec_file)
+    parsed = compose(text)
+    if isinstance(parsed, YamlProblem):
+        span = Span.point(filename, parsed.line, parsed.column)
+        return InstanceResult(
+            instance=None, diagnostics=[make("PS170", f"not valid YAML: {parsed.message}", span)]
+        )
+    if not isinstance(parsed.node, yaml.MappingNode):
+        span = reader.span(parsed.node) if parsed.node is not None else Span.point(filename, 1, 1)
+        return InstanceResult(
+            instance=None, diagnostics=[make("PS170", "the instance is not a mapping", span)]
+        )
+    root = parsed.node
+    reader.unknown_keys(root, TOP_KEYS, "the instance file")
+    keys = key_nodes(root)
+    lines = text.split("\n")
+    whole = Span(filename, 1, 1, len(lines), len(lines[-1]) + 1)
+    reference: str | None = None
+    pattern_span: Span | None = None
+    if "pattern" in keys:
+        pattern_span = reader.span(keys["pattern"][1])
+        reference = reader.text(keys["pattern"][1], "the instance", "pattern", "PS171")
+    else:
+        reader.out.append(
+            make("PS171", "the instance names no `pattern`", Span.point(filename, 1, 1))
+        )
+    path = resolve_pattern(reference, reader.base) if reference else None
+    with_key = keys.get("with", (None, None))
+    config_key = keys.get("config", (None, None))
+    inputs_key = keys.get("inputs", (None, None))
+    bindings, invalid = reader.bindings(with_key[1])
+    instance = Instance(
+        path=filename,
+        span=whole,
+        pattern=reference,
+        pattern_path=str(path) if path else None,
+        pattern_span=pattern_span,
+        bindings=bindings,
+        invalid_slots=invalid,
+        with_span=reader.span(with_key[0]) if with_key[0] is not None else None,
+        config=reader.entries(config_key[1], "config"),
+        config_span=reader.span(config_key[0]) if config_key[0] is not None else None,
+        inputs=reader.entries(inputs_key[1], "inputs"),
+        inputs_span=reader.span(inputs_key[0]) if inputs_key[0] is not None else None,
+    )
+    spec = (
+        reader.load(reference, path, pattern_span or whole) if reference and pattern_span else None
+    )
+    if spec is not None:
+        reader.out.extend(validate_instance(instance, spec))
+    reader.out.sort(key=Diagnostic.sort_key)
+    return InstanceResult(
+        instance=instance, spec=spec, diagnostics=reader.out, spec_diagnostics=reader.spec_out
+    )
+
+
+def load_instance_file(path: str | Path, spec_loader: SpecLoader | None = None) -> InstanceResult:
+    """Read and load an instance file. Raises InputReadError only when it cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InputReadError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        span = Span.point(str(path), line, 1)
+        return InstanceResult(
+            instance=None, diagnostics=[make("PS170", "the file is not UTF-8 text", span)]
+        )
+    return load_instance(text.removeprefix("\ufeff"), str(path), spec_loader)

@@ -1,0 +1,230 @@
+"""`### Slots`: slot bullets, their markers, `requires:` entries and `ensures:` text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from prose.diagnostics.model import Diagnostic
+from prose.source import Span
+from prose.spec.codes import make
+from prose.spec.markdown_sections import Bullet, RawSection, parse_bullets
+from prose.spec.model import Requirement, Slot
+from prose.spec.values import find_close, split_top
+
+IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*")
+_BACKTICKED = re.compile(r"^`([^`]*)`")
+_FIELD = re.compile(r"^`?(requires|ensures|maintains)`?\s*:\s*", re.I)
+_SCHEMA = re.compile(r"^(?P<lead>.*?)\bobject\s+with\s+(?P<fields>.+?)[\s.]*$", re.I | re.S)
+_SCHEMA_FIELD = re.compile(r"^`([A-Za-z_][\w-]*)`\s*\(\s*([^()]+?)\s*\)$")
+_SCHEMA_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+", re.I)
+_DICT_LIKE = re.compile(r"\{\s*['\"][^'\"]*['\"]\s*:")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_NONE_WORDS = frozenset({"none", "nothing", "n/a", "-"})
+MARKERS = frozenset({"primary", "list"})
+
+# Words skipped when looking for the first noun of an `ensures:` line: articles,
+# determiners, prepositions and the adjectives that open role descriptions.
+ROLE_STOPWORDS = frozenset(
+    """a an the this that these those each every some any all one its their his her our your my
+    of for to in on with from by and or as at into about over per
+    single multiple several many few more most other another same
+    new final full complete completed short long detailed concise structured clear brief
+    independent initial improved revised refined prior previous next proposed original raw
+    specific overall updated current possible optional exact valid concrete explicit
+    written plain formal informal candidate's""".split()
+)
+
+
+def _point(file: str, line: int, column: int, length: int) -> Span:
+    return Span(file, line, column, line, column + max(length, 1))
+
+
+def role_word(ensures: str) -> str | None:
+    """The first noun of an `ensures:` text, lowercased: its first non-stopword word.
+
+    With an output schema (`review object with ...`) only the words before
+    `object` count; none there gives None.
+    """
+    schema = _SCHEMA.match(ensures)
+    text: str = schema.group("lead") if schema else ensures
+    for word in _WORD.findall(text):
+        lowered = str(word).lower()
+        if lowered not in ROLE_STOPWORDS:
+            return lowered
+    return None
+
+
+def output_schema(ensures: str) -> tuple[dict[str, str] | None, bool]:
+    """`(schema, malformed)` for an ``<words> object with `f` (type), ...`` text.
+
+    `malformed` is True when the text says `object with` but a field is not
+    `` `name` (type) ``.
+    """
+    match = _SCHEMA.match(ensures.strip())
+    if not match or "`" not in match.group("fields"):
+        return None, bool(match and "`" in ensures)
+    fields: dict[str, str] = {}
+    for part in _SCHEMA_SEP.split(match.group("fields").strip()):
+        field = _SCHEMA_FIELD.match(part.strip())
+        if not field:
+            return None, True
+        fields[field.group(1)] = field.group(2).strip()
+    return fields, False
+
+
+def parse_requirements(
+    value: str, line: int, column: int, file: str
+) -> tuple[list[Requirement], bool]:
+    """The entries of a `requires:` value starting at `line`:`column`; and whether any was declared."""
+    if value.strip().rstrip(".").lower() in _NONE_WORDS:
+        return [], True
+    out: list[Requirement] = []
+    for offset, raw in split_top(value):
+        entry = raw.strip().rstrip(".").strip()
+        start = offset + len(raw) - len(raw.lstrip())
+        for conjunction in ("and ", "or "):
+            if entry.lower().startswith(conjunction):
+                entry, start = entry[len(conjunction) :].lstrip(), start + len(conjunction)
+        if not entry:
+            continue
+        condition: str | None = None
+        text = entry
+        opened = entry.find("(")
+        closed = find_close(entry, opened) if opened >= 0 else -1
+        if opened >= 0:
+            end = closed if closed >= 0 else len(entry)
+            condition = entry[opened + 1 : end].strip()
+            text = (entry[:opened] + entry[end + 1 :]).strip()
+        optional = condition is not None or entry.lower().startswith("optional ")
+        name = text if IDENTIFIER.fullmatch(text) else None
+        span = _point(file, line, column + start, len(entry))
+        out.append(
+            Requirement(text=text, name=name, optional=optional, condition=condition, span=span)
+        )
+    return out, True
+
+
+def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
+    head = _BACKTICKED.match(bullet.text)
+    if head is None or not IDENTIFIER.fullmatch(head.group(1)):
+        if bullet.text.strip().rstrip(".").lower().startswith("none"):
+            return None
+        out.append(
+            make(
+                "PS120",
+                f"slot bullet `{bullet.text.strip()}` does not start with a slot name in backticks",
+                _point(file, bullet.line, bullet.column, len(bullet.text)),
+                help="write the slot as ``- `name` (primary)``",
+            )
+        )
+        return None
+    name = head.group(1)
+    span = _point(file, bullet.line, bullet.column + 1, len(name))
+    rest = bullet.text[head.end() :]
+    markers: list[str] = []
+    stripped = rest.lstrip()
+    if stripped.startswith("("):
+        base = head.end() + len(rest) - len(stripped)
+        close = find_close(stripped, 0)
+        inner = stripped[1:close] if close >= 0 else stripped[1:]
+        for offset, raw in split_top(inner):
+            marker = raw.strip().lower()
+            if not marker:
+                continue
+            markers.append(marker)
+            if marker not in MARKERS:
+                at = bullet.column + base + 1 + offset + len(raw) - len(raw.lstrip())
+                out.append(
+                    make(
+                        "PS122",
+                        f"unknown marker `{marker}` on slot `{name}`; known markers are `primary` and `list`",
+                        _point(file, bullet.line, at, len(marker)),
+                    )
+                )
+        stripped = stripped[close + 1 :] if close >= 0 else ""
+    joined = " ".join([stripped, *(t for _, _, t in bullet.continuation)])
+    description = joined.strip().lstrip(":-—–").strip() or None
+    fields = _slot_fields(bullet, name, file, out)
+    return Slot(
+        name=name,
+        span=span,
+        primary="primary" in markers,
+        list_valued="list" in markers,
+        markers=markers,
+        description=description,
+        **fields,
+    )
+
+
+def _slot_fields(bullet: Bullet, name: str, file: str, out: list[Diagnostic]) -> dict[str, Any]:
+    requires: list[Requirement] = []
+    declared = False
+    fields: dict[str, Any] = {}
+    for child in bullet.children:
+        match = _FIELD.match(child.text)
+        if match is None:
+            out.append(
+                make(
+                    "PS125",
+                    f"slot `{name}` has an unknown sub-bullet; expected `requires:` or `ensures:`",
+                    _point(file, child.line, child.column, len(child.text)),
+                )
+            )
+            continue
+        key = match.group(1).lower()
+        value = child.full_text[match.end() :].strip()
+        column = child.column + match.end()
+        if key == "requires":
+            entries, now_declared = parse_requirements(value, child.line, column, file)
+            requires.extend(entries)
+            declared = declared or now_declared
+            continue
+        span = _point(file, child.line, column, len(child.text) - match.end())
+        schema, malformed = output_schema(value)
+        fields.update(
+            ensures=value,
+            ensures_keyword=key,
+            ensures_span=span,
+            role_word=role_word(value),
+            output_schema=schema,
+        )
+        if _DICT_LIKE.search(value):
+            out.append(
+                make(
+                    "PS124",
+                    f"`{key}:` of slot `{name}` looks like a Python dict, not an output description",
+                    span,
+                    help="declare a schema as ``<what> object with `field` (type), `field` (type)``",
+                )
+            )
+        elif malformed:
+            out.append(
+                make(
+                    "PS126",
+                    f"`{key}:` of slot `{name}` says `object with` but its fields are not all "
+                    "`` `name` (type) ``; no output schema is declared",
+                    span,
+                )
+            )
+    return {"requires": requires, "requires_declared": declared, **fields}
+
+
+def parse_slots(section: RawSection, file: str, out: list[Diagnostic]) -> list[Slot]:
+    """The slots of a `### Slots` section, in order; problems are appended to `out`."""
+    slots: list[Slot] = []
+    for bullet in parse_bullets(section):
+        slot = _slot_from(bullet, file, out)
+        if slot is None:
+            continue
+        if slot.requires_declared is False and slot.ensures is None:
+            out.append(
+                make(
+                    "PS123",
+                    f"slot `{slot.name}` declares neither `requires:` nor `ensures:`",
+                    slot.span,
+                    help="add `requires:` (what it may see) and `ensures:` (what it must produce)",
+                )
+            )
+        slots.append(slot)
+    return slots

@@ -1,0 +1,197 @@
+"""Literal values and value types of config keys and parameters.
+
+Defaults are JSON or Python literals (`none`/`null` mean null); types are
+`string`, `integer`, `number`, `boolean`, `list`, `object`, `any` or `T[]`.
+Also the bracket-aware scanning that config bullets need, because a default
+may hold commas, parentheses and quotes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass
+from typing import Any
+
+BASE_TYPES = frozenset({"string", "integer", "number", "boolean", "list", "object", "any"})
+_NULL_WORDS = frozenset({"none", "null", "~"})
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = frozenset(_OPEN.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A parsed default: `ok` False when the text is no literal.
+
+    `bracketless` is set when comma-separated items without `[...]` were read
+    as a list (`{'a': 1}, {'b': 2}`).
+    """
+
+    ok: bool
+    value: Any = None
+    bracketless: bool = False
+
+
+def normalise_type(text: str) -> str | None:
+    """The canonical type name (`int` is not one), or None if `text` is no known type."""
+    name = text.strip().lower()
+    base = name[:-2].strip() if name.endswith("[]") else name
+    if base not in BASE_TYPES:
+        return None
+    return f"{base}[]" if name.endswith("[]") else base
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
+
+
+def _json_like(value: Any) -> bool:
+    if value is None or isinstance(value, str | bool | int | float):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_json_like(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _json_like(item) for key, item in value.items())
+    return False
+
+
+def parse_literal(text: str) -> Literal:
+    """Read `text` as JSON, else as a Python literal; `none`/`null` give None."""
+    text = text.strip()
+    if not text:
+        return Literal(False)
+    if text.lower() in _NULL_WORDS:
+        return Literal(True, None)
+    try:
+        return Literal(True, json.loads(text))
+    except ValueError:
+        pass
+    if len(text) > 10_000:
+        return Literal(False)
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return Literal(False)
+    if not _json_like(value):
+        return Literal(False)
+    return Literal(True, _plain(value), bracketless=isinstance(value, tuple))
+
+
+def matches_type(value: Any, type_name: str) -> bool:
+    """Whether `value` (JSON-like) is of `type_name`; null matches every type."""
+    if value is None or type_name == "any":
+        return True
+    if type_name.endswith("[]"):
+        element = type_name[:-2]
+        return isinstance(value, list) and all(matches_type(item, element) for item in value)
+    if type_name == "string":
+        return isinstance(value, str)
+    if type_name == "boolean":
+        return isinstance(value, bool)
+    if type_name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if type_name == "list":
+        return isinstance(value, list)
+    if type_name == "object":
+        return isinstance(value, dict)
+    return True
+
+
+def types_compatible(first: str, second: str) -> bool:
+    """Whether two declared types can describe one value (`integer` fits `number`)."""
+    a, b = normalise_type(first), normalise_type(second)
+    if a is None or b is None or a == b or "any" in (a, b):
+        return True
+    numeric = {"integer", "number"}
+    if a in numeric and b in numeric:
+        return True
+    listy = {"list"}
+    if (a in listy and b.endswith("[]")) or (b in listy and a.endswith("[]")):
+        return True
+    if a.endswith("[]") and b.endswith("[]"):
+        return types_compatible(a[:-2], b[:-2])
+    return False
+
+
+def describe(value: Any) -> str:
+    """A short type word for messages: `string`, `integer`, `list`..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def find_close(text: str, start: int) -> int:
+    """Index of the bracket closing the one at `text[start]`, or -1.
+
+    Quotes (single or double) are skipped, so `(e.g. "a)")` closes correctly.
+    """
+    depth = 0
+    quote = ""
+    index = start
+    while index < len(text):
+        char = text[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif char == quote:
+                quote = ""
+        elif char in "\"'" and _opens_quote(text, index):
+            quote = char
+        elif char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return -1
+
+
+def _opens_quote(text: str, index: int) -> bool:
+    # An apostrophe inside a word ("other's") is not a quote.
+    if text[index] == "'" and 0 < index < len(text) - 1:
+        return not (text[index - 1].isalnum() and text[index + 1].isalnum())
+    return True
+
+
+def split_top(text: str, separator: str = ",") -> list[tuple[int, str]]:
+    """Split on `separator` outside brackets and quotes: `(offset, part)` pairs, unstripped."""
+    parts: list[tuple[int, str]] = []
+    depth = 0
+    quote = ""
+    begin = 0
+    for index, char in enumerate(text):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'" and _opens_quote(text, index):
+            quote = char
+        elif char in _OPEN:
+            depth += 1
+        elif char in _CLOSE:
+            depth = max(depth - 1, 0)
+        elif char == separator and depth == 0:
+            parts.append((begin, text[begin:index]))
+            begin = index + 1
+    parts.append((begin, text[begin:]))
+    return parts
