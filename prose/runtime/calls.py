@@ -285,9 +285,10 @@ async def _python_attempt(
     started = time.perf_counter()
     _progress(ctx, "start", event)
     try:
-        result = service.function(**arguments)
-        if inspect.isawaitable(result):
-            result = await result
+        async with ctx.shared.semaphore:
+            result = service.function(**arguments)
+            if inspect.isawaitable(result):
+                result = await result
     except asyncio.CancelledError:
         _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
         raise

@@ -115,7 +115,6 @@ async def judge(
     from prose.llm.errors import LLMError, ScriptExhaustedError
     from prose.llm.scripted import choice_key, condition_key, script_model
     from prose.llm.types import ChatRequest
-
     from prose.runtime.calls import admit_and_lookup, record_usage
     from prose.runtime.errors import ScriptExhausted
     from prose.runtime.prompts import messages_to_dicts

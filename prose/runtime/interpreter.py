@@ -34,6 +34,9 @@ from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Sig
 from prose.runtime.values import NULL, Service, Value
 from prose.syntax import nodes as n
 
+# What a declared but not yet bound name reads as in a condition (and its members too).
+UNBOUND = Value(None)
+
 # The error a `catch` block is handling, for a bare `throw` (per task, so branches do not mix).
 _handling: contextvars.ContextVar[ProseRuntimeError | None] = contextvars.ContextVar(
     "prose_handling", default=None
@@ -342,14 +345,17 @@ class Interpreter(LoopsMixin):
         if found is not None:
             return found[1].value
         if lenient and name in self.ctx.declared:
-            return NULL
+            return UNBOUND
         raise NameNotDefined(f"`{name}` is not defined", node.span, source=self.source)
 
     async def eval_name(self, node: n.Name, scope: Scope, path: str, lenient: bool) -> Value:
         return self._lookup(node.name, scope, node, lenient)
 
     async def eval_member(self, node: n.Member, scope: Scope, path: str, lenient: bool) -> Value:
-        return v.member(await self.eval(node.obj, scope, path, lenient), node.name)
+        holder = await self.eval(node.obj, scope, path, lenient)
+        if holder is UNBOUND:
+            return UNBOUND  # `verdict.accepted` before `verdict` is first bound: null
+        return v.member(holder, node.name)
 
     async def eval_index(self, node: n.Index, scope: Scope, path: str, lenient: bool) -> Value:
         container = await self.eval(node.obj, scope, path, lenient)

@@ -19,7 +19,7 @@ def placeholder_for(schema: Any, name: str) -> Any:
     """A value of `schema`'s shape: strings name the field, numbers are 0, booleans false."""
     if not isinstance(schema, dict):
         return f"<{name}>"
-    if "enum" in schema and schema["enum"]:
+    if schema.get("enum"):
         return schema["enum"][0]
     kind = schema.get("type")
     if isinstance(kind, list):

@@ -11,7 +11,7 @@ from prose.runtime.values import NULL, Value
 from prose.source import Span
 
 
-class Signal(Exception):  # noqa: N818 - a signal, not an error
+class Signal(Exception):
     def __init__(self, span: Span) -> None:
         super().__init__(type(self).__name__)
         self.span = span
