@@ -1,0 +1,250 @@
+"""Run-time information hiding (LANGUAGE.md 5): violations stop the run before the call is sent.
+
+The leak fixtures in tests/fixtures/runtime/leaks (and any in
+tests/fixtures/leaks) each name the slot that must never be called in their
+frontmatter (`leak_slot`). They are run through the scripted model with no
+linter in front, as `prose run --no-check` would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from prose.llm import Script
+from prose.runtime import RunOptions, RunResult, run_pattern
+
+HERE = Path(__file__).resolve().parent
+LEAKS = sorted((HERE / "fixtures" / "runtime" / "leaks").glob("*.prose.md"))
+LEAKS += sorted((HERE / "fixtures" / "leaks").glob("*.prose.md"))
+
+
+def _frontmatter(path: Path) -> dict[str, Any]:
+    text = path.read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---")[1]) or {}
+
+
+def _script_for(path: Path) -> Script:
+    own = path.with_name(path.name.replace(".prose.md", ".script.yaml"))
+    if own.is_file():
+        return Script.from_yaml(own.read_text(encoding="utf-8"))
+    from prose.spec import load_spec
+
+    spec = load_spec(path.read_text(encoding="utf-8"), str(path)).spec
+    assert spec is not None
+    return Script.from_mapping({"slots": {s.name: [f"output of {s.name}"] * 10 for s in spec.slots}})
+
+
+def run_file(path: Path, tmp_path: Path, script: Script, **options: Any) -> RunResult:
+    return asyncio.run(run_pattern(path, RunOptions(
+        inputs=options.pop("inputs", {"task_brief": "the brief"}), script=script,
+        trace_path=tmp_path / "trace.jsonl", **options)))
+
+
+@pytest.mark.parametrize("path", LEAKS, ids=[p.name.removesuffix(".prose.md") for p in LEAKS])
+def test_seeded_leak_stops_before_the_call(path: Path, tmp_path: Path) -> None:
+    leak_slot = _frontmatter(path).get("leak_slot")
+    result = run_file(path, tmp_path, _script_for(path))
+    assert result.exit_code == 5, result.error and result.error.format()
+    assert result.error is not None and result.error.code == "R010"
+    assert result.error.slot == leak_slot
+    assert result.error.span is not None and result.error.span.file == str(path)
+    # The trace (on disk) has no call of the leaking slot, and says why the run stopped.
+    events = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    assert not [e for e in events if e["type"] == "call" and e["slot"] == leak_slot]
+    errors = [e for e in events if e["type"] == "error"]
+    assert errors and errors[0]["code"] == "R010" and errors[0]["line"] == result.error.span.line
+    assert events[-1]["type"] == "run_end" and events[-1]["status"] == "violation"
+
+
+HEADER = """---
+name: hiding
+kind: pattern
+version: 0.1.0
+---
+
+# Hiding
+
+Provenance tests.
+
+### Slots
+
+- `writer`
+- `critic`
+- `other`
+
+### Config
+
+- None.
+
+### Invariants
+
+{invariants}
+
+### Parameters
+
+- `task_brief`: string -- the brief
+
+### Returns
+
+- `result`: anything
+
+### Delegation
+
+```prose
+{program}
+```
+"""
+
+
+def run(tmp_path: Path, program: str, invariants: str = "- `writer` never sees `critic`",
+        slots: dict[str, list[Any]] | None = None) -> RunResult:
+    path = tmp_path / "hiding.prose.md"
+    path.write_text(HEADER.format(invariants=invariants, program=textwrap.dedent(program).strip()))
+    script = Script.from_mapping({"slots": slots or {
+        "writer": ["w1", "w2"], "critic": ["c1", "c2"], "other": ["o1", "o2"]}})
+    return run_file(path, tmp_path, script)
+
+
+def test_member_read_gives_the_elements_own_provenance(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        let bundle = { brief: task_brief, notes: attack }
+        let w = call writer
+          brief: bundle.brief
+        return { result: w }
+        """)
+    assert result.exit_code == 0, result.error and result.error.format()
+
+
+def test_a_container_carries_the_union(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        let bundle = { brief: task_brief, notes: [attack] }
+        let w = call writer
+          brief: bundle
+        return { result: w }
+        """)
+    assert result.exit_code == 5
+
+
+def test_loop_variable_and_loop_results_carry_provenance(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let notes = repeat 2:
+          call critic
+            task_brief: task_brief
+        for note in notes:
+          let w = call writer
+            note: note
+        return { result: 1 }
+        """)
+    assert result.exit_code == 5
+    assert [e.slot for e in result.events if e.type == "call"] == ["critic", "critic"]
+
+
+def test_another_slots_output_is_its_own_new_value(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        let digest = call other
+          text: attack
+        let w = call writer
+          digest: digest
+        return { result: w }
+        """)
+    assert result.exit_code == 0
+
+
+def test_even_indirectly_follows_transitive_provenance(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        let digest = call other
+          text: attack
+        let w = call writer
+          digest: digest
+        return { result: w }
+        """, invariants="- `writer` never sees `critic`, even indirectly")
+    assert result.exit_code == 5
+    assert result.error is not None and "derived from `critic`" in result.error.message
+
+
+def test_violation_cannot_be_caught(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        try:
+          let w = call writer
+            notes: attack
+        catch:
+          return { result: "swallowed" }
+        return { result: "no" }
+        """)
+    assert result.exit_code == 5
+
+
+def test_violation_in_an_ignored_parallel_branch_still_stops_the_run(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let attack = call critic
+          task_brief: task_brief
+        let ws = parallel for x in [task_brief, attack] (on-fail: "ignore"):
+          call writer
+            text: x
+        return { result: ws }
+        """)
+    assert result.exit_code == 5
+
+
+def test_sees_only_and_runtime_values_are_not_literal_text(tmp_path: Path) -> None:
+    invariants = "- `writer` sees only `task_brief`\n- `writer` is unaware of `critic`"
+    literal = run(tmp_path, """
+        let w = call writer
+          task_brief: "{task_brief} (the critic is not mentioned here literally)"
+        return { result: w }
+        """, invariants=invariants)
+    assert literal.exit_code == 5  # the literal text names `critic`
+    assert literal.error is not None and "names `critic`" in literal.error.message
+    extra = run(tmp_path, """
+        let w = call writer
+          task_brief: task_brief
+          extra: "x"
+        return { result: w }
+        """, invariants=invariants)
+    assert extra.exit_code == 5 and extra.error is not None and "sees only" in extra.error.message
+
+
+def test_parameters_are_not_literal_text(tmp_path: Path) -> None:
+    path = tmp_path / "p.prose.md"
+    path.write_text(HEADER.format(invariants="- `writer` is unaware of `critic`", program=textwrap.dedent("""
+        let w = call writer
+          task_brief: task_brief
+        return { result: w }
+        """).strip()))
+    result = run_file(path, tmp_path, Script.from_mapping({"slots": {"writer": ["w"]}}),
+                      inputs={"task_brief": "please ask the critic"})
+    assert result.exit_code == 0, result.error and result.error.format()
+
+
+def test_require_distinct_models_fails_before_any_call(tmp_path: Path) -> None:
+    from prose.runtime.services import ModelService
+
+    path = tmp_path / "p.prose.md"
+    path.write_text(HEADER.format(invariants="- `writer` and `critic` are independent", program=textwrap.dedent("""
+        let w = call writer
+          task_brief: task_brief
+        return { result: w }
+        """).strip()))
+    same = {"writer": ModelService("same-model"), "critic": ModelService("same-model"),
+            "other": ModelService("x")}
+    result = asyncio.run(run_pattern(path, RunOptions(
+        inputs={"task_brief": "b"}, bindings=same, require_distinct_models=True, write_trace=False)))
+    assert result.exit_code == 5 and result.events == []
+    assert result.error is not None and "same-model" in result.error.message
