@@ -1,0 +1,130 @@
+"""The errors a model call can end with.
+
+LiteLLM's and the openai SDK's exceptions are converted into these at the
+border (`prose.llm.error_mapping`); nothing above this package sees theirs.
+Every class has a stable `kind` (what `catch as err` exposes as `err.kind`)
+and says whether retrying can help (`retryable`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from prose.errors import ProseError
+
+
+def _rebuild(cls: type[LLMError], message: str, state: dict[str, Any]) -> LLMError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+class LLMError(ProseError):
+    """A model call failed. `message` never contains a secret."""
+
+    kind: ClassVar[str] = "llm"
+    default_retryable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str = "",
+        retryable: bool | None = None,
+        status_code: int | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.retryable = self.default_retryable if retryable is None else retryable
+        self.status_code = status_code
+        self.attempts = attempts
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.message}" if self.model else self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
+
+
+class AuthError(LLMError):
+    """The provider refused the credentials (401/403). Never retried."""
+
+    kind = "auth"
+
+
+class RateLimitError(LLMError):
+    """The provider asked us to slow down (429); `retry_after` in seconds if it said."""
+
+    kind = "rate-limit"
+    default_retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class ModelTimeoutError(LLMError):
+    """No reply within the call's timeout. Retryable."""
+
+    kind = "timeout"
+    default_retryable = True
+
+
+class ContextWindowError(LLMError):
+    """The messages do not fit the model's context window. Never retried."""
+
+    kind = "context-window"
+
+
+class BadRequestError(LLMError):
+    """The provider rejected the request as malformed or unsupported (4xx). Never retried."""
+
+    kind = "bad-request"
+
+
+class ProviderError(LLMError):
+    """The provider failed (5xx, connection error, unreadable reply). Retryable."""
+
+    kind = "provider"
+    default_retryable = True
+
+
+class SchemaError(LLMError):
+    """The reply did not match the requested schema, even after one re-ask.
+
+    `reply` is the last reply's text; `problems` the validation messages.
+    """
+
+    kind = "schema"
+
+    def __init__(
+        self, message: str, *, reply: str = "", problems: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.reply = reply
+        self.problems = problems
+
+
+class ScriptExhaustedError(LLMError):
+    """A scripted model has no response left for `key`."""
+
+    kind = "script-exhausted"
+
+    def __init__(self, key: str, **kwargs: Any) -> None:
+        super().__init__(f"the script has no response left for `{key}`", **kwargs)
+        self.key = key
+
+
+class LLMConfigError(ProseError):
+    """The LLM configuration (YAML file, router settings) is invalid."""
+
+
+class ScriptFormatError(ProseError):
+    """A script (scripted model responses) is not in the expected format."""
+
+
+class SchemaDefinitionError(ProseError):
+    """A field-to-type mapping cannot be turned into a JSON schema."""

@@ -1,0 +1,57 @@
+"""The one place that imports LiteLLM, lazily.
+
+`import prose.llm` must stay cheap (the parse and lint commands never talk to
+a model), so LiteLLM is imported on the first model call. Importing it
+without `LITELLM_OFFLINE_MODE` and `LITELLM_LOCAL_MODEL_COST_MAP` blocks on
+a price-list download, and token counting downloads tokenizers; both are set
+first (unless the user set them), so prices come from the bundled map.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import time
+import warnings
+from types import ModuleType
+
+_OFFLINE_ENVIRONMENT = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "true"}
+_LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+_PYDANTIC_READONLY_WARNING = r"Items? .* on TypedDict class .* using the `ReadOnly` qualifier"
+
+_module: ModuleType | None = None
+_import_seconds: float | None = None
+
+
+def load_litellm(*, debug: bool = False) -> ModuleType:
+    """The `litellm` module, imported and configured on first use.
+
+    LiteLLM's loggers are quiet unless `debug` (every failure we handle would
+    otherwise be logged at ERROR by the router), and the scripted provider
+    `prose-script` is registered in `litellm.custom_provider_map`.
+    """
+    global _module, _import_seconds
+    if _module is None:
+        for name, value in _OFFLINE_ENVIRONMENT.items():
+            os.environ.setdefault(name, value)
+        started = time.perf_counter()
+        module = importlib.import_module("litellm")
+        _import_seconds = time.perf_counter() - started
+        module.suppress_debug_info = True  # type: ignore[attr-defined]  # no banners on errors
+        _module = module
+    for name in _LITELLM_LOGGERS:
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.CRITICAL)
+    if not debug:
+        # LiteLLM's own types make pydantic warn when they are first used.
+        warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY_WARNING, category=UserWarning)
+    from prose.llm.scripted import register_scripted_provider
+
+    register_scripted_provider(_module)
+    return _module
+
+
+def litellm_import_seconds() -> float | None:
+    """How long importing LiteLLM took in this process (None: not imported by us yet)."""
+    return _import_seconds

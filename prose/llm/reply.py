@@ -1,0 +1,76 @@
+"""Reading a LiteLLM response: the answer text, usage, cost and who served it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from prose.llm.types import Usage
+
+# A provider marks a reply whose text is JSON from a structured (mapping or
+# list) response by this system_fingerprint; the scripted provider does.
+STRUCTURED_FINGERPRINT = "prose-script/structured"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One successful attempt."""
+
+    text: str
+    usage: Usage
+    cost_usd: float
+    provider_model: str
+    model_group: str
+    fallbacks_used: int
+    structured: bool
+
+
+def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
+    """The parts of a `ModelResponse` prose uses. Reasoning content is dropped."""
+    choices = getattr(response, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    content = getattr(message, "content", None)
+    hidden = getattr(response, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or {}
+    group = headers.get("x-litellm-model-group")
+    return Reply(
+        text=content if isinstance(content, str) else "",
+        usage=usage_of(response),
+        cost_usd=cost_of(response, litellm),
+        provider_model=str(getattr(response, "model", "") or ""),
+        model_group=group if isinstance(group, str) and "*" not in group else requested,
+        fallbacks_used=_int(headers.get("x-litellm-attempted-fallbacks")),
+        structured=getattr(response, "system_fingerprint", None) == STRUCTURED_FINGERPRINT,
+    )
+
+
+def usage_of(response: Any) -> Usage:
+    """Token usage as reported; zeros when the provider reported none."""
+    usage = getattr(response, "usage", None)
+    prompt = _int(getattr(usage, "prompt_tokens", 0))
+    completion = _int(getattr(usage, "completion_tokens", 0))
+    total = _int(getattr(usage, "total_tokens", 0)) or prompt + completion
+    return Usage(prompt, completion, total)
+
+
+def cost_of(response: Any, litellm: ModuleType) -> float:
+    """Cost in USD from `litellm.completion_cost`; else the router's own figure; else 0.0."""
+    candidates: list[Any] = []
+    try:
+        candidates.append(litellm.completion_cost(completion_response=response))
+    except Exception:  # unknown model or price: a cost is never worth failing a call
+        pass
+    hidden = getattr(response, "_hidden_params", None) or {}
+    candidates.append(hidden.get("response_cost"))
+    for value in candidates:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+            if math.isfinite(number) and number >= 0:
+                return number
+    return 0.0
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

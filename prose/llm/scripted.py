@@ -1,0 +1,332 @@
+"""The scripted model: a LiteLLM custom provider that answers from a `Script`.
+
+`prose-script/<key>` models are served by `ScriptedLLM`, a `CustomLLM`
+registered in `litellm.custom_provider_map` under the provider
+`prose-script`, and routed by the same `litellm.Router` as real models. A
+`Script` holds a queue of responses per key; the interpreter uses keys like
+`slot:proposer`, `slot:reviewers[1]`, `condition:<text>`, `choice:<text>`.
+
+A response is served as follows:
+- a string is the reply text, as is (a YAML or JSON-looking string stays a string);
+- a mapping, list, number, boolean or null is sent as JSON text and the
+  client returns it parsed (`ChatResponse.parsed`);
+- `{"$error": "text"}` fails that call with `ProviderError(message=text)`.
+  It is retryable, so it is retried only when the request allows retries,
+  and each attempt takes the next response.
+Running out raises `ScriptExhaustedError` naming the key. A key with an
+index (`slot:reviewers[1]`) that has no queue of its own uses the queue of
+the key without it (`slot:reviewers`).
+
+Token usage is a deterministic stand-in for a tokenizer: the number of
+whitespace-separated words (`len(text.split())`) of all message contents
+(prompt) and of the reply text (completion).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import threading
+import uuid
+import weakref
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from prose.llm.config import LLMConfig
+from prose.llm.decisions import choice_answer, condition_answer
+from prose.llm.errors import ProviderError, ScriptExhaustedError, ScriptFormatError
+from prose.llm.reply import STRUCTURED_FINGERPRINT
+from prose.llm.retry import RetryPolicy, no_sleep
+from prose.llm.router_client import RouterClient
+
+SCRIPT_PROVIDER = "prose-script"
+ERROR_KEY = "$error"
+_API_BASE = "prose-script://"
+_TEXT_FINGERPRINT = "prose-script/text"
+_INDEX = re.compile(r"\[\d+\]$")
+_EMPHASIS = re.compile(r"\*{2,3}")
+_SECTIONS = ("slots", "conditions", "choices")
+
+
+def script_model(key: str) -> str:
+    """The model name that routes a call to the script's queue `key`."""
+    return f"{SCRIPT_PROVIDER}/{key}"
+
+
+def count_tokens(text: str) -> int:
+    """The scripted model's token count: whitespace-separated words."""
+    return len(text.split())
+
+
+def slot_key(name: str, index: int | None = None) -> str:
+    return f"slot:{name}" if index is None else f"slot:{name}[{index}]"
+
+
+def condition_key(text: str) -> str:
+    """`condition:<text>`, the text trimmed and without `**`/`***` markers."""
+    return f"condition:{_EMPHASIS.sub('', text).strip()}"
+
+
+def choice_key(text: str) -> str:
+    return f"choice:{_EMPHASIS.sub('', text).strip()}"
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedCall:
+    """One call the scripted model answered (or failed): for tests to inspect."""
+
+    key: str
+    messages: tuple[tuple[str, str], ...]
+    response: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedReply:
+    text: str
+    structured: bool
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class Script:
+    """Queues of scripted responses, one per key. Records every call in `calls`."""
+
+    def __init__(self, responses: Mapping[str, Iterable[Any]] | None = None) -> None:
+        self.id = uuid.uuid4().hex
+        self.calls: list[ScriptedCall] = []
+        self._queues: dict[str, deque[Any]] = {}
+        self._lock = threading.Lock()
+        for key, items in (responses or {}).items():
+            if isinstance(items, str | Mapping):
+                raise ScriptFormatError(f"`{key}`: expected a list of responses")
+            self.add(key, *items)
+
+    @classmethod
+    def from_yaml(cls, text: str) -> Script:
+        """Read `slots: {name: [responses] | [[per service]...]}`,
+        `conditions: {text: [bools]}` and `choices: {text: [labels]}`."""
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as error:
+            raise ScriptFormatError(f"the script is not valid YAML: {error}") from None
+        return cls.from_mapping(data if data is not None else {})
+
+    @classmethod
+    def from_mapping(cls, data: Any) -> Script:
+        """Like `from_yaml`, from loaded data. A slot list whose items are all
+        lists gives one queue per service: `slot:name[0]`, `slot:name[1]`, ..."""
+        if not isinstance(data, Mapping):
+            raise ScriptFormatError("a script is a mapping with `slots`, `conditions`, `choices`")
+        unknown = [key for key in data if key not in _SECTIONS]
+        if unknown:
+            sections = ", ".join(_SECTIONS)
+            raise ScriptFormatError(f"unknown script section `{unknown[0]}` (use {sections})")
+        script = cls()
+        for name, items in _section(data, "slots").items():
+            entries = _entries(f"slot `{name}`", items)
+            if entries and all(isinstance(item, list) for item in entries):
+                for index, service in enumerate(entries):
+                    script.add(slot_key(name, index), *service)
+            else:
+                script.add(slot_key(name), *entries)
+        for text, items in _section(data, "conditions").items():
+            script.add(condition_key(text), *(_condition(text, v) for v in _entries(text, items)))
+        for text, items in _section(data, "choices").items():
+            script.add(choice_key(text), *(_choice(text, v) for v in _entries(text, items)))
+        return script
+
+    def add(self, key: str, *responses: Any) -> Script:
+        """Queue more responses for `key`; returns the script."""
+        for response in responses:
+            _check_json_like(key, response)
+        with self._lock:
+            self._queues.setdefault(key, deque()).extend(responses)
+        return self
+
+    def remaining(self) -> dict[str, int]:
+        """How many responses each key has left."""
+        with self._lock:
+            return {key: len(queue) for key, queue in self._queues.items()}
+
+    def serve(self, key: str, messages: Sequence[Mapping[str, Any]]) -> ScriptedReply:
+        """Take the next response for `key` and turn it into a reply (or raise)."""
+        pairs = tuple((str(m.get("role", "")), _content(m)) for m in messages)
+        with self._lock:
+            queue = self._queues.get(key)
+            if queue is None:
+                queue = self._queues.get(_INDEX.sub("", key))
+            if not queue:
+                raise ScriptExhaustedError(key, model=script_model(key))
+            response = queue.popleft()
+            self.calls.append(ScriptedCall(key, pairs, response))
+        if isinstance(response, Mapping) and set(response) == {ERROR_KEY}:
+            raise ProviderError(str(response[ERROR_KEY]), model=script_model(key))
+        structured = not isinstance(response, str)
+        text = json.dumps(response, ensure_ascii=False) if structured else response
+        prompt = sum(count_tokens(content) for _, content in pairs)
+        return ScriptedReply(text, structured, prompt, count_tokens(text))
+
+    def __repr__(self) -> str:
+        return f"Script({self.remaining()!r})"
+
+
+def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    section = data.get(name) or {}
+    if not isinstance(section, Mapping):
+        raise ScriptFormatError(f"script section `{name}` must be a mapping")
+    return section
+
+
+def _entries(what: str, items: Any) -> list[Any]:
+    if not isinstance(items, list):
+        raise ScriptFormatError(f"{what}: expected a list of responses")
+    return items
+
+
+def _condition(text: str, value: Any) -> Any:
+    if isinstance(value, bool):
+        return condition_answer(value)
+    if isinstance(value, Mapping):
+        return value
+    raise ScriptFormatError(f"condition `{text}`: expected true or false, got {value!r}")
+
+
+def _choice(text: str, value: Any) -> Any:
+    if isinstance(value, str):
+        return choice_answer(value)
+    if isinstance(value, Mapping):
+        return value
+    raise ScriptFormatError(f"choice `{text}`: expected a label, got {value!r}")
+
+
+def _check_json_like(key: str, value: Any) -> None:
+    if value is None or isinstance(value, str | bool | int | float):
+        return
+    if isinstance(value, list | tuple):
+        for item in value:
+            _check_json_like(key, item)
+        return
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            if not isinstance(name, str):
+                raise ScriptFormatError(f"`{key}`: object keys must be strings, got {name!r}")
+            _check_json_like(key, item)
+        return
+    raise ScriptFormatError(f"`{key}`: a response must be JSON-like, got {type(value).__name__}")
+
+
+def _content(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+
+
+# The provider ------------------------------------------------------------------------
+
+# Scripts by id; a scripted deployment names its script in its api_base.
+_scripts: weakref.WeakValueDictionary[str, Script] = weakref.WeakValueDictionary()
+_handler: Any = None
+
+
+def script_api_base(script: Script) -> str:
+    """Register `script` and return the api_base that routes calls to it."""
+    _scripts[script.id] = script
+    return f"{_API_BASE}{script.id}"
+
+
+def script_deployment(script: Script) -> dict[str, Any]:
+    """A wildcard deployment serving every `prose-script/<key>` from `script`."""
+    pattern = script_model("*")
+    params = {"model": pattern, "api_base": script_api_base(script)}
+    return {"model_name": pattern, "litellm_params": params}
+
+
+def register_scripted_provider(litellm: ModuleType) -> None:
+    """Put the scripted provider in `litellm.custom_provider_map` (once)."""
+    global _handler
+    if _handler is None:
+        _handler = _handler_class()()
+    providers = litellm.custom_provider_map
+    if not any(item.get("provider") == SCRIPT_PROVIDER for item in providers):
+        providers.append({"provider": SCRIPT_PROVIDER, "custom_handler": _handler})
+
+
+def _handler_class() -> type:
+    # CustomLLM exists only once LiteLLM is imported, so the class is made here.
+    custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
+    usage_class = importlib.import_module("litellm").Usage
+
+    class ScriptedLLM(custom_llm):  # type: ignore[misc]
+        """Answers `prose-script/<key>` from the Script its deployment names."""
+
+        def completion(self, *args: Any, **call: Any) -> Any:
+            return _answer(call, usage_class)
+
+        async def acompletion(self, *args: Any, **call: Any) -> Any:
+            return _answer(call, usage_class)
+
+    return ScriptedLLM
+
+
+def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
+    key = str(call["model"])
+    api_base = str(call.get("api_base") or "")
+    script = _scripts.get(api_base.removeprefix(_API_BASE))
+    if script is None:
+        raise ProviderError(
+            f"no script is registered for `{api_base}` (use scripted_client)", retryable=False
+        )
+    reply = script.serve(key, call.get("messages") or [])
+    response = call["model_response"]
+    response.choices[0].message.content = reply.text
+    response.model = script_model(key)
+    response.system_fingerprint = STRUCTURED_FINGERPRINT if reply.structured else _TEXT_FINGERPRINT
+    response.usage = usage_class(
+        prompt_tokens=reply.prompt_tokens,
+        completion_tokens=reply.completion_tokens,
+        total_tokens=reply.prompt_tokens + reply.completion_tokens,
+    )
+    return response
+
+
+# The client --------------------------------------------------------------------------
+
+
+class ScriptedClient(RouterClient):
+    """A `RouterClient` whose router also serves `prose-script/<key>` from `script`."""
+
+    def __init__(
+        self,
+        script: Script,
+        config: LLMConfig | None = None,
+        *,
+        retry_policy: RetryPolicy | None = None,
+        debug: bool = False,
+    ) -> None:
+        base = config if config is not None else LLMConfig(retries=0)
+        model_list = [*base.model_list, script_deployment(script)]
+        super().__init__(
+            base.model_copy(update={"model_list": model_list}),
+            retry_policy=retry_policy if retry_policy is not None else RetryPolicy(sleep=no_sleep),
+            debug=debug,
+        )
+        self.script = script
+
+
+def scripted_client(
+    script: Script,
+    config: LLMConfig | None = None,
+    *,
+    retry_policy: RetryPolicy | None = None,
+) -> RouterClient:
+    """A client that answers `prose-script/<key>` models from `script`.
+
+    Without a config, requests get no retries beyond their own `retries`, and
+    retries do not wait (the policy's sleep does nothing).
+    """
+    return ScriptedClient(script, config, retry_policy=retry_policy)

@@ -1,0 +1,377 @@
+"""The real LiteLLM HTTP path, against the loopback server in `llm_server.py`.
+
+Every call goes through `litellm.Router` and the openai SDK to 127.0.0.1;
+nothing reaches the internet and no real key is needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llm_server import Delay, FakeLLMServer, Raw, Reply, Status
+
+from prose.llm import (
+    AuthError,
+    BadRequestError,
+    ChatRequest,
+    ChatResponse,
+    ContextWindowError,
+    LLMConfig,
+    LLMError,
+    Message,
+    ModelTimeoutError,
+    ProviderError,
+    RateLimitError,
+    RetryPolicy,
+    RouterClient,
+    SchemaError,
+    schema_from_fields,
+)
+
+# LiteLLM's own types make pydantic warn when LiteLLM first uses them.
+pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+HELLO = [Message.system("You are terse."), Message.user("Say hello.")]
+VERDICT = schema_from_fields({"accept": "boolean", "notes": "string"})
+
+
+class Sleeps:
+    """An injected `sleep` that records the delays instead of waiting."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(module_server: FakeLLMServer) -> FakeLLMServer:
+    module_server.reset()
+    return module_server
+
+
+def deployment(name: str, model: str, server: FakeLLMServer) -> dict[str, Any]:
+    return {
+        "model_name": name,
+        "litellm_params": {"model": model, "api_base": server.base_url, "api_key": KEY},
+    }
+
+
+def client_for(
+    server: FakeLLMServer, sleeps: Sleeps | None = None, **settings: Any
+) -> RouterClient:
+    settings.setdefault("retries", 0)
+    config = LLMConfig(
+        model_list=[
+            deployment("primary", "openai/fake", server),
+            deployment("backup", "openai/fake-backup", server),
+            deployment("priced", "openai/gpt-4o-mini", server),
+        ],
+        **settings,
+    )
+    return RouterClient(config, retry_policy=RetryPolicy(sleep=sleeps or Sleeps()))
+
+
+def complete(client: RouterClient, request: ChatRequest) -> ChatResponse:
+    return asyncio.run(client.complete(request))
+
+
+def fail(client: RouterClient, request: ChatRequest) -> LLMError:
+    with pytest.raises(LLMError) as caught:
+        complete(client, request)
+    return caught.value
+
+
+def test_reply_with_usage(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Reply("Hello.", prompt_tokens=9, completion_tokens=2))
+    request = ChatRequest(
+        "primary", HELLO, temperature=0.2, max_tokens=40, metadata={"slot": "greeter"}
+    )
+    response = complete(client_for(server), request)
+    assert response.text == "Hello."
+    assert response.parsed is None
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (9, 2)
+    assert response.usage.total_tokens == 11
+    assert response.model == "primary"
+    assert response.provider_model == "fake"
+    assert response.attempts == 1
+    assert response.cost_usd == 0.0  # a model without a price
+    assert response.latency_ms > 0
+    [sent] = server.requests
+    assert sent.path.endswith("/chat/completions")
+    assert sent.body["messages"] == [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Say hello."},
+    ]
+    assert sent.body["temperature"] == 0.2
+    assert sent.body["max_tokens"] == 40
+    assert "metadata" not in sent.body
+    assert "greeter" not in str(sent.body)
+    assert sent.headers["authorization"] == f"Bearer {KEY}"
+    assert sent.headers["x-stainless-retry-count"] == "0"
+
+
+def test_cost_of_a_priced_model(server: FakeLLMServer) -> None:
+    server.enqueue("gpt-4o-mini", Reply("Hi", prompt_tokens=1000, completion_tokens=1000))
+    response = complete(client_for(server), ChatRequest("priced", HELLO))
+    assert response.cost_usd > 0
+    assert response.cost_usd < 0.01
+
+
+def test_rate_limit_then_success_waits_retry_after(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(429, "slow down", {"Retry-After": "3"}), Reply("done"))
+    sleeps = Sleeps()
+    response = complete(client_for(server, sleeps, retries=2), ChatRequest("primary", HELLO))
+    assert response.text == "done"
+    assert response.attempts == 2
+    assert sleeps.delays == [3.0]  # Retry-After beats the 1 s backoff
+    assert server.models_called() == ["fake", "fake"]  # no hidden SDK retries
+
+
+def test_rate_limit_without_retries_raises(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(429, "slow down", {"Retry-After": "7"}))
+    error = fail(client_for(server), ChatRequest("primary", HELLO))
+    assert isinstance(error, RateLimitError)
+    assert error.kind == "rate-limit"
+    assert error.retry_after == 7.0
+    assert error.retryable
+    assert error.message == "slow down"
+    assert error.model == "primary"
+
+
+def test_server_error_then_success(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(500, "boom"), Reply("recovered"))
+    sleeps = Sleeps()
+    response = complete(client_for(server, sleeps, retries=1), ChatRequest("primary", HELLO))
+    assert response.text == "recovered"
+    assert response.attempts == 2
+    assert sleeps.delays == [1.0]
+
+
+def test_server_errors_exhaust_the_retries(server: FakeLLMServer) -> None:
+    server.enqueue("fake", *[Status(503, "overloaded")] * 3)
+    sleeps = Sleeps()
+    error = fail(client_for(server, sleeps, retries=2), ChatRequest("primary", HELLO))
+    assert isinstance(error, ProviderError)
+    assert error.kind == "provider"
+    assert error.attempts == 3
+    assert sleeps.delays == [1.0, 2.0]
+    assert server.models_called() == ["fake"] * 3
+
+
+def test_request_retries_count_when_the_config_has_none(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(502, "bad gateway"), Reply("ok"))
+    response = complete(client_for(server), ChatRequest("primary", HELLO, retries=1))
+    assert response.attempts == 2
+
+
+def test_auth_error_fails_fast_and_hides_the_key(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(401, f"Incorrect API key provided: {KEY}."))
+    sleeps = Sleeps()
+    error = fail(client_for(server, sleeps, retries=3), ChatRequest("primary", HELLO))
+    assert isinstance(error, AuthError)
+    assert error.kind == "auth"
+    assert not error.retryable
+    assert error.attempts == 1
+    assert sleeps.delays == []
+    assert len(server.requests) == 1
+    assert error.message == "Incorrect API key provided: ***."
+    for text in (str(error), repr(error), error.message, str(error.args)):
+        assert KEY not in text
+
+
+def test_bad_request_fails_fast(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(400, "temperature must be at most 2"))
+    error = fail(client_for(server, retries=3), ChatRequest("primary", HELLO))
+    assert isinstance(error, BadRequestError)
+    assert error.kind == "bad-request"
+    assert error.message == "temperature must be at most 2"
+    assert len(server.requests) == 1
+
+
+def test_context_window_error(server: FakeLLMServer) -> None:
+    message = "This model's maximum context length is 8192 tokens. However, you requested 9000"
+    server.enqueue("fake", Status(400, message))
+    error = fail(client_for(server, retries=3), ChatRequest("primary", HELLO))
+    assert isinstance(error, ContextWindowError)
+    assert error.kind == "context-window"
+    assert len(server.requests) == 1
+
+
+def test_timeout(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Delay(5.0))
+    started = time.monotonic()
+    error = fail(client_for(server), ChatRequest("primary", HELLO, timeout_s=0.3))
+    assert isinstance(error, ModelTimeoutError)
+    assert error.kind == "timeout"
+    assert error.retryable
+    assert time.monotonic() - started < 4.0  # did not wait for the server
+
+
+def test_timeout_then_success(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Delay(5.0), Reply("in time"))
+    sleeps = Sleeps()
+    response = complete(
+        client_for(server, sleeps, timeout_s=0.3, retries=1), ChatRequest("primary", HELLO)
+    )
+    assert response.text == "in time"
+    assert sleeps.delays == [1.0]
+
+
+def test_malformed_json_body(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Raw(b'{"choices": [ not json'))
+    error = fail(client_for(server), ChatRequest("primary", HELLO))
+    assert isinstance(error, ProviderError)
+    assert "Traceback" not in error.message
+
+
+def test_fallback_model_used_when_primary_keeps_failing(server: FakeLLMServer) -> None:
+    server.enqueue("fake", *[Status(500, "primary down")] * 5)
+    server.enqueue("fake-backup", Reply("from backup"))
+    client = client_for(server, fallbacks={"primary": ["backup"]})
+    response = complete(client, ChatRequest("primary", HELLO))
+    assert response.text == "from backup"
+    assert response.model == "backup"
+    assert response.fallbacks_used == 1
+    assert response.attempts == 1  # the router's fallback is part of one attempt
+    assert server.models_called() == ["fake", "fake-backup"]
+
+
+def test_fallback_also_failing_raises(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(500, "primary down"))
+    server.enqueue("fake-backup", Status(500, "backup down"))
+    client = client_for(server, fallbacks=[{"primary": ["backup"]}])  # LiteLLM's form
+    error = fail(client, ChatRequest("primary", HELLO))
+    assert isinstance(error, ProviderError)
+    assert server.models_called() == ["fake", "fake-backup"]
+
+
+def test_structured_output(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Reply('{"accept": true, "notes": "fine"}'))
+    response = complete(client_for(server), ChatRequest("primary", HELLO, schema=VERDICT))
+    assert response.parsed == {"accept": True, "notes": "fine"}
+    [sent] = server.requests
+    assert sent.body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "output", "schema": VERDICT, "strict": True},
+    }
+
+
+def test_structured_output_not_strict_when_schema_is_open(server: FakeLLMServer) -> None:
+    schema = {"type": "object", "properties": {"score": {"type": "number"}}}
+    server.enqueue("fake", Reply('```json\n{"score": 0.5}\n```'))
+    request = ChatRequest("primary", HELLO, schema=schema, schema_name="review score")
+    response = complete(client_for(server), request)
+    assert response.parsed == {"score": 0.5}
+    format_sent = server.requests[0].body["response_format"]["json_schema"]
+    assert (format_sent["name"], format_sent["strict"]) == ("review_score", False)
+
+
+def test_invalid_structured_reply_is_fixed_by_the_reask(server: FakeLLMServer) -> None:
+    server.enqueue(
+        "fake",
+        Reply('{"accept": "yes"}', prompt_tokens=10, completion_tokens=4),
+        Reply('{"accept": true, "notes": "ok"}', prompt_tokens=30, completion_tokens=6),
+    )
+    response = complete(client_for(server), ChatRequest("primary", HELLO, schema=VERDICT))
+    assert response.parsed == {"accept": True, "notes": "ok"}
+    assert response.attempts == 2
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 10)
+    reask = server.requests[1].body["messages"]
+    assert reask[:2] == server.requests[0].body["messages"]
+    assert reask[2] == {"role": "assistant", "content": '{"accept": "yes"}'}
+    assert reask[3]["role"] == "user"
+    assert "$.accept: expected boolean, got string" in reask[3]["content"]
+    assert "$: missing required property `notes`" in reask[3]["content"]
+
+
+def test_structured_reply_invalid_twice_raises_schema_error(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Reply("not json at all"), Reply('{"accept": 1, "notes": "x"}'))
+    error = fail(client_for(server, retries=2), ChatRequest("primary", HELLO, schema=VERDICT))
+    assert isinstance(error, SchemaError)
+    assert error.kind == "schema"
+    assert not error.retryable
+    assert error.attempts == 2
+    assert error.reply == '{"accept": 1, "notes": "x"}'
+    assert error.problems == ("$.accept: expected boolean, got integer",)
+
+
+def test_bare_model_name_gets_a_deployment(
+    server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_BASE", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    server.enqueue("some-new-model", Reply("routed"))
+    server.enqueue("some-new-model", Status(401, f"bad key {KEY}"))
+    client = client_for(server)
+    response = complete(client, ChatRequest("openai/some-new-model", HELLO))
+    assert response.text == "routed"
+    assert response.model == "openai/some-new-model"
+    error = fail(client, ChatRequest("openai/some-new-model", HELLO))
+    assert isinstance(error, AuthError)
+    assert KEY not in str(error)
+
+
+def test_default_model_used_for_an_empty_model(server: FakeLLMServer) -> None:
+    client = client_for(server, default_model="backup")
+    assert complete(client, ChatRequest("", HELLO)).model == "backup"
+    with pytest.raises(BadRequestError, match="default_model"):
+        complete(client_for(server), ChatRequest("", HELLO))
+
+
+def test_concurrency_bounds_calls_in_flight(server: FakeLLMServer) -> None:
+    server.enqueue("fake", *[Delay(0.2, Reply("slow"))] * 6)
+    client = client_for(server, concurrency=2)
+
+    async def many() -> list[ChatResponse]:
+        return await asyncio.gather(
+            *(client.complete(ChatRequest("primary", HELLO)) for _ in range(6))
+        )
+
+    responses = asyncio.run(many())
+    assert [r.text for r in responses] == ["slow"] * 6
+    assert server.max_in_flight == 2
+
+
+def test_client_works_across_event_loops(server: FakeLLMServer) -> None:
+    client = client_for(server)
+    assert complete(client, ChatRequest("primary", HELLO)).text == "ok"
+    assert complete(client, ChatRequest("primary", HELLO)).text == "ok"
+
+
+def test_the_key_never_appears_in_returned_objects(server: FakeLLMServer) -> None:
+    client = client_for(server, retries=0)
+    server.enqueue("fake", Reply("fine"), Status(403, f"key {KEY} revoked"), Status(500, KEY))
+    response = complete(client, ChatRequest("primary", HELLO))
+    errors = [fail(client, ChatRequest("primary", HELLO)) for _ in range(2)]
+    texts = [repr(response), repr(client), repr(client.config), str(client.config)]
+    texts += [repr(e) for e in errors] + [str(e) for e in errors] + [e.message for e in errors]
+    for text in texts:
+        assert KEY not in text
+    assert [type(e) for e in errors] == [AuthError, ProviderError]
+
+
+def test_a_router_that_ignores_the_timeout_is_cut_off() -> None:
+    class HangingRouter:
+        async def acompletion(self, **arguments: Any) -> Any:
+            await asyncio.sleep(30)
+
+    client = RouterClient(LLMConfig(retries=0))
+    client._router = HangingRouter()  # type: ignore[attr-defined]
+    client._routed.add("stuck")  # type: ignore[attr-defined]
+    started = time.monotonic()
+    with pytest.raises(ModelTimeoutError, match=r"no reply within 0\.05s"):
+        asyncio.run(client.complete(ChatRequest("stuck", HELLO, timeout_s=0.05)))
+    assert time.monotonic() - started < 10  # LiteLLM's deadline plus a grace of 1 s
