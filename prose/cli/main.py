@@ -22,6 +22,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("prose.cli.explain_cmd", "explain_command", "Show who sees what, call by call."),
     "rules": ("prose.cli.rules_cmd", "rules_command", "List lint rules or explain one."),
     "run": ("prose.cli.run_cmd", "run_command", "Run a pattern against models (or a script)."),
+    "test": ("prose.cli.test_cmd", "test_command", "Run pattern tests (*.test.yaml) with scripted models."),
+    "audit": ("prose.cli.audit_cmd", "audit_command", "Verify a trace's hash chain and information hiding."),
+    "export": ("prose.cli.export_cmd", "export_command", "Write a readable ledger folder from a trace."),
+    "stats": ("prose.cli.stats_cmd", "stats_command", "Calls, tokens, cost and critic metrics per slot."),
+    "new": ("prose.cli.new_cmd", "new_command", "Scaffold a pattern file, instance and script."),
+    "list": ("prose.cli.list_cmd", "list_command", "List the standard pattern library."),
 }
 
 
@@ -29,11 +35,11 @@ class LazyGroup(click.Group):
     """A group that imports a command's module only when that command is used."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(name for name in COMMANDS if _available(name))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         entry = COMMANDS.get(cmd_name)
-        if entry is None:
+        if entry is None or not _available(cmd_name):
             return None
         module_name, attribute, _ = entry
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
@@ -43,6 +49,13 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _available(name: str) -> bool:
+    """Whether a command's module exists (commands land one by one)."""
+    import importlib.util
+
+    return importlib.util.find_spec(COMMANDS[name][0]) is not None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
