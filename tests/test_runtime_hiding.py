@@ -248,3 +248,105 @@ def test_require_distinct_models_fails_before_any_call(tmp_path: Path) -> None:
         inputs={"task_brief": "b"}, bindings=same, require_distinct_models=True, write_trace=False)))
     assert result.exit_code == 5 and result.events == []
     assert result.error is not None and "same-model" in result.error.message
+
+
+# --- the linter's leak fixtures (tests/fixtures/leaks/*.yaml), enforced at run time ---
+
+SHARED_LEAKS = sorted((HERE / "fixtures" / "leaks").glob("*.yaml"))
+SHARED_SECTIONS: dict[str, str | None] = {
+    "slots": (
+        "- `proposer` (primary)\n  - ensures: proposal text answering the brief\n"
+        "- `adversary`\n  - ensures: attack listing flaws in the proposal\n"
+        "- `summariser`\n  - ensures: summary of a text"
+    ),
+    "config": "- `rounds` (integer, default: 2): how many rounds to run",
+    "invariants": "- `proposer` never sees `adversary`",
+    "parameters": "- `task_brief`: string -- what the proposer answers",
+    "returns": "- `result`: what the pattern produced",
+}
+SHARED_TEMPLATE = """---
+name: {name}
+kind: pattern
+version: 0.1.0
+---
+
+# Leak
+
+A leak fixture run by the interpreter.
+
+### Slots
+
+{slots}
+
+### Config
+
+{config}
+
+### Invariants
+
+{invariants}
+
+### Parameters
+
+{parameters}
+
+### Returns
+
+{returns}
+
+### Delegation
+
+```prose
+{program}
+```
+"""
+
+
+def _shared_pattern(fixture: dict[str, Any], program: str, tmp_path: Path) -> Path:
+    sections = {key: fixture.get(key, default) for key, default in SHARED_SECTIONS.items()}
+    sections = {key: (value or "- None.") for key, value in sections.items()}
+    path = tmp_path / "leak.prose.md"
+    path.write_text(SHARED_TEMPLATE.format(name=fixture.get("name", "leak"), program=program.rstrip(),
+                                           **sections))
+    return path
+
+
+def _shared_script(path: Path, program: str) -> Script:
+    from prose.spec import load_spec
+
+    spec = load_spec(path.read_text(encoding="utf-8"), str(path)).spec
+    assert spec is not None
+    slots: dict[str, list[Any]] = {
+        s.name: [{"flaws": [f"flaw from {s.name}"], "sections": [f"section from {s.name}"]}] * 20
+        for s in spec.slots
+    }
+    if "catch" in program:  # the catch-variable channel needs the other side's call to fail
+        failing = "adversary" if "attack = call adversary" in program else None
+        if failing:
+            slots[failing] = [{"$error": "the adversary failed"}] * 20
+    return Script.from_mapping({"slots": slots})
+
+
+@pytest.mark.parametrize("fixture_path", SHARED_LEAKS, ids=[p.stem for p in SHARED_LEAKS])
+def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(fixture_path: Path, tmp_path: Path) -> None:
+    fixture = yaml.safe_load(fixture_path.read_text(encoding="utf-8"))
+    leak = fixture["leak"]["program"]
+    path = _shared_pattern(fixture, leak, tmp_path)
+    script = _shared_script(path, leak)
+    result = run_file(path, tmp_path, script)
+    assert result.exit_code == 5, result.error and result.error.format()
+    assert result.error is not None and result.error.slot is not None
+    # Nothing the policy forbids reached the provider: every request the scripted
+    # model served to the stopped slot is free of the forbidden slots' outputs.
+    rules = result.events[0].policy["slots"][result.error.slot]
+    forbidden = [*rules["never_sees"], *rules["never_sees_indirectly"]]
+    for served in script.calls:
+        if served.key == f"slot:{result.error.slot}":
+            assert not any(f"from {other}" in text for other in forbidden for _, text in served.messages)
+    # And no call started after the violation (a call event's time is when it started).
+    stopped = next(e.time for e in result.events if e.type == "error")
+    assert [e for e in result.events if e.type == "call" and e.time > stopped] == []
+    clean = fixture["clean"]["program"]
+    path = _shared_pattern(fixture, clean, tmp_path)
+    twin = run_file(path, tmp_path, _shared_script(path, clean))
+    assert twin.exit_code != 5, twin.error and twin.error.format()
