@@ -1,0 +1,245 @@
+"""The real model path: `prose run` -> RouterClient -> LiteLLM -> an OpenAI-compatible
+server on 127.0.0.1 started by the test. Cache, resume after SIGKILL, secrets, exit 4.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prose.runtime import Limits, RunOptions, RunResult, run_pattern, verify_chain
+from prose.runtime.trace import read_events
+
+SECRET = "sk-stub-secret-0123456789"
+HANG_S = 20.0  # how long the stub holds a request marked to hang (bounded)
+
+PATTERN = """---
+name: rounds
+kind: pattern
+version: 0.1.0
+---
+
+# Rounds
+
+One call per round.
+
+### Slots
+
+- `worker`
+  - ensures: an answer
+
+### Config
+
+- `rounds` (integer, default: 3): how many
+
+### Invariants
+
+- none
+
+### Parameters
+
+- `task`: string -- the task
+
+### Returns
+
+- `result`: the answers
+
+### Delegation
+
+```prose
+let out = repeat rounds as i:
+  call worker
+    task: task
+    round: i
+return { result: out }
+```
+"""
+
+
+class Stub:
+    """A chat-completions server: answers `answer N`, holds a request whose text contains
+    a marker, or fails with a status. Records the user message of every request."""
+
+    def __init__(self) -> None:
+        self.received: list[str] = []
+        self.hang_on: str | None = None
+        self.fail_with: int | None = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                user = body["messages"][-1]["content"]
+                with stub.lock:
+                    stub.received.append(user)
+                    number = len(stub.received)
+                    hang = stub.hang_on is not None and stub.hang_on in user
+                    if hang:
+                        stub.hang_on = None  # only the first time
+                if hang:
+                    stub.stop.wait(HANG_S)
+                if stub.fail_with is not None:
+                    data = json.dumps({"error": {"message": "denied", "type": "auth"}}).encode()
+                    self.send_response(stub.fail_with)
+                else:
+                    data = json.dumps({
+                        "id": f"c{number}", "object": "chat.completion", "created": 0, "model": "stub",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": f"answer {number}"}}],
+                        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9},
+                    }).encode()
+                    self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except OSError:
+                    pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def stub() -> Iterator[Stub]:
+    server = Stub()
+    server.thread.start()
+    yield server
+    server.stop.set()
+    server.server.shutdown()
+    server.server.server_close()
+
+
+def project(tmp_path: Path, stub: Stub) -> Path:
+    (tmp_path / "rounds.prose.md").write_text(PATTERN)
+    (tmp_path / "prose.yaml").write_text(textwrap.dedent(f"""
+        model_list:
+          - model_name: stub
+            litellm_params: {{model: openai/stub, api_base: "{stub.base_url}", api_key: "{SECRET}"}}
+        default_model: stub
+        retries: 0
+        timeout_s: 60
+        """))
+    return tmp_path / "rounds.prose.md"
+
+
+def run(tmp_path: Path, stub: Stub, **options: Any) -> RunResult:
+    from prose.llm import LLMConfig
+
+    path = project(tmp_path, stub)
+    config = LLMConfig.from_yaml(tmp_path / "prose.yaml")
+    return asyncio.run(run_pattern(path, RunOptions(inputs={"task": "t"}, llm_config=config, **options)))
+
+
+def test_real_path_with_cache_for_reruns_only(tmp_path: Path, stub: Stub) -> None:
+    first = run(tmp_path, stub, cache_dir=tmp_path / "cache", config={"rounds": 2},
+                trace_path=tmp_path / "a.jsonl")
+    assert first.value == {"result": ["answer 1", "answer 2"]}, first.error and first.error.format()
+    again = run(tmp_path, stub, cache_dir=tmp_path / "cache", config={"rounds": 2},
+                trace_path=tmp_path / "b.jsonl")
+    assert again.value == first.value and len(stub.received) == 2
+    calls = [e for e in again.events if e.type == "call"]
+    assert [e.cache_hit for e in calls] == [True, True] and {e.cost_usd for e in calls} == {0}
+    assert again.totals["calls"] == 0 and again.totals["cache_hits"] == 2
+    for name in ("a.jsonl", "b.jsonl"):
+        assert SECRET not in (tmp_path / name).read_text()
+        assert verify_chain(tmp_path / name) == (True, None)
+
+
+def test_same_messages_twice_in_one_run_are_two_calls(tmp_path: Path, stub: Stub) -> None:
+    path = project(tmp_path, stub)
+    path.write_text(PATTERN.replace("    round: i\n", ""))
+    from prose.llm import LLMConfig
+
+    result = asyncio.run(run_pattern(path, RunOptions(
+        inputs={"task": "t"}, llm_config=LLMConfig.from_yaml(tmp_path / "prose.yaml"),
+        cache_dir=tmp_path / "cache", write_trace=False)))
+    assert result.value == {"result": ["answer 1", "answer 2", "answer 3"]}
+    assert stub.received == ["## task\nt"] * 3
+
+
+def test_budget_stop_then_resume_pays_only_the_rest(tmp_path: Path, stub: Stub) -> None:
+    first = run(tmp_path, stub, limits=Limits(max_calls=2), trace_path=tmp_path / "a.jsonl")
+    assert first.exit_code == 3 and len(stub.received) == 2
+    resumed = run(tmp_path, stub, resume_trace=tmp_path / "a.jsonl", trace_path=tmp_path / "b.jsonl")
+    assert resumed.exit_code == 0 and len(stub.received) == 3
+    assert resumed.value == {"result": ["answer 1", "answer 2", "answer 3"]}
+
+
+def prose_cli(*args: str, cwd: Path) -> list[str]:
+    return [sys.executable, "-c", "from prose.cli.main import main; main()", *args]
+
+
+def _wait_for_calls(runs: Path, count: int, deadline: float) -> Path:
+    while time.monotonic() < deadline:
+        for trace in runs.glob("*/trace.jsonl"):
+            calls = [e for e in read_events(trace) if e.get("type") == "call"]
+            if len(calls) >= count:
+                return trace
+        time.sleep(0.05)
+    raise AssertionError(f"the run did not finish {count} calls in time")
+
+
+def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub) -> None:
+    project(tmp_path, stub)
+    stub.hang_on = "## round\n3"
+    env = {**os.environ, "OPENAI_API_KEY": SECRET}
+    process = subprocess.Popen(prose_cli("run", "rounds.prose.md", "--input", "task=t", cwd=tmp_path),
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        trace = _wait_for_calls(tmp_path / ".prose" / "runs", 2, time.monotonic() + 60)
+        deadline = time.monotonic() + 10
+        while len(stub.received) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(stub.received) == 3  # the third call is in flight
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    run_id = trace.parent.name
+    assert [e["type"] for e in read_events(trace)] == ["run_start", "call", "call"]
+    done = subprocess.run(prose_cli("run", "rounds.prose.md", "--resume", run_id, "--json", cwd=tmp_path),
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"result": ["answer 1", "answer 2", "answer 4"]}
+    # Rounds 1 and 2 were each sent once; only the unfinished round 3 was sent again.
+    rounds = [text.rsplit("\n", 1)[-1] for text in stub.received]
+    assert rounds == ["1", "2", "3", "3"]
+    assert "Traceback" not in done.stderr
+    for trace_file in (tmp_path / ".prose" / "runs").glob("*/trace.jsonl"):
+        assert SECRET not in trace_file.read_text()
+
+
+def test_model_failure_exits_4_without_a_traceback(tmp_path: Path, stub: Stub) -> None:
+    project(tmp_path, stub)
+    stub.fail_with = 401
+    done = subprocess.run(prose_cli("run", "rounds.prose.md", "--input", "task=t", "--no-check", cwd=tmp_path),
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 4, done.stderr
+    assert "Traceback" not in done.stderr and "R008" in done.stderr
+    assert "rounds.prose.md:" in done.stderr
