@@ -18,24 +18,46 @@ CLI = ROOT / "tests" / "fixtures" / "runtime" / "cli"
 def prose(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, "-c", "from prose.cli.main import main; main()", "run", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=180,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert "Traceback" not in done.stderr, done.stderr
     return done
 
 
 def test_json_prints_only_the_result(tmp_path: Path) -> None:
-    done = prose(str(PATTERNS / "proposer-adversary.prose.md"), "--script", str(CLI / "proposer-adversary.yaml"),
-                 "--input", "task_brief=Design a rate limiter", "--json", cwd=tmp_path)
+    done = prose(
+        str(PATTERNS / "proposer-adversary.prose.md"),
+        "--script",
+        str(CLI / "proposer-adversary.yaml"),
+        "--input",
+        "task_brief=Design a rate limiter",
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == {"result": {"proposal": "Use a token bucket per key.",
-                                                  "attack": "Shared keys defeat per-key buckets."}}
+    assert json.loads(done.stdout) == {
+        "result": {
+            "proposal": "Use a token bucket per key.",
+            "attack": "Shared keys defeat per-key buckets.",
+        }
+    }
     assert "ok  proposer" in done.stderr  # progress goes to stderr
 
 
 def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
-    done = prose(str(PATTERNS / "dialectic.prose.md"), "--script", str(CLI / "dialectic.yaml"),
-                 "--input", "task_brief=Is X good?", "--config", "rounds=2", cwd=tmp_path)
+    done = prose(
+        str(PATTERNS / "dialectic.prose.md"),
+        "--script",
+        str(CLI / "dialectic.yaml"),
+        "--input",
+        "task_brief=Is X good?",
+        "--config",
+        "rounds=2",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [entry["round"] for entry in result["exchange"]] == [1, 2]
@@ -45,15 +67,25 @@ def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
 
 
 def test_instance_file(tmp_path: Path) -> None:
-    done = prose(str(CLI / "instance.yaml"), "--script", str(CLI / "proposer-adversary.yaml"), "--json",
-                 cwd=tmp_path)
+    done = prose(
+        str(CLI / "instance.yaml"),
+        "--script",
+        str(CLI / "proposer-adversary.yaml"),
+        "--json",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"]["attack"] == "Shared keys defeat per-key buckets."
 
 
 def test_show_prompts_calls_no_model(tmp_path: Path) -> None:
-    done = prose(str(PATTERNS / "proposer-adversary.prose.md"), "--show-prompts",
-                 "--input", "task_brief=Design a rate limiter", cwd=tmp_path)
+    done = prose(
+        str(PATTERNS / "proposer-adversary.prose.md"),
+        "--show-prompts",
+        "--input",
+        "task_brief=Design a rate limiter",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert "=== proposer (line 59" in done.stdout
     assert "## task_brief\nDesign a rate limiter" in done.stdout
@@ -76,8 +108,16 @@ def test_lint_errors_refuse_to_run_unless_no_check(tmp_path: Path) -> None:
 
 
 def test_budget_stop_exits_3(tmp_path: Path) -> None:
-    done = prose(str(PATTERNS / "dialectic.prose.md"), "--script", str(CLI / "dialectic.yaml"),
-                 "--input", "task_brief=Is X good?", "--max-calls", "3", cwd=tmp_path)
+    done = prose(
+        str(PATTERNS / "dialectic.prose.md"),
+        "--script",
+        str(CLI / "dialectic.yaml"),
+        "--input",
+        "task_brief=Is X good?",
+        "--max-calls",
+        "3",
+        cwd=tmp_path,
+    )
     assert done.returncode == 3
     assert "R011" in done.stderr and "call budget of 3" in done.stderr
 
@@ -89,22 +129,49 @@ def test_budget_stop_exits_3(tmp_path: Path) -> None:
         (["{dialectic}", "--bogus-flag"], 2, "No such option"),
         (["{dialectic}", "--input", "novalue"], 2, "expected KEY=VALUE"),
         (["{dialectic}", "--script", "{script}"], 1, "required input `task_brief`"),
-        (["{dialectic}", "--script", "{script}", "--input", "task_brief=x", "--config", "rounds=two"], 1,
-         "not `integer`"),
+        (
+            [
+                "{dialectic}",
+                "--script",
+                "{script}",
+                "--input",
+                "task_brief=x",
+                "--config",
+                "rounds=two",
+            ],
+            1,
+            "not `integer`",
+        ),
         (["{dialectic}", "--input", "task_brief=x"], 1, "not bound"),
-        (["{dialectic}", "--script", "{script}", "--input", "task_brief=x", "--config", "rounds=9"], 1,
-         "no response left for slot `thesis`"),
+        (
+            [
+                "{dialectic}",
+                "--script",
+                "{script}",
+                "--input",
+                "task_brief=x",
+                "--config",
+                "rounds=9",
+            ],
+            1,
+            "no response left for slot `thesis`",
+        ),
     ],
 )
 def test_usage_and_input_errors(tmp_path: Path, args: list[str], code: int, message: str) -> None:
-    filled = [a.format(dialectic=PATTERNS / "dialectic.prose.md", script=CLI / "dialectic.yaml") for a in args]
+    filled = [
+        a.format(dialectic=PATTERNS / "dialectic.prose.md", script=CLI / "dialectic.yaml")
+        for a in args
+    ]
     done = prose(*filled, cwd=tmp_path)
     assert done.returncode == code, done.stderr
     assert message in done.stderr
 
 
 def test_importing_the_command_or_the_runtime_does_not_import_litellm() -> None:
-    code = ("import sys, prose.cli.run_cmd; a = 'prose.runtime' in sys.modules; import prose.runtime; "
-            "print(a, 'litellm' in sys.modules, 'prose.runtime.interpreter' in sys.modules)")
+    code = (
+        "import sys, prose.cli.run_cmd; a = 'prose.runtime' in sys.modules; import prose.runtime; "
+        "print(a, 'litellm' in sys.modules, 'prose.runtime.interpreter' in sys.modules)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "False", "True"]

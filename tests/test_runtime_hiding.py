@@ -38,13 +38,23 @@ def _script_for(path: Path) -> Script:
 
     spec = load_spec(path.read_text(encoding="utf-8"), str(path)).spec
     assert spec is not None
-    return Script.from_mapping({"slots": {s.name: [f"output of {s.name}"] * 10 for s in spec.slots}})
+    return Script.from_mapping(
+        {"slots": {s.name: [f"output of {s.name}"] * 10 for s in spec.slots}}
+    )
 
 
 def run_file(path: Path, tmp_path: Path, script: Script, **options: Any) -> RunResult:
-    return asyncio.run(run_pattern(path, RunOptions(
-        inputs=options.pop("inputs", {"task_brief": "the brief"}), script=script,
-        trace_path=tmp_path / "trace.jsonl", **options)))
+    return asyncio.run(
+        run_pattern(
+            path,
+            RunOptions(
+                inputs=options.pop("inputs", {"task_brief": "the brief"}),
+                script=script,
+                trace_path=tmp_path / "trace.jsonl",
+                **options,
+            ),
+        )
+    )
 
 
 @pytest.mark.parametrize("path", LEAKS, ids=[p.name.removesuffix(".prose.md") for p in LEAKS])
@@ -103,41 +113,54 @@ Provenance tests.
 """
 
 
-def run(tmp_path: Path, program: str, invariants: str = "- `writer` never sees `critic`",
-        slots: dict[str, list[Any]] | None = None) -> RunResult:
+def run(
+    tmp_path: Path,
+    program: str,
+    invariants: str = "- `writer` never sees `critic`",
+    slots: dict[str, list[Any]] | None = None,
+) -> RunResult:
     path = tmp_path / "hiding.prose.md"
     path.write_text(HEADER.format(invariants=invariants, program=textwrap.dedent(program).strip()))
-    script = Script.from_mapping({"slots": slots or {
-        "writer": ["w1", "w2"], "critic": ["c1", "c2"], "other": ["o1", "o2"]}})
+    script = Script.from_mapping(
+        {"slots": slots or {"writer": ["w1", "w2"], "critic": ["c1", "c2"], "other": ["o1", "o2"]}}
+    )
     return run_file(path, tmp_path, script)
 
 
 def test_member_read_gives_the_elements_own_provenance(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         let bundle = { brief: task_brief, notes: attack }
         let w = call writer
           brief: bundle.brief
         return { result: w }
-        """)
+        """,
+    )
     assert result.exit_code == 0, result.error and result.error.format()
 
 
 def test_a_container_carries_the_union(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         let bundle = { brief: task_brief, notes: [attack] }
         let w = call writer
           brief: bundle
         return { result: w }
-        """)
+        """,
+    )
     assert result.exit_code == 5
 
 
 def test_loop_variable_and_loop_results_carry_provenance(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let notes = repeat 2:
           call critic
             task_brief: task_brief
@@ -145,13 +168,16 @@ def test_loop_variable_and_loop_results_carry_provenance(tmp_path: Path) -> None
           let w = call writer
             note: note
         return { result: 1 }
-        """)
+        """,
+    )
     assert result.exit_code == 5
     assert [e.slot for e in result.events if e.type == "call"] == ["critic", "critic"]
 
 
 def test_another_slots_output_is_its_own_new_value(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         let digest = call other
@@ -159,12 +185,15 @@ def test_another_slots_output_is_its_own_new_value(tmp_path: Path) -> None:
         let w = call writer
           digest: digest
         return { result: w }
-        """)
+        """,
+    )
     assert result.exit_code == 0
 
 
 def test_even_indirectly_follows_transitive_provenance(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         let digest = call other
@@ -172,13 +201,17 @@ def test_even_indirectly_follows_transitive_provenance(tmp_path: Path) -> None:
         let w = call writer
           digest: digest
         return { result: w }
-        """, invariants="- `writer` never sees `critic`, even indirectly")
+        """,
+        invariants="- `writer` never sees `critic`, even indirectly",
+    )
     assert result.exit_code == 5
     assert result.error is not None and "derived from `critic`" in result.error.message
 
 
 def test_violation_cannot_be_caught(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         try:
@@ -187,49 +220,70 @@ def test_violation_cannot_be_caught(tmp_path: Path) -> None:
         catch:
           return { result: "swallowed" }
         return { result: "no" }
-        """)
+        """,
+    )
     assert result.exit_code == 5
 
 
 def test_violation_in_an_ignored_parallel_branch_still_stops_the_run(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let attack = call critic
           task_brief: task_brief
         let ws = parallel for x in [task_brief, attack] (on-fail: "ignore"):
           call writer
             text: x
         return { result: ws }
-        """)
+        """,
+    )
     assert result.exit_code == 5
 
 
 def test_sees_only_and_runtime_values_are_not_literal_text(tmp_path: Path) -> None:
     invariants = "- `writer` sees only `task_brief`\n- `writer` is unaware of `critic`"
-    literal = run(tmp_path, """
+    literal = run(
+        tmp_path,
+        """
         let w = call writer
           task_brief: "{task_brief} (the critic is not mentioned here literally)"
         return { result: w }
-        """, invariants=invariants)
+        """,
+        invariants=invariants,
+    )
     assert literal.exit_code == 5  # the literal text names `critic`
     assert literal.error is not None and "names `critic`" in literal.error.message
-    extra = run(tmp_path, """
+    extra = run(
+        tmp_path,
+        """
         let w = call writer
           task_brief: task_brief
           extra: "x"
         return { result: w }
-        """, invariants=invariants)
+        """,
+        invariants=invariants,
+    )
     assert extra.exit_code == 5 and extra.error is not None and "sees only" in extra.error.message
 
 
 def test_parameters_are_not_literal_text(tmp_path: Path) -> None:
     path = tmp_path / "p.prose.md"
-    path.write_text(HEADER.format(invariants="- `writer` is unaware of `critic`", program=textwrap.dedent("""
+    path.write_text(
+        HEADER.format(
+            invariants="- `writer` is unaware of `critic`",
+            program=textwrap.dedent("""
         let w = call writer
           task_brief: task_brief
         return { result: w }
-        """).strip()))
-    result = run_file(path, tmp_path, Script.from_mapping({"slots": {"writer": ["w"]}}),
-                      inputs={"task_brief": "please ask the critic"})
+        """).strip(),
+        )
+    )
+    result = run_file(
+        path,
+        tmp_path,
+        Script.from_mapping({"slots": {"writer": ["w"]}}),
+        inputs={"task_brief": "please ask the critic"},
+    )
     assert result.exit_code == 0, result.error and result.error.format()
 
 
@@ -237,15 +291,32 @@ def test_require_distinct_models_fails_before_any_call(tmp_path: Path) -> None:
     from prose.runtime.services import ModelService
 
     path = tmp_path / "p.prose.md"
-    path.write_text(HEADER.format(invariants="- `writer` and `critic` are independent", program=textwrap.dedent("""
+    path.write_text(
+        HEADER.format(
+            invariants="- `writer` and `critic` are independent",
+            program=textwrap.dedent("""
         let w = call writer
           task_brief: task_brief
         return { result: w }
-        """).strip()))
-    same = {"writer": ModelService("same-model"), "critic": ModelService("same-model"),
-            "other": ModelService("x")}
-    result = asyncio.run(run_pattern(path, RunOptions(
-        inputs={"task_brief": "b"}, bindings=same, require_distinct_models=True, write_trace=False)))
+        """).strip(),
+        )
+    )
+    same = {
+        "writer": ModelService("same-model"),
+        "critic": ModelService("same-model"),
+        "other": ModelService("x"),
+    }
+    result = asyncio.run(
+        run_pattern(
+            path,
+            RunOptions(
+                inputs={"task_brief": "b"},
+                bindings=same,
+                require_distinct_models=True,
+                write_trace=False,
+            ),
+        )
+    )
     assert result.exit_code == 5 and result.events == []
     assert result.error is not None and "same-model" in result.error.message
 
@@ -306,8 +377,11 @@ def _shared_pattern(fixture: dict[str, Any], program: str, tmp_path: Path) -> Pa
     sections = {key: fixture.get(key, default) for key, default in SHARED_SECTIONS.items()}
     sections = {key: (value or "- None.") for key, value in sections.items()}
     path = tmp_path / "leak.prose.md"
-    path.write_text(SHARED_TEMPLATE.format(name=fixture.get("name", "leak"), program=program.rstrip(),
-                                           **sections))
+    path.write_text(
+        SHARED_TEMPLATE.format(
+            name=fixture.get("name", "leak"), program=program.rstrip(), **sections
+        )
+    )
     return path
 
 
@@ -328,7 +402,9 @@ def _shared_script(path: Path, program: str) -> Script:
 
 
 @pytest.mark.parametrize("fixture_path", SHARED_LEAKS, ids=[p.stem for p in SHARED_LEAKS])
-def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(fixture_path: Path, tmp_path: Path) -> None:
+def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
+    fixture_path: Path, tmp_path: Path
+) -> None:
     fixture = yaml.safe_load(fixture_path.read_text(encoding="utf-8"))
     leak = fixture["leak"]["program"]
     path = _shared_pattern(fixture, leak, tmp_path)
@@ -342,7 +418,9 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(fixture_path: P
     forbidden = [*rules["never_sees"], *rules["never_sees_indirectly"]]
     for served in script.calls:
         if served.key == f"slot:{result.error.slot}":
-            assert not any(f"from {other}" in text for other in forbidden for _, text in served.messages)
+            assert not any(
+                f"from {other}" in text for other in forbidden for _, text in served.messages
+            )
     # And no call started after the violation (a call event's time is when it started).
     stopped = next(e.time for e in result.events if e.type == "error")
     assert [e for e in result.events if e.type == "call" and e.time > stopped] == []

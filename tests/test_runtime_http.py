@@ -100,12 +100,26 @@ class Stub:
                     data = json.dumps({"error": {"message": "denied", "type": "auth"}}).encode()
                     self.send_response(stub.fail_with)
                 else:
-                    data = json.dumps({
-                        "id": f"c{number}", "object": "chat.completion", "created": 0, "model": "stub",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": f"answer {number}"}}],
-                        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9},
-                    }).encode()
+                    data = json.dumps(
+                        {
+                            "id": f"c{number}",
+                            "object": "chat.completion",
+                            "created": 0,
+                            "model": "stub",
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": f"answer {number}"},
+                                }
+                            ],
+                            "usage": {
+                                "prompt_tokens": 7,
+                                "completion_tokens": 2,
+                                "total_tokens": 9,
+                            },
+                        }
+                    ).encode()
                     self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -136,14 +150,16 @@ def stub() -> Iterator[Stub]:
 
 def project(tmp_path: Path, stub: Stub) -> Path:
     (tmp_path / "rounds.prose.md").write_text(PATTERN)
-    (tmp_path / "prose.yaml").write_text(textwrap.dedent(f"""
+    (tmp_path / "prose.yaml").write_text(
+        textwrap.dedent(f"""
         model_list:
           - model_name: stub
             litellm_params: {{model: openai/stub, api_base: "{stub.base_url}", api_key: "{SECRET}"}}
         default_model: stub
         retries: 0
         timeout_s: 60
-        """))
+        """)
+    )
     return tmp_path / "rounds.prose.md"
 
 
@@ -152,15 +168,27 @@ def run(tmp_path: Path, stub: Stub, **options: Any) -> RunResult:
 
     path = project(tmp_path, stub)
     config = LLMConfig.from_yaml(tmp_path / "prose.yaml")
-    return asyncio.run(run_pattern(path, RunOptions(inputs={"task": "t"}, llm_config=config, **options)))
+    return asyncio.run(
+        run_pattern(path, RunOptions(inputs={"task": "t"}, llm_config=config, **options))
+    )
 
 
 def test_real_path_with_cache_for_reruns_only(tmp_path: Path, stub: Stub) -> None:
-    first = run(tmp_path, stub, cache_dir=tmp_path / "cache", config={"rounds": 2},
-                trace_path=tmp_path / "a.jsonl")
+    first = run(
+        tmp_path,
+        stub,
+        cache_dir=tmp_path / "cache",
+        config={"rounds": 2},
+        trace_path=tmp_path / "a.jsonl",
+    )
     assert first.value == {"result": ["answer 1", "answer 2"]}, first.error and first.error.format()
-    again = run(tmp_path, stub, cache_dir=tmp_path / "cache", config={"rounds": 2},
-                trace_path=tmp_path / "b.jsonl")
+    again = run(
+        tmp_path,
+        stub,
+        cache_dir=tmp_path / "cache",
+        config={"rounds": 2},
+        trace_path=tmp_path / "b.jsonl",
+    )
     assert again.value == first.value and len(stub.received) == 2
     calls = [e for e in again.events if e.type == "call"]
     assert [e.cache_hit for e in calls] == [True, True] and {e.cost_usd for e in calls} == {0}
@@ -175,9 +203,17 @@ def test_same_messages_twice_in_one_run_are_two_calls(tmp_path: Path, stub: Stub
     path.write_text(PATTERN.replace("    round: i\n", ""))
     from prose.llm import LLMConfig
 
-    result = asyncio.run(run_pattern(path, RunOptions(
-        inputs={"task": "t"}, llm_config=LLMConfig.from_yaml(tmp_path / "prose.yaml"),
-        cache_dir=tmp_path / "cache", write_trace=False)))
+    result = asyncio.run(
+        run_pattern(
+            path,
+            RunOptions(
+                inputs={"task": "t"},
+                llm_config=LLMConfig.from_yaml(tmp_path / "prose.yaml"),
+                cache_dir=tmp_path / "cache",
+                write_trace=False,
+            ),
+        )
+    )
     assert result.value == {"result": ["answer 1", "answer 2", "answer 3"]}
     assert stub.received == ["## task\nt"] * 3
 
@@ -185,7 +221,9 @@ def test_same_messages_twice_in_one_run_are_two_calls(tmp_path: Path, stub: Stub
 def test_budget_stop_then_resume_pays_only_the_rest(tmp_path: Path, stub: Stub) -> None:
     first = run(tmp_path, stub, limits=Limits(max_calls=2), trace_path=tmp_path / "a.jsonl")
     assert first.exit_code == 3 and len(stub.received) == 2
-    resumed = run(tmp_path, stub, resume_trace=tmp_path / "a.jsonl", trace_path=tmp_path / "b.jsonl")
+    resumed = run(
+        tmp_path, stub, resume_trace=tmp_path / "a.jsonl", trace_path=tmp_path / "b.jsonl"
+    )
     assert resumed.exit_code == 0 and len(stub.received) == 3
     assert resumed.value == {"result": ["answer 1", "answer 2", "answer 3"]}
 
@@ -208,8 +246,13 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
     project(tmp_path, stub)
     stub.hang_on = "## round\n3"
     env = {**os.environ, "OPENAI_API_KEY": SECRET}
-    process = subprocess.Popen(prose_cli("run", "rounds.prose.md", "--input", "task=t", cwd=tmp_path),
-                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        prose_cli("run", "rounds.prose.md", "--input", "task=t", cwd=tmp_path),
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         trace = _wait_for_calls(tmp_path / ".prose" / "runs", 2, time.monotonic() + 60)
         deadline = time.monotonic() + 10
@@ -223,8 +266,14 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
             process.kill()
     run_id = trace.parent.name
     assert [e["type"] for e in read_events(trace)] == ["run_start", "call", "call"]
-    done = subprocess.run(prose_cli("run", "rounds.prose.md", "--resume", run_id, "--json", cwd=tmp_path),
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        prose_cli("run", "rounds.prose.md", "--resume", run_id, "--json", cwd=tmp_path),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"result": ["answer 1", "answer 2", "answer 4"]}
     # Rounds 1 and 2 were each sent once; only the unfinished round 3 was sent again.
@@ -238,8 +287,13 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
 def test_model_failure_exits_4_without_a_traceback(tmp_path: Path, stub: Stub) -> None:
     project(tmp_path, stub)
     stub.fail_with = 401
-    done = subprocess.run(prose_cli("run", "rounds.prose.md", "--input", "task=t", "--no-check", cwd=tmp_path),
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        prose_cli("run", "rounds.prose.md", "--input", "task=t", "--no-check", cwd=tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 4, done.stderr
     assert "Traceback" not in done.stderr and "R008" in done.stderr
     assert "rounds.prose.md:" in done.stderr

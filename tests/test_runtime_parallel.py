@@ -72,13 +72,21 @@ def reset() -> None:
     STATE.update(active=0, peak=0, started=[], finished=[])
 
 
-def run(tmp_path: Path, program: str, script: dict[str, Any] | None = None, **options: Any) -> RunResult:
+def run(
+    tmp_path: Path, program: str, script: dict[str, Any] | None = None, **options: Any
+) -> RunResult:
     path = tmp_path / "par.prose.md"
     path.write_text(HEADER.format(program=textwrap.dedent(program).strip()))
     reset()
-    bindings = options.pop("bindings", {"worker": PythonService("tests.test_runtime_parallel:slow_echo", slow_echo)})
-    opts = RunOptions(script=Script.from_mapping(script or {}), bindings=bindings,
-                      trace_path=tmp_path / "trace.jsonl", **options)
+    bindings = options.pop(
+        "bindings", {"worker": PythonService("tests.test_runtime_parallel:slow_echo", slow_echo)}
+    )
+    opts = RunOptions(
+        script=Script.from_mapping(script or {}),
+        bindings=bindings,
+        trace_path=tmp_path / "trace.jsonl",
+        **options,
+    )
     return asyncio.run(run_pattern(path, opts))
 
 
@@ -88,60 +96,85 @@ def value(result: RunResult) -> Any:
 
 
 def test_all_returns_values_in_input_order(tmp_path: Path) -> None:
-    assert value(run(tmp_path, """
+    assert value(
+        run(
+            tmp_path,
+            """
         let xs = parallel for d in [0.06, 0.01, 0.03]:
           call worker
             item: d
             delay: d
         return { result: xs }
-        """)) == [{"item": 0.06}, {"item": 0.01}, {"item": 0.03}]
+        """,
+        )
+    ) == [{"item": 0.06}, {"item": 0.01}, {"item": 0.03}]
 
 
 def test_first_returns_the_first_success_and_cancels_the_rest(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let winner = parallel for d in [0.5, 0.01, 0.5] ("first"):
           call worker
             item: d
             delay: d
         return { result: winner }
-        """)
+        """,
+    )
     assert value(result) == {"item": 0.01}
     assert STATE["finished"] == [0.01]
     events = [e for e in result.events if e.type == "call"]
-    assert sorted((e.error or {}).get("kind", "ok") for e in events) == ["cancelled", "cancelled", "ok"]
+    assert sorted((e.error or {}).get("kind", "ok") for e in events) == [
+        "cancelled",
+        "cancelled",
+        "ok",
+    ]
 
 
 def test_any_with_count_returns_that_many_in_completion_order(tmp_path: Path) -> None:
-    assert value(run(tmp_path, """
+    assert value(
+        run(
+            tmp_path,
+            """
         let some = parallel for d in [0.3, 0.02, 0.01, 0.3] ("any", count: 2):
           call worker
             item: d
             delay: d
         return { result: some }
-        """)) == [{"item": 0.01}, {"item": 0.02}]
+        """,
+        )
+    ) == [{"item": 0.01}, {"item": 0.02}]
 
 
 def test_on_fail_continue_gives_the_error_object(tmp_path: Path) -> None:
-    result = value(run(tmp_path, """
+    result = value(
+        run(
+            tmp_path,
+            """
         let xs = parallel for f in [false, true, false] (on-fail: "continue"):
           call worker
             item: f
             fail: f
         return { result: xs }
-        """))
+        """,
+        )
+    )
     assert result[0] == {"item": False} and result[2] == {"item": False}
     assert result[1]["kind"] == "python" and "failed on True" in result[1]["message"]
     assert result[1]["slot"] == "worker"
 
 
 def test_on_fail_ignore_drops_failed_branches_and_traces_them(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let xs = parallel for f in [false, true, false] (on-fail: "ignore"):
           call worker
             item: f
             fail: f
         return { result: xs }
-        """)
+        """,
+    )
     assert value(result) == [{"item": False}, {"item": False}]
     notes = [e for e in result.events if e.type == "note" and e.what == "branch_failed"]
     assert len(notes) == 1 and notes[0].detail["branch"] == 1
@@ -149,43 +182,56 @@ def test_on_fail_ignore_drops_failed_branches_and_traces_them(tmp_path: Path) ->
 
 def test_fail_fast_cancels_the_rest_and_propagates(tmp_path: Path) -> None:
     started = time.perf_counter()
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let xs = parallel for f in [true, false] :
           call worker
             item: f
             fail: f
             delay: 0.01
         return { result: xs }
-        """.replace("for f in [true, false] :", "for f in [true, false]:"))
+        """.replace("for f in [true, false] :", "for f in [true, false]:"),
+    )
     assert result.exit_code == 4 and result.error is not None and result.error.kind == "python"
     assert time.perf_counter() - started < 5
 
 
 def test_first_with_every_branch_failing_is_an_error(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let w = parallel for f in [true, true] ("first", on-fail: "ignore"):
           call worker
             fail: f
         return { result: w }
-        """)
+        """,
+    )
     assert result.error is not None and result.error.code == "R014"
 
 
 def test_one_concurrency_cap_for_the_whole_run(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let outer = parallel for i in [1, 2, 3, 4]:
           parallel for j in [1, 2, 3, 4]:
             call worker
               item: j
               delay: 0.02
         return { result: outer.length }
-        """, concurrency=3)
+        """,
+        concurrency=3,
+    )
     assert value(result) == 4
     assert STATE["peak"] == 3
 
 
 def test_parallel_block_first_binds_losers_to_null(tmp_path: Path) -> None:
-    assert value(run(tmp_path, """
+    assert value(
+        run(
+            tmp_path,
+            """
         parallel ("first"):
           let fast = call worker
             item: "fast"
@@ -194,56 +240,85 @@ def test_parallel_block_first_binds_losers_to_null(tmp_path: Path) -> None:
             item: "slow"
             delay: 1
         return { result: [fast, slow] }
-        """)) == [{"item": "fast"}, None]
+        """,
+        )
+    ) == [{"item": "fast"}, None]
 
 
 def test_return_ends_only_its_branch_and_break_is_an_error(tmp_path: Path) -> None:
-    assert value(run(tmp_path, """
+    assert value(
+        run(
+            tmp_path,
+            """
         let xs = parallel repeat 3 as i:
           if i == 2:
             return "two"
           let y = i
         return { result: xs }
-        """)) == [1, "two", 3]
-    result = run(tmp_path, """
+        """,
+        )
+    ) == [1, "two", 3]
+    result = run(
+        tmp_path,
+        """
         parallel repeat 2:
           break
         return { result: 1 }
-        """)
+        """,
+    )
     assert result.error is not None and result.error.code == "R015"
 
 
 def test_list_valued_slot_gets_one_scripted_service_per_response_list(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let answers = parallel for h in helpers:
           call h
             q: "same question"
         return { result: answers }
-        """, {"slots": {"helpers": [["first helper"], ["second helper"]]}}, bindings={})
+        """,
+        {"slots": {"helpers": [["first helper"], ["second helper"]]}},
+        bindings={},
+    )
     assert value(result) == ["first helper", "second helper"]
     events = sorted((e for e in result.events if e.type == "call"), key=lambda e: e.index)
     assert [(e.slot, e.index) for e in events] == [("helpers", 0), ("helpers", 1)]
 
 
 def test_calling_a_list_valued_slot_directly_is_an_error(tmp_path: Path) -> None:
-    result = run(tmp_path, "let r = call helpers\n  q: 1\nreturn { result: r }",
-                 {"slots": {"helpers": [["a"]]}}, bindings={})
+    result = run(
+        tmp_path,
+        "let r = call helpers\n  q: 1\nreturn { result: r }",
+        {"slots": {"helpers": [["a"]]}},
+        bindings={},
+    )
     assert result.error is not None and result.error.code == "R004"
 
 
 def test_nested_pattern_instance_runs_with_its_own_scope(tmp_path: Path) -> None:
     inner = tmp_path / "inner.prose.md"
-    inner.write_text(HEADER.replace("name: par", "name: inner").format(program=textwrap.dedent("""
+    inner.write_text(
+        HEADER.replace("name: par", "name: inner")
+        .format(
+            program=textwrap.dedent("""
         let doubled = call worker
           item: item
         return { result: doubled, seen: item }
-        """).strip()).replace("- None.\n\n### Returns", "- `item`: string -- what to echo\n\n### Returns"))
-    result = run(tmp_path, """
+        """).strip()
+        )
+        .replace("- None.\n\n### Returns", "- `item`: string -- what to echo\n\n### Returns")
+    )
+    result = run(
+        tmp_path,
+        """
         let r = call worker
           item: "outer"
         return { result: r }
-        """, {"slots": {"worker.worker": ["from the nested worker"]}},
-        bindings={"worker": PatternService(str(inner))})
+        """,
+        {"slots": {"worker.worker": ["from the nested worker"]}},
+        bindings={"worker": PatternService(str(inner))},
+    )
     assert value(result) == {"result": "from the nested worker", "seen": "outer"}
     calls = [e for e in result.events if e.type == "call"]
     assert [(e.slot, e.path) for e in calls] == [("worker", "worker>"), ("worker", "")]

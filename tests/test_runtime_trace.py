@@ -69,11 +69,18 @@ def write(tmp_path: Path, program: str = LOOP) -> Path:
     return path
 
 
-def run(tmp_path: Path, program: str = LOOP, replies: list[Any] | None = None, **options: Any) -> RunResult:
-    script = Script.from_mapping({"slots": {"worker": replies or ["one two", "three four", "five six"]}})
+def run(
+    tmp_path: Path, program: str = LOOP, replies: list[Any] | None = None, **options: Any
+) -> RunResult:
+    script = Script.from_mapping(
+        {"slots": {"worker": replies or ["one two", "three four", "five six"]}}
+    )
     options.setdefault("trace_path", tmp_path / "trace.jsonl")
-    return asyncio.run(run_pattern(write(tmp_path, program), RunOptions(
-        inputs={"task": "t"}, script=script, **options)))
+    return asyncio.run(
+        run_pattern(
+            write(tmp_path, program), RunOptions(inputs={"task": "t"}, script=script, **options)
+        )
+    )
 
 
 # --- trace -------------------------------------------------------------------------------
@@ -85,8 +92,23 @@ def test_trace_events_and_hash_chain(tmp_path: Path) -> None:
     events = list(read_events(tmp_path / "trace.jsonl"))
     assert [e["type"] for e in events] == ["run_start", "call", "call", "call", "run_end"]
     call = events[1]
-    for key in ("id", "slot", "index", "service", "model", "line", "messages", "output", "error",
-                "provenance", "usage", "cost_usd", "latency_ms", "cache_hit", "sha256"):
+    for key in (
+        "id",
+        "slot",
+        "index",
+        "service",
+        "model",
+        "line",
+        "messages",
+        "output",
+        "error",
+        "provenance",
+        "usage",
+        "cost_usd",
+        "latency_ms",
+        "cache_hit",
+        "sha256",
+    ):
         assert key in call
     assert call["usage"] == {"prompt_tokens": 9, "completion_tokens": 2, "total_tokens": 11}
     assert events[0]["pattern_sha256"] and events[0]["inputs"] == {"task": "t"}
@@ -107,10 +129,17 @@ def test_tampering_breaks_the_chain(tmp_path: Path) -> None:
 def test_no_api_key_in_a_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-test-DO-NOT-LEAK-1234567890"
     monkeypatch.setenv("OPENAI_API_KEY", secret)
-    config = LLMConfig.from_mapping({"model_list": [
-        {"model_name": "fast", "litellm_params": {"model": "openai/gpt-4o-mini", "api_key": secret}}]})
-    result = run(tmp_path, llm_config=config,
-                 replies=[f"the key is {secret}", "b", "c"])
+    config = LLMConfig.from_mapping(
+        {
+            "model_list": [
+                {
+                    "model_name": "fast",
+                    "litellm_params": {"model": "openai/gpt-4o-mini", "api_key": secret},
+                }
+            ]
+        }
+    )
+    result = run(tmp_path, llm_config=config, replies=[f"the key is {secret}", "b", "c"])
     assert result.exit_code == 0
     text = (tmp_path / "trace.jsonl").read_text()
     assert secret not in text
@@ -125,7 +154,9 @@ def test_max_calls_stops_exactly_before_the_next_call(tmp_path: Path) -> None:
     assert result.exit_code == 3 and isinstance(result.error, BudgetExceeded)
     assert result.error.budget == "calls" and result.error.span is not None
     assert len([e for e in result.events if e.type == "call"]) == 2
-    assert result.events[-1].status == "budget" and result.events[-1].totals["stopped_by"] == "calls"
+    assert (
+        result.events[-1].status == "budget" and result.events[-1].totals["stopped_by"] == "calls"
+    )
 
 
 def test_max_tokens_stops_once_spent(tmp_path: Path) -> None:
@@ -152,12 +183,22 @@ def test_budget_admit_and_cost() -> None:
 
 def test_judge_calls_count_against_the_call_budget(tmp_path: Path) -> None:
     script = Script.from_mapping({"conditions": {"task is hard": [True, True]}})
-    result = asyncio.run(run_pattern(write(tmp_path, """
+    result = asyncio.run(
+        run_pattern(
+            write(
+                tmp_path,
+                """
         if task is hard:
           if task is hard:
             return { result: 1 }
         return { result: 0 }
-        """), RunOptions(inputs={"task": "t"}, script=script, limits=Limits(max_calls=1), write_trace=False)))
+        """,
+            ),
+            RunOptions(
+                inputs={"task": "t"}, script=script, limits=Limits(max_calls=1), write_trace=False
+            ),
+        )
+    )
     assert result.exit_code == 3
     assert [e.type for e in result.events].count("judge") == 1
 
@@ -168,9 +209,18 @@ def test_judge_calls_count_against_the_call_budget(tmp_path: Path) -> None:
 def test_show_prompts_collects_messages_without_a_model(tmp_path: Path) -> None:
     from prose.runtime.placeholder import PlaceholderClient
 
-    result = asyncio.run(run_pattern(write(tmp_path), RunOptions(
-        inputs={"task": "t"}, client=PlaceholderClient(), default_model="placeholder",
-        show_prompts=True, write_trace=False)))
+    result = asyncio.run(
+        run_pattern(
+            write(tmp_path),
+            RunOptions(
+                inputs={"task": "t"},
+                client=PlaceholderClient(),
+                default_model="placeholder",
+                show_prompts=True,
+                write_trace=False,
+            ),
+        )
+    )
     assert result.exit_code == 0 and len(result.prompts) == 3
     assert result.prompts[0]["messages"][1]["content"] == "## task\nt\n\n## round\n1"
 
@@ -179,7 +229,8 @@ def test_project_templates_override_the_defaults(tmp_path: Path) -> None:
     templates = tmp_path / ".prose" / "templates"
     templates.mkdir(parents=True)
     (templates / "call_user.j2").write_text(
-        "{% for item in inputs %}<{{ item.name }}>{{ item.text }}</{{ item.name }}>{% endfor %}")
+        "{% for item in inputs %}<{{ item.name }}>{{ item.text }}</{{ item.name }}>{% endfor %}"
+    )
     result = run(tmp_path, project_dir=tmp_path)
     call = next(e for e in result.events if e.type == "call")
     assert call.messages[-1]["content"] == "<task>t</task><round>1</round>"
@@ -215,8 +266,15 @@ def test_unknown_nodes_are_refused_with_a_code(tmp_path: Path) -> None:
 
     span = Span("x.prose", 3, 1, 3, 8)
     program = n.Program(body=(Mystery(span=span),))  # type: ignore[arg-type]
-    ctx = RunContext(shared=None, program=program, spec=None, source="", filename="x.prose",  # type: ignore[arg-type]
-                     bindings={}, policy=None)  # type: ignore[arg-type]
+    ctx = RunContext(
+        shared=None,
+        program=program,
+        spec=None,
+        source="",
+        filename="x.prose",  # type: ignore[arg-type]
+        bindings={},
+        policy=None,
+    )  # type: ignore[arg-type]
     with pytest.raises(Exception) as caught:
         asyncio.run(Interpreter(ctx).run(Scope()))
     assert getattr(caught.value, "code", None) == "R001" and "Mystery" in str(caught.value)
@@ -232,10 +290,19 @@ def test_inputs_are_validated_before_anything_runs(tmp_path: Path) -> None:
     path = write(tmp_path)
     missing = asyncio.run(run_pattern(path, RunOptions(script=Script(), write_trace=False)))
     assert missing.exit_code == 1 and "`task`" in missing.error.message  # type: ignore[union-attr]
-    wrong = asyncio.run(run_pattern(path, RunOptions(inputs={"task": "t"}, config={"rounds": "many"},
-                                                     script=Script(), write_trace=False)))
+    wrong = asyncio.run(
+        run_pattern(
+            path,
+            RunOptions(
+                inputs={"task": "t"}, config={"rounds": "many"}, script=Script(), write_trace=False
+            ),
+        )
+    )
     assert wrong.exit_code == 1 and "not `integer`" in wrong.error.message  # type: ignore[union-attr]
-    unknown = asyncio.run(run_pattern(path, RunOptions(inputs={"task": "t", "nope": 1},
-                                                       script=Script(), write_trace=False)))
+    unknown = asyncio.run(
+        run_pattern(
+            path, RunOptions(inputs={"task": "t", "nope": 1}, script=Script(), write_trace=False)
+        )
+    )
     assert unknown.exit_code == 1 and "`nope`" in unknown.error.message  # type: ignore[union-attr]
     assert missing.events == [] and json.dumps(missing.totals) == "{}"

@@ -62,58 +62,90 @@ def _read_input_file(path: str) -> Any:
     return text
 
 
-class Progress:
-    """One stderr line per call as it starts and ends (and per judgement)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def __call__(self, phase: str, info: Any) -> None:
-        if not self.enabled:
-            return
-        slot = info.get("slot", "?")
-        if info.get("index") is not None:
-            slot = f"{slot}[{info['index']}]"
-        where = f"line {info.get('line')}"
-        if phase == "start":
-            click.echo(f"  ... {slot} ({info.get('model') or 'python'}) {where}", err=True)
-            return
-        usage = info.get("usage") or {}
-        seconds = (info.get("latency_ms") or 0) / 1000
-        if info.get("error"):
-            error = info["error"]
-            click.echo(f"  xx  {slot} {where}: {error.get('kind')}: {error.get('message')}", err=True)
-        else:
-            cached = " cached" if info.get("cache_hit") else ""
-            click.echo(
-                f"  ok  {slot} ({info.get('model') or 'python'}) {usage.get('prompt_tokens', 0)}+"
-                f"{usage.get('completion_tokens', 0)} tokens {seconds:.2f}s{cached}",
-                err=True,
-            )
-
-
 @click.command("run")
 @click.argument("target", type=click.Path(dir_okay=False))
-@click.option("--input", "inputs", multiple=True, metavar="K=V", help="An input (JSON if it parses, unless the parameter is a string).")
-@click.option("--input-file", "input_files", multiple=True, metavar="K=PATH", help="An input read from a file (.json/.yaml parsed).")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="K=V",
+    help="An input (JSON if it parses, unless the parameter is a string).",
+)
+@click.option(
+    "--input-file",
+    "input_files",
+    multiple=True,
+    metavar="K=PATH",
+    help="An input read from a file (.json/.yaml parsed).",
+)
 @click.option("--config", "configs", multiple=True, metavar="K=V", help="A config override.")
-@click.option("--bind", "binds", multiple=True, metavar="SLOT=MODEL[,MODEL]", help="Bind a slot to model(s) or python:pkg.mod:func.")
+@click.option(
+    "--bind",
+    "binds",
+    multiple=True,
+    metavar="SLOT=MODEL[,MODEL]",
+    help="Bind a slot to model(s) or python:pkg.mod:func.",
+)
 @click.option("--model", "model", help="The default model for unbound slots.")
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
-@click.option("--config-file", type=click.Path(dir_okay=False), help="LLM config (LiteLLM model_list YAML plus prose settings).")
-@click.option("--script", type=click.Path(dir_okay=False), help="Serve every model slot and judge from a YAML script.")
-@click.option("--trace", "trace_path", type=click.Path(dir_okay=False), help="Trace file (default .prose/runs/RUN_ID/trace.jsonl).")
-@click.option("--cache/--no-cache", default=False, help="Answer repeated runs from .prose/cache (never within one run).")
-@click.option("--concurrency", type=click.IntRange(1), default=8, show_default=True, help="Model calls in flight at once.")
+@click.option(
+    "--config-file",
+    type=click.Path(dir_okay=False),
+    help="LLM config (LiteLLM model_list YAML plus prose settings).",
+)
+@click.option(
+    "--script",
+    type=click.Path(dir_okay=False),
+    help="Serve every model slot and judge from a YAML script.",
+)
+@click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(dir_okay=False),
+    help="Trace file (default .prose/runs/RUN_ID/trace.jsonl).",
+)
+@click.option(
+    "--cache/--no-cache",
+    default=False,
+    help="Answer repeated runs from .prose/cache (never within one run).",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1),
+    default=8,
+    show_default=True,
+    help="Model calls in flight at once.",
+)
 @click.option("--max-calls", type=click.IntRange(0), help="Stop before the call past this many.")
-@click.option("--max-tokens", type=click.IntRange(0), help="Stop before the next call once this many tokens are used.")
-@click.option("--max-cost", type=click.FloatRange(0), help="Stop before the next call once this many USD are spent.")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(0),
+    help="Stop before the next call once this many tokens are used.",
+)
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(0),
+    help="Stop before the next call once this many USD are spent.",
+)
 @click.option("--timeout", type=click.FloatRange(0), help="Stop after this many seconds.")
-@click.option("--resume", "resume", metavar="RUN_ID", help="Replay a crashed run: finished calls are not paid again.")
+@click.option(
+    "--resume",
+    "resume",
+    metavar="RUN_ID",
+    help="Replay a crashed run: finished calls are not paid again.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
-@click.option("--show-prompts", is_flag=True, help="Print what each slot would receive; call no model (unless --script).")
+@click.option(
+    "--show-prompts",
+    is_flag=True,
+    help="Print what each slot would receive; call no model (unless --script).",
+)
 @click.option("--no-check", is_flag=True, help="Run even if the linter finds errors.")
-@click.option("--require-distinct-models", is_flag=True, help="Fail when independent slots route to one model.")
+@click.option(
+    "--require-distinct-models",
+    is_flag=True,
+    help="Fail when independent slots route to one model.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
 def run_command(**options: Any) -> None:
@@ -146,6 +178,7 @@ def _run(options: dict[str, Any]) -> int:
 
     from prose.runtime.budget import Limits
     from prose.runtime.errors import InputError
+    from prose.runtime.progress import Progress
     from prose.runtime.runner import RunOptions, run_pattern
     from prose.runtime.services import parse_bind_option
 
@@ -168,16 +201,26 @@ def _run(options: dict[str, Any]) -> int:
     script = _script(options["script"])
     llm_config = _llm_config(options["config_file"], project)
     resume_trace = _resume(options["resume"], project, script, inputs, config)
+    progress = Progress(not options["quiet"] and not options["show_prompts"])
     run_options = RunOptions(
-        inputs=inputs, config=config, bindings=bindings, script=script, llm_config=llm_config,
-        default_model=options["model"], judge_model=options["judge_model"],
+        inputs=inputs,
+        config=config,
+        bindings=bindings,
+        script=script,
+        llm_config=llm_config,
+        default_model=options["model"],
+        judge_model=options["judge_model"],
         concurrency=options["concurrency"],
-        limits=Limits(options["max_calls"], options["max_tokens"], options["max_cost"], options["timeout"]),
-        trace_path=options["trace_path"], project_dir=project,
+        limits=Limits(
+            options["max_calls"], options["max_tokens"], options["max_cost"], options["timeout"]
+        ),
+        trace_path=options["trace_path"],
+        project_dir=project,
         cache_dir=project / ".prose" / "cache" if options["cache"] else None,
-        resume_trace=resume_trace, require_distinct_models=options["require_distinct_models"],
+        resume_trace=resume_trace,
+        require_distinct_models=options["require_distinct_models"],
         show_prompts=options["show_prompts"],
-        progress=Progress(not options["quiet"] and not options["show_prompts"]),
+        progress=progress,
     )
     if options["show_prompts"] and script is None:
         from prose.runtime.placeholder import PlaceholderClient
@@ -185,7 +228,10 @@ def _run(options: dict[str, Any]) -> int:
         run_options.client = PlaceholderClient()
         run_options.default_model = run_options.default_model or "placeholder"
         run_options.write_trace = False
-    result = asyncio.run(run_pattern(pattern, run_options))
+    try:
+        result = asyncio.run(run_pattern(pattern, run_options))
+    finally:
+        progress.close()
     if options["show_prompts"]:
         _print_prompts(result.prompts)
     if result.error is not None:
@@ -219,7 +265,12 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
     assert instance is not None and instance.pattern_path is not None
     base = Path(target).parent
     bindings = {name: from_instance_binding(b.value, base) for name, b in instance.bindings.items()}
-    return instance.pattern_path, bindings, dict(instance.config_values), dict(instance.input_values)
+    return (
+        instance.pattern_path,
+        bindings,
+        dict(instance.config_values),
+        dict(instance.input_values),
+    )
 
 
 def _lint(pattern: str, no_check: bool) -> Any:
@@ -245,7 +296,9 @@ def _lint(pattern: str, no_check: bool) -> Any:
         if errors:
             summary = Summary.of(errors, files=1)
             click.echo(render_full(errors, {pattern: text}, summary, color=False), err=True)
-            click.echo("error: the pattern has lint errors; fix them or run with --no-check", err=True)
+            click.echo(
+                "error: the pattern has lint errors; fix them or run with --no-check", err=True
+            )
             raise SystemExit(1)
     loaded = load_spec(text, pattern)
     if loaded.spec is None:
@@ -275,7 +328,9 @@ def _llm_config(path: str | None, project: Path) -> Any:
     from prose.llm import LLMConfig
     from prose.llm.errors import LLMConfigError
 
-    candidates = [Path(path)] if path else [project / "prose.yaml", project / ".prose" / "config.yaml"]
+    candidates = (
+        [Path(path)] if path else [project / "prose.yaml", project / ".prose" / "config.yaml"]
+    )
     for candidate in candidates:
         if path or candidate.is_file():
             try:
@@ -285,15 +340,24 @@ def _llm_config(path: str | None, project: Path) -> Any:
     return None
 
 
-def _resume(run_id: str | None, project: Path, script: Any, inputs: dict[str, Any], config: dict[str, Any]) -> Path | None:
+def _resume(
+    run_id: str | None, project: Path, script: Any, inputs: dict[str, Any], config: dict[str, Any]
+) -> Path | None:
     """The trace of the run to resume; its inputs and config fill in what the command line omits."""
     if run_id is None:
         return None
     if script is not None:
-        _fail("a scripted run cannot be resumed (scripted runs never use the cache): run it again", EXIT_USAGE)
+        _fail(
+            "a scripted run cannot be resumed (scripted runs never use the cache): run it again",
+            EXIT_USAGE,
+        )
     from prose.runtime.trace import read_events
 
-    path = Path(run_id) if run_id.endswith(".jsonl") else project / ".prose" / "runs" / run_id / "trace.jsonl"
+    path = (
+        Path(run_id)
+        if run_id.endswith(".jsonl")
+        else project / ".prose" / "runs" / run_id / "trace.jsonl"
+    )
     if not path.is_file():
         _fail(f"no trace for run `{run_id}` at {path}", EXIT_USAGE)
     start = next((e for e in read_events(path) if e.get("type") == "run_start"), None)

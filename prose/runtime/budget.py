@@ -41,7 +41,9 @@ class Limits:
 class Budget:
     """What a run has spent, against its `Limits`; `clock` is injectable for tests."""
 
-    def __init__(self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.limits = limits or Limits()
         self.clock = clock
         self.started = clock()
@@ -71,9 +73,15 @@ class Budget:
         if limits.max_calls is not None and self.calls >= limits.max_calls:
             reason = ("calls", f"the call budget of {limits.max_calls} is spent")
         elif limits.max_tokens is not None and self.tokens >= limits.max_tokens:
-            reason = ("tokens", f"the token budget of {limits.max_tokens} is spent ({self.tokens} used)")
+            reason = (
+                "tokens",
+                f"the token budget of {limits.max_tokens} is spent ({self.tokens} used)",
+            )
         elif limits.max_cost is not None and self.cost_usd >= limits.max_cost:
-            reason = ("cost", f"the cost budget of ${limits.max_cost:g} is spent (${self.cost_usd:.6f} used)")
+            reason = (
+                "cost",
+                f"the cost budget of ${limits.max_cost:g} is spent (${self.cost_usd:.6f} used)",
+            )
         elif limits.timeout is not None and self.elapsed() >= limits.timeout:
             reason = ("timeout", f"the time budget of {limits.timeout:g}s is spent")
         if reason is not None:

@@ -140,7 +140,8 @@ class ReplayCache:
             elif event.get("type") == "judge":
                 decision = event.get("decision")
                 entries[key] = CachedResponse(
-                    json.dumps(decision), {"decision": decision, "reason": event.get("reason")},
+                    json.dumps(decision),
+                    {"decision": decision, "reason": event.get("reason")},
                     str(event.get("model") or ""),
                 )
         return cls(entries)

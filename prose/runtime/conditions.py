@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from prose.runtime.context import RunContext
 from prose.runtime.errors import JudgeFailed, NameNotDefined, ProseRuntimeError, ValueTypeError
@@ -43,7 +43,9 @@ async def predicate(expr: n.Expr, scope: Scope, path: str, evaluate: Evaluate) -
             return value.data is None
         if expr.test == "not null":
             return value.data is not None
-        empty = value.data is None or (isinstance(value.data, str | tuple | dict) and not value.data)
+        empty = value.data is None or (
+            isinstance(value.data, str | tuple | dict) and not value.data
+        )
         return empty if expr.test == "empty" else not empty
     if isinstance(expr, n.Compare):
         left = await evaluate(expr.left, scope, path)
@@ -103,7 +105,7 @@ def mentioned_values(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> 
 async def judge(
     ctx: RunContext,
     *,
-    kind: str,
+    kind: Literal["condition", "choice"],
     text: str,
     node: n.Node,
     values: dict[str, Any],
@@ -115,7 +117,7 @@ async def judge(
     from prose.llm.errors import LLMError, ScriptExhaustedError
     from prose.llm.scripted import choice_key, condition_key, script_model
     from prose.llm.types import ChatRequest
-    from prose.runtime.calls import admit_and_lookup, record_usage
+    from prose.runtime.attempts import admit_and_lookup, record_usage
     from prose.runtime.errors import ScriptExhausted
     from prose.runtime.prompts import messages_to_dicts
     from prose.runtime.trace import JudgeEvent, Usage
@@ -131,13 +133,26 @@ async def judge(
         model = script_model(choice_key(text)) if shared.scripted else shared.judge_model
     sent = messages_to_dicts(messages)
     event = JudgeEvent(
-        id=shared.trace.next_id("j"), kind=kind, text=text, file=node.span.file,  # type: ignore[arg-type]
-        line=node.line, path=path, model=model, values=values,
-        options=list(options) if options is not None else None, messages=sent,
+        id=shared.trace.next_id("j"),
+        kind=kind,
+        text=text,
+        file=node.span.file,
+        line=node.line,
+        path=path,
+        model=model,
+        values=values,
+        options=list(options) if options is not None else None,
+        messages=sent,
     )
     key, cached = admit_and_lookup(
-        ctx, node, what=f"the judge at line {node.line}", path=path, model=model,
-        messages=sent, schema=schema, params={"judge": kind},
+        ctx,
+        node,
+        what=f"the judge at line {node.line}",
+        path=path,
+        model=model,
+        messages=sent,
+        schema=schema,
+        params={"judge": kind},
     )
     started = time.perf_counter()
     try:
@@ -147,7 +162,9 @@ async def judge(
         else:
             async with shared.semaphore:
                 response = await shared.client.complete(
-                    ChatRequest(model=model, messages=messages, schema=schema, metadata={"judge": kind})
+                    ChatRequest(
+                        model=model, messages=messages, schema=schema, metadata={"judge": kind}
+                    )
                 )
             answer = response.parsed
             event.usage = Usage(**{k: getattr(response.usage, k) for k in Usage.model_fields})
@@ -209,7 +226,9 @@ async def condition_holds(
             condition.span,
             source=ctx.source,
         )
-    decision, _ = await judge(ctx, kind="condition", text=condition.text, node=condition, values=values, path=path)
+    decision, _ = await judge(
+        ctx, kind="condition", text=condition.text, node=condition, values=values, path=path
+    )
     return bool(decision)
 
 

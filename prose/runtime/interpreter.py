@@ -12,24 +12,22 @@ each module stays small enough to read in one sitting.
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from prose.runtime import values as v
-from prose.runtime.calls import CallOptions, call_service
-from prose.runtime.conditions import condition_holds, judge, mentioned_values, predicate
+from prose.runtime.calls import call_options, call_service
+from prose.runtime.conditions import condition_holds, predicate
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     LoopControlError,
     NameNotDefined,
     ProseRuntimeError,
-    ThrownError,
     UnknownNodeError,
     ValueTypeError,
 )
+from prose.runtime.interpreter_flow import FlowMixin
 from prose.runtime.interpreter_loops import LoopsMixin
-from prose.runtime.scope import Kind, Scope
+from prose.runtime.scope import Scope
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Signal
 from prose.runtime.values import NULL, Service, Value
 from prose.syntax import nodes as n
@@ -37,13 +35,8 @@ from prose.syntax import nodes as n
 # What a declared but not yet bound name reads as in a condition (and its members too).
 UNBOUND = Value(None)
 
-# The error a `catch` block is handling, for a bare `throw` (per task, so branches do not mix).
-_handling: contextvars.ContextVar[ProseRuntimeError | None] = contextvars.ContextVar(
-    "prose_handling", default=None
-)
 
-
-class Interpreter(LoopsMixin):
+class Interpreter(FlowMixin, LoopsMixin):
     """Runs one pattern instance's program in a `RunContext`."""
 
     def __init__(self, ctx: RunContext) -> None:
@@ -120,11 +113,15 @@ class Interpreter(LoopsMixin):
             value = await self.exec_stmt(statement, scope, path, collecting and position == last)
         return value
 
-    async def exec_stmt(self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False) -> Value:
+    async def exec_stmt(
+        self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False
+    ) -> Value:
         method = self._statements.get(type(stmt))
         if method is None:
             raise UnknownNodeError(
-                f"the interpreter cannot run a `{type(stmt).__name__}` node", stmt.span, source=self.source
+                f"the interpreter cannot run a `{type(stmt).__name__}` node",
+                stmt.span,
+                source=self.source,
             )
         try:
             return await method(stmt, scope, path, collecting)
@@ -136,7 +133,9 @@ class Interpreter(LoopsMixin):
         method = self._expressions.get(type(expr))
         if method is None:
             raise UnknownNodeError(
-                f"the interpreter cannot evaluate a `{type(expr).__name__}` node", expr.span, source=self.source
+                f"the interpreter cannot evaluate a `{type(expr).__name__}` node",
+                expr.span,
+                source=self.source,
             )
         try:
             return await method(expr, scope, path, lenient)
@@ -178,7 +177,9 @@ class Interpreter(LoopsMixin):
         else:
             raise ValueTypeError("only a name, a member or an index can be assigned")
 
-    async def exec_expr_stmt(self, node: n.ExprStmt, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_expr_stmt(
+        self, node: n.ExprStmt, scope: Scope, path: str, collecting: bool
+    ) -> Value:
         if isinstance(node.expr, n.Repeat | n.For | n.Loop):
             return await self.run_loop(node.expr, scope, path, collecting)
         return await self.eval(node.expr, scope, path)
@@ -187,7 +188,9 @@ class Interpreter(LoopsMixin):
         value = await self.eval(node.value, scope, path) if node.value is not None else NULL
         raise ReturnSignal(node.span, value)
 
-    async def exec_continue(self, node: n.Continue, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_continue(
+        self, node: n.Continue, scope: Scope, path: str, collecting: bool
+    ) -> Value:
         raise ContinueSignal(node.span)
 
     async def exec_break(self, node: n.Break, scope: Scope, path: str, collecting: bool) -> Value:
@@ -196,7 +199,9 @@ class Interpreter(LoopsMixin):
     async def exec_if(self, node: n.If, scope: Scope, path: str, collecting: bool) -> Value:
         for branch in node.branches:
             try:
-                holds = await condition_holds(self.ctx, branch.condition, scope, path, self._operand)
+                holds = await condition_holds(
+                    self.ctx, branch.condition, scope, path, self._operand
+                )
             except ProseRuntimeError as error:
                 raise error.at(branch.condition.span, self.source) from None
             if holds:
@@ -206,112 +211,11 @@ class Interpreter(LoopsMixin):
             await self.exec_body(node.orelse, scope, path)
         return NULL
 
-    async def exec_orphan(self, node: n.Orphan, scope: Scope, path: str, collecting: bool) -> Value:
-        raise UnknownNodeError(
-            f"`{node.keyword}` has no statement to belong to (it must follow "
-            + ("`if`" if node.keyword in ("elif", "else") else "`try`") + ")",
-            node.span, source=self.source,
-        )
-
-    async def exec_choice(self, node: n.Choice, scope: Scope, path: str, collecting: bool) -> Value:
-        labels = [option.label for option in node.options]
-        criteria = node.criteria
-        values = mentioned_values(self.ctx, criteria.mentions, scope)
-        if not values:
-            raise NameNotDefined(
-                f"the choice `{criteria.text}` mentions no variable, parameter or config key, "
-                "so a judge would have nothing to decide from", criteria.span, source=self.source,
-            )
-        decision, _ = await judge(self.ctx, kind="choice", text=criteria.text, node=criteria,
-                                  values=values, path=path, options=labels)
-        option = node.options[labels.index(decision)]
-        await self.exec_body(option.body, scope, path)
-        return NULL
-
-    async def exec_try(self, node: n.Try, scope: Scope, path: str, collecting: bool) -> Value:
-        import asyncio
-
-        cancelled = False
-        try:
-            await self.exec_body(node.body, scope, path)
-        except ProseRuntimeError as error:
-            if not error.catchable or node.handler is None:
-                raise
-            if node.catch_var is not None:
-                caught = v.error_object(
-                    error.message, error.kind, error.slot,
-                    line=error.span.line if error.span else None,
-                    provenance=error.provenance, transitive=error.transitive,
-                )
-                scope.define(node.catch_var, caught, Kind.CATCH)
-            token = _handling.set(error)
-            try:
-                await self.exec_body(node.handler, scope, path)
-            finally:
-                _handling.reset(token)
-        except asyncio.CancelledError:
-            cancelled = True
-            raise
-        finally:
-            if node.final is not None and not cancelled:
-                await self.exec_body(node.final, scope, path)
-        return NULL
-
-    async def exec_throw(self, node: n.Throw, scope: Scope, path: str, collecting: bool) -> Value:
-        if node.value is None:
-            current = _handling.get()
-            if current is not None:
-                raise current
-            raise ThrownError("an error was thrown", node.span, source=self.source)
-        value = await self.eval(node.value, scope, path)
-        message, kind = v.to_text(value), "thrown"
-        if isinstance(value.data, dict):
-            message = v.to_text(v.member(value, "message")) if "message" in value.data else message
-            kind_value = v.member(value, "kind").data
-            kind = kind_value if isinstance(kind_value, str) and kind_value else kind
-        slot = v.member(value, "slot").data if isinstance(value.data, dict) else None
-        raise ThrownError(message, node.span, source=self.source, kind=kind, value=value,
-                          slot=slot if isinstance(slot, str) else None,
-                          provenance=value.provenance, transitive=value.transitive)
-
     async def exec_append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
         item = await self.eval(node.value, scope, path)
         current = await self.eval(node.target, scope, path)
         await self.store(node.target, v.appended(current, item), scope, path)
         return NULL
-
-    async def exec_block_def(self, node: n.BlockDef, scope: Scope, path: str, collecting: bool) -> Value:
-        self.blocks[node.name] = (node, scope)
-        return NULL
-
-    async def exec_do(self, node: n.Do, scope: Scope, path: str, collecting: bool) -> Value:
-        if node.name is None:
-            body, local = node.body, scope.child()
-        else:
-            found = self.blocks.get(node.name)
-            if found is None:
-                raise NameNotDefined(f"there is no block `{node.name}`")
-            block, home = found
-            if len(node.args) != len(block.params):
-                raise ValueTypeError(
-                    f"block `{block.name}` takes {len(block.params)} argument(s), {len(node.args)} given"
-                )
-            local = home.child()
-            for name, arg in zip(block.params, node.args, strict=True):
-                local.define(name, await self.eval(arg, scope, path), Kind.VAR)
-            body = block.body
-        where = f"{path}/do@{node.line}:{node.column}"
-        try:
-            return await self.exec_body(body, local, where, collecting=True)
-        except ReturnSignal as signal:
-            return signal.value
-        except (BreakSignal, ContinueSignal) as signal:
-            raise LoopControlError(
-                "`break` and `continue` cannot leave a block", signal.span, source=self.source
-            ) from None
-
-    async def exec_use(self, node: n.Use, scope: Scope, path: str, collecting: bool) -> Value:
-        return NULL  # bound before the run starts (see runner.globals_scope)
 
     # --- expressions ---------------------------------------------------------------
 
@@ -374,7 +278,11 @@ class Interpreter(LoopsMixin):
     async def eval_call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
         target = await self.eval(node.target, scope, path)
         if not isinstance(target.data, Service):
-            if isinstance(target.data, tuple) and target.data and isinstance(target.data[0].data, Service):
+            if (
+                isinstance(target.data, tuple)
+                and target.data
+                and isinstance(target.data[0].data, Service)
+            ):
                 raise ValueTypeError(
                     f"`{target.data[0].data.slot}` is a list of services: call one of them "
                     "(`for s in ...: call s`, or an index)"
@@ -385,31 +293,5 @@ class Interpreter(LoopsMixin):
         for prop in node.properties:
             value = await self.eval(prop.value, scope, path)
             (reserved if prop.name in n.RESERVED_PROPERTIES else inputs)[prop.name] = value
-        options = _call_options(reserved)
+        options = call_options(reserved)
         return await call_service(self.ctx, node, target.data, inputs, options, path)
-
-
-def _call_options(reserved: dict[str, Value]) -> CallOptions:
-    """The reserved call properties checked and converted."""
-    model = reserved.get("model")
-    retry = reserved.get("retry")
-    backoff = reserved.get("backoff")
-    schema = reserved.get("schema")
-    if model is not None and not isinstance(model.data, str):
-        raise ValueTypeError("`model:` must be a string")
-    if retry is not None and (not isinstance(retry.data, int) or isinstance(retry.data, bool) or retry.data < 0):
-        raise ValueTypeError("`retry:` must be an integer >= 0")
-    if backoff is not None and backoff.data not in ("none", "linear", "exponential"):
-        raise ValueTypeError('`backoff:` is "none", "linear" or "exponential"')
-    fields: dict[str, Any] | None = None
-    if schema is not None:
-        if not isinstance(schema.data, dict):
-            raise ValueTypeError("`schema:` must be an object of field name to type name")
-        fields = v.plain(schema)
-    return CallOptions(
-        prompt=reserved.get("prompt"),
-        model=model.data if model is not None else None,  # type: ignore[arg-type]
-        retry=retry.data if retry is not None else 0,  # type: ignore[arg-type]
-        backoff=backoff.data if backoff is not None else "none",  # type: ignore[arg-type]
-        schema=fields,
-    )

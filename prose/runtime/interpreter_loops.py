@@ -38,7 +38,10 @@ class LoopsMixin:
     source: str
 
     if TYPE_CHECKING:
-        async def eval(self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False) -> Value: ...
+
+        async def eval(
+            self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False
+        ) -> Value: ...
         async def exec_body(
             self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool = False
         ) -> Value: ...
@@ -47,13 +50,19 @@ class LoopsMixin:
         ) -> Value: ...
         async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value: ...
 
-    async def exec_loop_stmt(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_loop_stmt(
+        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool
+    ) -> Value:
         return await self.run_loop(node, scope, path, collecting)
 
-    async def eval_loop(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_loop(
+        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, lenient: bool
+    ) -> Value:
         return await self.run_loop(node, scope, path, True)
 
-    async def run_loop(self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
+    async def run_loop(
+        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool
+    ) -> Value:
         if isinstance(node, n.Loop):
             return await self._loop(node, scope, path, collecting)
         items = await self._items(node, scope, path)
@@ -71,13 +80,18 @@ class LoopsMixin:
             collected.append(value)
         return Value(tuple(collected)) if collecting else NULL
 
-    async def _items(self, node: n.Repeat | n.For, scope: Scope, path: str) -> list[tuple[Value, Value]]:
+    async def _items(
+        self, node: n.Repeat | n.For, scope: Scope, path: str
+    ) -> list[tuple[Value, Value]]:
         """(loop variable value, counter) per iteration."""
         if isinstance(node, n.For):
             iterable = await self.eval(node.iterable, scope, path)
             if not isinstance(iterable.data, tuple):
-                raise ValueTypeError(f"`for` iterates a list, not {describe(iterable)}", node.iterable.span,
-                                     source=self.source)
+                raise ValueTypeError(
+                    f"`for` iterates a list, not {describe(iterable)}",
+                    node.iterable.span,
+                    source=self.source,
+                )
             return [(item, Value(i)) for i, item in enumerate(iterable.data)]
         count = await self._count(node.count, scope, path, "repeat")
         return [(Value(i), Value(i)) for i in range(1, count + 1)]
@@ -85,11 +99,16 @@ class LoopsMixin:
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> int:
         value = await self.eval(expr, scope, path)
         if not isinstance(value.data, int) or isinstance(value.data, bool) or value.data < 0:
-            raise ValueTypeError(f"`{what}` needs an integer >= 0, not {describe(value)}", expr.span,
-                                 source=self.source)
+            raise ValueTypeError(
+                f"`{what}` needs an integer >= 0, not {describe(value)}",
+                expr.span,
+                source=self.source,
+            )
         return value.data
 
-    def _bind_loop_vars(self, node: n.Repeat | n.For, scope: Scope, item: Value, counter: Value) -> None:
+    def _bind_loop_vars(
+        self, node: n.Repeat | n.For, scope: Scope, item: Value, counter: Value
+    ) -> None:
         if isinstance(node, n.For):
             scope.define(node.var, item, Kind.LOOP)
             if node.index_var is not None:
@@ -97,7 +116,9 @@ class LoopsMixin:
         elif node.var is not None:
             scope.define(node.var, item, Kind.LOOP)
 
-    async def _iteration(self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool) -> Any:
+    async def _iteration(
+        self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool
+    ) -> Any:
         """One iteration's value, `_BREAK` after `break`; a `return` ends it only when collecting."""
         try:
             return await self.exec_body(body, scope, path, collecting)
@@ -112,21 +133,30 @@ class LoopsMixin:
 
     async def _loop(self, node: n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
         if node.max is None:
-            raise ValueTypeError("a `loop` needs a bound: `(max: N)`", node.span, source=self.source)
+            raise ValueTypeError(
+                "a `loop` needs a bound: `(max: N)`", node.span, source=self.source
+            )
         limit = await self._count(node.max, scope, path, "max")
         where = f"{path}/loop@{node.line}:{node.column}"
         collected: list[Value] = []
         count = 0
         while True:
             if count >= limit:
-                self.ctx.shared.trace.emit(NoteEvent(
-                    what="loop_max", message=f"the loop reached its max of {limit} iterations",
-                    file=node.span.file, line=node.line, detail={"max": limit, "path": where}))
+                self.ctx.shared.trace.emit(
+                    NoteEvent(
+                        what="loop_max",
+                        message=f"the loop reached its max of {limit} iterations",
+                        file=node.span.file,
+                        line=node.line,
+                        detail={"max": limit, "path": where},
+                    )
+                )
                 break
             if node.condition is not None:
                 try:
-                    holds = await condition_holds(self.ctx, node.condition, scope, f"{where}#{count}",
-                                                  self._operand)
+                    holds = await condition_holds(
+                        self.ctx, node.condition, scope, f"{where}#{count}", self._operand
+                    )
                 except ProseRuntimeError as error:
                     raise error.at(node.condition.span, self.source) from None
                 if holds == (node.kind == "until"):
@@ -142,7 +172,9 @@ class LoopsMixin:
 
     # --- parallel ------------------------------------------------------------------
 
-    async def _modifiers(self, node: n.Repeat | n.For | n.Parallel, scope: Scope, path: str) -> Modifiers:
+    async def _modifiers(
+        self, node: n.Repeat | n.For | n.Parallel, scope: Scope, path: str
+    ) -> Modifiers:
         positional: list[str] = []
         keywords: dict[str, Value] = {}
         for modifier in node.modifiers:
@@ -157,10 +189,16 @@ class LoopsMixin:
 
     def _dropped(self, node: n.Node, where: str) -> Callable[[int, ProseRuntimeError], None]:
         def note(position: int, error: ProseRuntimeError) -> None:
-            self.ctx.shared.trace.emit(NoteEvent(
-                what="branch_failed", message=f"branch {position} failed: {error.message}",
-                file=node.span.file, line=node.line,
-                detail={"branch": position, "path": where, "error": error.to_dict()}))
+            self.ctx.shared.trace.emit(
+                NoteEvent(
+                    what="branch_failed",
+                    message=f"branch {position} failed: {error.message}",
+                    file=node.span.file,
+                    line=node.line,
+                    detail={"branch": position, "path": where, "error": error.to_dict()},
+                )
+            )
+
         return note
 
     async def _parallel_iterations(
@@ -173,11 +211,13 @@ class LoopsMixin:
                 local = scope.child()
                 self._bind_loop_vars(node, local, item, counter)
                 return await self._branch_body(node.body, local, f"{where}#{position}")
+
             return run
 
         outcome = await run_branches(
             [branch(i, item, counter) for i, (item, counter) in enumerate(items)],
-            modifiers, on_dropped=self._dropped(node, where),
+            modifiers,
+            on_dropped=self._dropped(node, where),
         )
         return outcome.value
 
@@ -189,14 +229,19 @@ class LoopsMixin:
         except ContinueSignal:
             return NULL
         except BreakSignal as signal:
-            raise LoopControlError("`break` cannot end a parallel branch", signal.span,
-                                   source=self.source) from None
+            raise LoopControlError(
+                "`break` cannot end a parallel branch", signal.span, source=self.source
+            ) from None
 
-    async def exec_parallel(self, node: n.Parallel, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_parallel(
+        self, node: n.Parallel, scope: Scope, path: str, collecting: bool
+    ) -> Value:
         await self.eval_parallel(node, scope, path, False)
         return NULL
 
-    async def eval_parallel(self, node: n.Parallel, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_parallel(
+        self, node: n.Parallel, scope: Scope, path: str, lenient: bool
+    ) -> Value:
         """`parallel:` branches; their `let`s are published into `scope` after the join."""
         where = f"{path}/parallel@{node.line}:{node.column}"
         modifiers = await self._modifiers(node, scope, where)
@@ -204,12 +249,16 @@ class LoopsMixin:
 
         def branch(position: int, statement: n.Stmt) -> Callable[[], Awaitable[Value]]:
             async def run() -> Value:
-                return await self._branch_body((statement,), locals_[position], f"{where}#{position}")
+                return await self._branch_body(
+                    (statement,), locals_[position], f"{where}#{position}"
+                )
+
             return run
 
         outcome = await run_branches(
             [branch(i, statement) for i, statement in enumerate(node.branches)],
-            modifiers, on_dropped=self._dropped(node, where),
+            modifiers,
+            on_dropped=self._dropped(node, where),
         )
         publishing: dict[str, Value] = {}
         for position, statement in enumerate(node.branches):
@@ -219,8 +268,9 @@ class LoopsMixin:
                 names += [name for name in statement.names if name not in names]
             for name in names:
                 if name in publishing:
-                    raise ParallelRace(f"two parallel branches bind `{name}`", statement.span,
-                                       source=self.source)
+                    raise ParallelRace(
+                        f"two parallel branches bind `{name}`", statement.span, source=self.source
+                    )
                 binding = locals_[position].bindings.get(name)
                 publishing[name] = binding.value if binding is not None and finished else NULL
         for name, value in publishing.items():

@@ -51,11 +51,15 @@ def load_pattern(path: str | Path) -> LoadedPattern:
     if loaded.spec is None or loaded.errors:
         first = loaded.errors[0] if loaded.errors else None
         message = first.message if first is not None else "the pattern file cannot be used"
-        raise InputError(f"the pattern has errors: {message}", first.span if first else None, source=text)
+        raise InputError(
+            f"the pattern has errors: {message}", first.span if first else None, source=text
+        )
     try:
         program = parse(text, filename)
     except ProseSyntaxError as error:
-        raise InputError(error.message, Span.point(filename, error.line, error.column), source=text) from None
+        raise InputError(
+            error.message, Span.point(filename, error.line, error.column), source=text
+        ) from None
     return LoadedPattern(filename, text, loaded.spec, program, tuple(loaded.diagnostics))
 
 
@@ -106,15 +110,18 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
     if kind == "pattern":
         if service.pattern_path is None:
             raise InputError(f"the nested pattern `{service.pattern}` is not found", service.span)
-        inner = {name: from_instance_binding(b.value, base_dir) for name, b in service.bindings.items()}
+        inner = {
+            name: from_instance_binding(b.value, base_dir) for name, b in service.bindings.items()
+        }
         return PatternService(service.pattern_path, inner, service.config_values)
     role = service.prompt
     if role is None and service.role_path is not None:
         try:
             role = Path(service.role_path).read_text(encoding="utf-8")
         except OSError as error:
-            raise InputError(f"cannot read role file `{service.role_path}`: {error.strerror}",
-                             service.span) from None
+            raise InputError(
+                f"cannot read role file `{service.role_path}`: {error.strerror}", service.span
+            ) from None
     return ModelService(service.model, role, service.output_schema)
 
 
@@ -133,7 +140,9 @@ def config_values(spec: Any, overrides: Mapping[str, Any], where: str) -> dict[s
         param = spec.config_param(name)
         if param is None:
             known = ", ".join(f"`{p.name}`" for p in spec.config) or "none"
-            raise InputError(f"{where}: `{name}` is not a config key of this pattern (config keys: {known})")
+            raise InputError(
+                f"{where}: `{name}` is not a config key of this pattern (config keys: {known})"
+            )
         type_name = normalise_type(param.type) or ""
         if type_name and not matches_type(value, type_name):
             raise InputError(f"{where}: config `{name}` is {describe(value)}, not `{param.type}`")
@@ -149,14 +158,20 @@ def input_values(spec: Any, supplied: Mapping[str, Any], config: dict[str, Any])
     values: dict[str, Any] = {}
     for name, value in supplied.items():
         if name in slots:
-            raise InputError(f"input `{name}` is a slot: bind it (`--bind {name}=MODEL`), do not pass it")
+            raise InputError(
+                f"input `{name}` is a slot: bind it (`--bind {name}=MODEL`), do not pass it"
+            )
         if spec.config_param(name) is not None:
             config.update(config_values(spec, {name: value}, "input"))
             continue
         param = spec.parameter(name)
         if param is None:
-            known = ", ".join(f"`{p.name}`" for p in spec.parameters if p.name not in slots) or "none"
-            raise InputError(f"input `{name}` is not a parameter of this pattern (parameters: {known})")
+            known = (
+                ", ".join(f"`{p.name}`" for p in spec.parameters if p.name not in slots) or "none"
+            )
+            raise InputError(
+                f"input `{name}` is not a parameter of this pattern (parameters: {known})"
+            )
         type_name = normalise_type(param.type or "") or ""
         if type_name and not matches_type(value, type_name):
             raise InputError(f"input `{name}` is {describe(value)}, not `{param.type}`")

@@ -51,7 +51,9 @@ def parse_modifiers(positional: Sequence[str], keywords: dict[str, Value]) -> Mo
         elif word in ("fail-fast", "continue", "ignore"):
             on_fail = word  # type: ignore[assignment]
         else:
-            raise ValueTypeError(f'unknown parallel modifier "{word}" (use "all", "first" or "any")')
+            raise ValueTypeError(
+                f'unknown parallel modifier "{word}" (use "all", "first" or "any")'
+            )
     count: int | None = None
     for key, value in keywords.items():
         if key == "count":
@@ -97,7 +99,9 @@ async def run_branches(
     wanted = {"all": total, "first": 1, "any": modifiers.count or 1}[modifiers.mode]
     if wanted > total:
         await _cancel(tasks)
-        raise TooFewSuccesses(f'"any" wants {wanted} successful branches but there are only {total}')
+        raise TooFewSuccesses(
+            f'"any" wants {wanted} successful branches but there are only {total}'
+        )
     pending = set(tasks)
     failures: list[ProseRuntimeError] = []
     try:
@@ -119,9 +123,12 @@ async def run_branches(
                 on_dropped(position, error)
                 if modifiers.mode == "all" and modifiers.on_fail == "continue":
                     values[position] = error_object(
-                        error.message, error.kind, error.slot,
+                        error.message,
+                        error.kind,
+                        error.slot,
                         line=error.span.line if error.span else None,
-                        provenance=error.provenance, transitive=error.transitive,
+                        provenance=error.provenance,
+                        transitive=error.transitive,
                     )
                     finished[position] = True
             if modifiers.mode == "all" and not pending:

@@ -50,5 +50,12 @@ class PlaceholderClient:
             text = json.dumps(parsed)
         else:
             parsed, text = None, f"<output of {slot}>"
-        return ChatResponse(text=text, parsed=parsed, usage=Usage(), cost_usd=0.0,
-                            latency_ms=0.0, model=request.model or "placeholder", attempts=1)
+        return ChatResponse(
+            text=text,
+            parsed=parsed,
+            usage=Usage(),
+            cost_usd=0.0,
+            latency_ms=0.0,
+            model=request.model or "placeholder",
+            attempts=1,
+        )

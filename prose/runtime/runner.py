@@ -19,8 +19,10 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from prose.errors import ProseError
+from prose.runtime.binding import bind_slots, check_distinct_models, globals_scope
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
 from prose.runtime.context import DEFAULT_CONCURRENCY, Client, RunContext, Shared
@@ -33,27 +35,24 @@ from prose.runtime.errors import (
 )
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
-    LoadedPattern,
     config_values,
     declared_names,
     input_values,
-    iterated_slots,
     load_pattern,
     uses,
 )
-from prose.runtime.scope import Kind, Scope
+from prose.runtime.scope import Scope
 from prose.runtime.services import (
-    ModelService,
     PatternService,
     SlotBinding,
     describe_bindings,
-    scripted,
 )
 from prose.runtime.trace import ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
-from prose.runtime.values import Service, Value, plain, wrap
+from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 
-STATUS_BY_EXIT = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
+Status = Literal["ok", "error", "budget", "violation", "interrupted"]
+STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
 
 
 @dataclass
@@ -103,75 +102,6 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def bind_slots(
-    loaded: LoadedPattern, given: Mapping[str, SlotBinding], *, script: Any, default_model: str | None,
-    key_prefix: str = "",
-) -> tuple[dict[str, SlotBinding], frozenset[str]]:
-    """Every slot's binding (scripted, given or the default model) and the list-valued slots."""
-    spec = loaded.spec
-    slots = set(spec.slot_names)
-    list_slots = set(spec.list_valued_slots()) | iterated_slots(loaded.program, slots)
-    list_slots |= {name for name, binding in given.items() if isinstance(binding, list)}
-    unknown = [name for name in given if name not in slots and name not in uses(loaded.program)]
-    if unknown:
-        raise InputError(f"`{unknown[0]}` is not a slot of this pattern (slots: "
-                         + ", ".join(f"`{s}`" for s in spec.slot_names) + ")")
-    bindings: dict[str, SlotBinding] = {}
-    remaining = script.remaining() if script is not None else {}
-    for name in spec.slot_names:
-        binding: SlotBinding | None = given.get(name)
-        if script is not None:
-            key = key_prefix + name
-            lists = sum(1 for k in remaining if k.startswith(f"slot:{key}["))
-            base: SlotBinding = binding if binding is not None else ModelService()
-            if name in list_slots and not isinstance(base, list):
-                base = [ModelService()] * max(lists, 1)
-            binding = scripted(base, key, None)
-        elif binding is None:
-            if not default_model:
-                raise InputError(f"the slot `{name}` is not bound: use `--bind {name}=MODEL`, "
-                                 "`--model MODEL`, an instance file, or `--script`")
-            binding = [ModelService()] if name in list_slots else ModelService()
-        bindings[name] = binding
-    for alias, path in uses(loaded.program).items():
-        nested = given.get(alias)
-        target = str(Path(loaded.path).parent / path)
-        bindings[alias] = nested if isinstance(nested, PatternService) else PatternService(target)
-    return bindings, frozenset(list_slots)
-
-
-def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[str, Any]) -> Scope:
-    """Slots, config keys, parameters and `use` aliases: the read-only outermost scope."""
-    scope = Scope()
-    for name, binding in ctx.bindings.items():
-        kind = Kind.ALIAS if name in ctx.aliases else Kind.SLOT
-        if isinstance(binding, list):
-            services = tuple(Value(Service(name, i)) for i in range(len(binding)))
-            scope.define(name, Value(services), kind)
-        else:
-            scope.define(name, Value(Service(name)), kind)
-    for name, value in config.items():
-        scope.define(name, wrap(value), Kind.CONFIG)
-    for name, value in inputs.items():
-        scope.define(name, wrap(value), Kind.PARAMETER)
-    return scope
-
-
-def _model_of(binding: SlotBinding, default: str) -> set[str]:
-    items = binding if isinstance(binding, list) else [binding]
-    return {item.model or default for item in items if isinstance(item, ModelService)}
-
-
-def check_distinct_models(policy: Any, bindings: Mapping[str, SlotBinding], default: str) -> None:
-    for a, b in policy.independent:
-        shared = _model_of(bindings[a], default) & _model_of(bindings[b], default)
-        if shared and a in bindings and b in bindings:
-            raise InformationHidingViolation(
-                f"`{a}` and `{b}` are independent but both route to `{sorted(shared)[0]}` "
-                "(--require-distinct-models)"
-            )
-
-
 def _client(options: RunOptions) -> Client:
     if options.client is not None:
         return options.client
@@ -203,14 +133,20 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
     run_id = options.run_id or new_run_id()
     trace_path: Path | None = None
     if options.write_trace:
-        trace_path = Path(options.trace_path) if options.trace_path else (
-            Path(options.project_dir) / ".prose" / "runs" / run_id / "trace.jsonl")
+        trace_path = (
+            Path(options.trace_path)
+            if options.trace_path
+            else (Path(options.project_dir) / ".prose" / "runs" / run_id / "trace.jsonl")
+        )
     try:
         loaded = load_pattern(pattern)
         default_model = options.default_model or _config_default(options, "default_model")
-        judge_model = options.judge_model or _config_default(options, "judge_model") or default_model
-        bindings, list_slots = bind_slots(loaded, options.bindings, script=options.script,
-                                          default_model=default_model)
+        judge_model = (
+            options.judge_model or _config_default(options, "judge_model") or default_model
+        )
+        bindings, list_slots = bind_slots(
+            loaded, options.bindings, script=options.script, default_model=default_model
+        )
         config = config_values(loaded.spec, options.config, "config")
         inputs = input_values(loaded.spec, options.inputs, config)
         from prose.check.policy import compile_policy
@@ -219,45 +155,113 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         if options.require_distinct_models:
             check_distinct_models(policy, bindings, default_model or "")
     except ProseRuntimeError as error:
-        return RunResult(run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error)
+        return RunResult(
+            run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
+        )
     trace = Trace(trace_path, run_id)
     shared = Shared(
-        client=_client(options), trace=trace, budget=Budget(options.limits, options.clock),
+        client=_client(options),
+        trace=trace,
+        budget=Budget(options.limits, options.clock),
         semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
         keys=KeyMaker(),
-        prompts=_prompts(options), cache=_cache(options), default_model=default_model or "",
-        judge_model=judge_model or "", scripted=options.script is not None,
-        backoff_base_s=options.backoff_base_s, sleep=options.sleep, progress=options.progress,
+        prompts=_prompts(options),
+        cache=_cache(options),
+        default_model=default_model or "",
+        judge_model=judge_model or "",
+        scripted=options.script is not None,
+        backoff_base_s=options.backoff_base_s,
+        sleep=options.sleep,
+        progress=options.progress,
         shown=[] if options.show_prompts else None,
     )
-    ctx = RunContext(shared, loaded.program, loaded.spec, loaded.text, loaded.path, bindings, policy,
-                     list_slots, declared_names(loaded.program), aliases=uses(loaded.program))
-    trace.emit(RunStart(
-        pattern=loaded.path, pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
-        inputs=inputs, config=config, bindings=describe_bindings(bindings),
-        models=_model_settings(options, default_model, judge_model), policy=policy.to_dict(),
-        resumed_from=str(options.resume_trace) if options.resume_trace else None,
-    ))
+    ctx = RunContext(
+        shared,
+        loaded.program,
+        loaded.spec,
+        loaded.text,
+        loaded.path,
+        bindings,
+        policy,
+        list_slots,
+        declared_names(loaded.program),
+        aliases=uses(loaded.program),
+    )
+    trace.emit(
+        RunStart(
+            pattern=loaded.path,
+            pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
+            inputs=inputs,
+            config=config,
+            bindings=describe_bindings(bindings),
+            models=_model_settings(options, default_model, judge_model),
+            policy=policy.to_dict(),
+            resumed_from=str(options.resume_trace) if options.resume_trace else None,
+        )
+    )
+    return await _execute(ctx, config, inputs, run_id, trace_path)
+
+
+async def _execute(
+    ctx: RunContext,
+    config: dict[str, Any],
+    inputs: dict[str, Any],
+    run_id: str,
+    trace_path: Path | None,
+) -> RunResult:
+    """Run the program and write `run_end` whatever happens (interruptions included)."""
+    trace, budget = ctx.shared.trace, ctx.shared.budget
     value: Any = None
-    error: ProseRuntimeError | None = None
+    failure: ProseRuntimeError | None = None
     try:
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
-    except ProseRuntimeError as failure:
-        error = failure
-    exit_code = error.exit_code if error is not None else EXIT_OK
-    if error is not None and not (isinstance(error, CallFailed | InformationHidingViolation)):
-        trace.emit(ErrorEvent(code=error.code, kind=error.kind, message=error.message, slot=error.slot,
-                              file=error.span.file if error.span else None,
-                              line=error.span.line if error.span else None,
-                              column=error.span.column if error.span else None))
-    totals = shared.budget.totals()
-    trace.emit(RunEnd(status=STATUS_BY_EXIT.get(exit_code, "error"), exit_code=exit_code,  # type: ignore[arg-type]
-                      result=value, error=error.to_dict() if error else None, totals=totals))
+    except ProseRuntimeError as error:
+        failure = error
+    except ProseError as error:  # e.g. the router cannot be built from the LLM config
+        failure = CallFailed(f"the model layer failed: {error}", kind="config")
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        trace.emit(RunEnd(status="interrupted", exit_code=130, totals=budget.totals()))
+        trace.close()
+        raise
+    exit_code = failure.exit_code if failure is not None else EXIT_OK
+    if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
+        span = failure.span
+        trace.emit(
+            ErrorEvent(
+                code=failure.code,
+                kind=failure.kind,
+                message=failure.message,
+                slot=failure.slot,
+                file=span.file if span else None,
+                line=span.line if span else None,
+                column=span.column if span else None,
+            )
+        )
+    totals = budget.totals()
+    status = STATUS_BY_EXIT.get(exit_code, "error")
+    trace.emit(
+        RunEnd(
+            status=status,
+            exit_code=exit_code,
+            result=value,
+            error=failure.to_dict() if failure else None,
+            totals=totals,
+        )
+    )
     trace.close()
-    return RunResult(run_id, exit_code, STATUS_BY_EXIT.get(exit_code, "error"), value, error,
-                     trace_path, totals, trace.events, shared.shown or [])
+    return RunResult(
+        run_id,
+        exit_code,
+        status,
+        value,
+        failure,
+        trace_path,
+        totals,
+        trace.events,
+        ctx.shared.shown or [],
+    )
 
 
 async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
@@ -270,8 +274,11 @@ async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
         async with asyncio.timeout(remaining):
             return await interpreter.run(scope)
     except TimeoutError:
-        raise budget.stop("timeout", f"budget stop: the time budget of {budget.limits.timeout:g}s ran out "
-                          "while calls were in flight") from None
+        raise budget.stop(
+            "timeout",
+            f"budget stop: the time budget of {budget.limits.timeout:g}s ran out "
+            "while calls were in flight",
+        ) from None
 
 
 def _config_default(options: RunOptions, name: str) -> str | None:
@@ -286,10 +293,16 @@ def _prompts(options: RunOptions) -> Any:
     return PromptBuilder(options.project_dir)
 
 
-def _model_settings(options: RunOptions, default_model: str | None, judge_model: str | None) -> dict[str, Any]:
-    settings: dict[str, Any] = {"default_model": default_model, "judge_model": judge_model,
-                                "concurrency": options.concurrency, "limits": options.limits.to_dict(),
-                                "scripted": options.script is not None}
+def _model_settings(
+    options: RunOptions, default_model: str | None, judge_model: str | None
+) -> dict[str, Any]:
+    settings: dict[str, Any] = {
+        "default_model": default_model,
+        "judge_model": judge_model,
+        "concurrency": options.concurrency,
+        "limits": options.limits.to_dict(),
+        "scripted": options.script is not None,
+    }
     config = options.llm_config
     if config is not None:
         from prose.llm.redact import mask_secrets
@@ -306,9 +319,13 @@ def _compare_returns(ctx: RunContext, value: Any) -> None:
     declared = {key.name for key in spec.returns}
     actual = set(value) if isinstance(value, dict) else set()
     if declared != actual:
-        ctx.shared.trace.emit(NoteEvent(
-            what="returns_mismatch", file=ctx.filename,
-            message=f"the result's keys {sorted(actual)} differ from ### Returns {sorted(declared)}"))
+        ctx.shared.trace.emit(
+            NoteEvent(
+                what="returns_mismatch",
+                file=ctx.filename,
+                message=f"the result's keys {sorted(actual)} differ from ### Returns {sorted(declared)}",
+            )
+        )
 
 
 async def run_nested(
@@ -319,9 +336,13 @@ async def run_nested(
         loaded = load_pattern(service.path)
         scripted_script = parent.shared.client if parent.shared.scripted else None
         script = getattr(scripted_script, "script", None)
-        bindings, list_slots = bind_slots(loaded, service.bindings, script=script,
-                                          default_model=parent.shared.default_model,
-                                          key_prefix=f"{slot}.")
+        bindings, list_slots = bind_slots(
+            loaded,
+            service.bindings,
+            script=script,
+            default_model=parent.shared.default_model,
+            key_prefix=f"{slot}.",
+        )
         config = config_values(loaded.spec, service.config, f"nested pattern `{slot}`")
         values = input_values(loaded.spec, inputs, config)
         from prose.check.policy import compile_policy
@@ -329,13 +350,28 @@ async def run_nested(
         policy = compile_policy(loaded.spec)
     except InputError as error:
         raise error.at(node.span, parent.source) from None
-    ctx = RunContext(parent.shared, loaded.program, loaded.spec, loaded.text, loaded.path, bindings,
-                     policy, list_slots, declared_names(loaded.program),
-                     prefix=f"{parent.prefix}{slot}>", aliases=uses(loaded.program))
+    ctx = RunContext(
+        parent.shared,
+        loaded.program,
+        loaded.spec,
+        loaded.text,
+        loaded.path,
+        bindings,
+        policy,
+        list_slots,
+        declared_names(loaded.program),
+        prefix=f"{parent.prefix}{slot}>",
+        aliases=uses(loaded.program),
+    )
     try:
         return await Interpreter(ctx).run(globals_scope(ctx, config, values))
     except ProseRuntimeError as error:
         if not error.catchable or isinstance(error, CallFailed):
             raise
-        raise CallFailed(f"the nested pattern `{slot}` failed: {error.message}", node.span,
-                         source=parent.source, slot=slot, kind=error.kind) from None
+        raise CallFailed(
+            f"the nested pattern `{slot}` failed: {error.message}",
+            node.span,
+            source=parent.source,
+            slot=slot,
+            kind=error.kind,
+        ) from None

@@ -87,8 +87,13 @@ class Scope:
     def let(self, name: str, value: Value, *, const: bool = False) -> None:
         """`let`/`const`: bind in this scope, or assign when this scope already binds `name`."""
         found = self.find(name)
-        if found is not None and found[1].kind.read_only and (
-            found[0] is self or found[1].kind not in (Kind.VAR, Kind.CONST, Kind.LOOP, Kind.CATCH)
+        if (
+            found is not None
+            and found[1].kind.read_only
+            and (
+                found[0] is self
+                or found[1].kind not in (Kind.VAR, Kind.CONST, Kind.LOOP, Kind.CATCH)
+            )
         ):
             raise ReadOnlyName(f"`{name}` is a {found[1].kind.value} and cannot be bound again")
         self.bindings[name] = Binding(value, Kind.CONST if const else Kind.VAR)
@@ -103,9 +108,7 @@ class Scope:
             binding = scope.bindings.get(name)
             if binding is not None:
                 if binding.kind.read_only:
-                    raise ReadOnlyName(
-                        f"`{name}` is a {binding.kind.value} and cannot be assigned"
-                    )
+                    raise ReadOnlyName(f"`{name}` is a {binding.kind.value} and cannot be assigned")
                 if crossed:
                     raise ParallelRace(
                         f"`{name}` belongs to an outer scope: a parallel branch or block "

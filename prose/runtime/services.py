@@ -100,7 +100,9 @@ def import_callable(ref: str) -> Callable[..., Any]:
     """`package.module:function` imported; an InputError if it cannot be."""
     module_name, _, attribute = ref.partition(":")
     if not module_name or not attribute:
-        raise InputError(f"`{ref}` is not a Python callable reference (use `package.module:function`)")
+        raise InputError(
+            f"`{ref}` is not a Python callable reference (use `package.module:function`)"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -115,9 +117,7 @@ def import_callable(ref: str) -> Callable[..., Any]:
     return target  # type: ignore[no-any-return]
 
 
-def service_from(
-    data: Any, *, base_dir: Path, allow_python: bool, where: str
-) -> ServiceSpec:
+def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> ServiceSpec:
     """One service from an instance's `with:` entry (a mapping, or a bare model name)."""
     if isinstance(data, str):
         return ModelService(model=data)
@@ -125,10 +125,14 @@ def service_from(
         raise InputError(f"{where}: a service is a mapping (`model:`, `pattern:` or `python:`)")
     kinds = [key for key in ("model", "pattern", "python") if key in data]
     if len(kinds) > 1:
-        raise InputError(f"{where}: a service has one of `model:`, `pattern:`, `python:`, not {kinds}")
+        raise InputError(
+            f"{where}: a service has one of `model:`, `pattern:`, `python:`, not {kinds}"
+        )
     if "python" in data:
         if not allow_python:
-            raise InputError(f"{where}: a Python callable may be named only in an instance file or on the command line")
+            raise InputError(
+                f"{where}: a Python callable may be named only in an instance file or on the command line"
+            )
         ref = str(data["python"])
         return PythonService(ref, import_callable(ref))
     if "pattern" in data:
@@ -141,7 +145,9 @@ def service_from(
         if not isinstance(config, Mapping):
             raise InputError(f"{where}: `config:` of a nested pattern is a mapping")
         inner = {
-            str(name): binding_from(item, base_dir=base_dir, allow_python=allow_python, where=f"{where}.{name}")
+            str(name): binding_from(
+                item, base_dir=base_dir, allow_python=allow_python, where=f"{where}.{name}"
+            )
             for name, item in nested.items()
         }
         return PatternService(resolved, inner, dict(config))
@@ -152,7 +158,9 @@ def service_from(
         try:
             role = role_path.read_text(encoding="utf-8")
         except OSError as error:
-            raise InputError(f"{where}: cannot read role file `{role_path}`: {error.strerror}") from None
+            raise InputError(
+                f"{where}: cannot read role file `{role_path}`: {error.strerror}"
+            ) from None
     schema = data.get("schema")
     if schema is not None and not isinstance(schema, Mapping):
         raise InputError(f"{where}: `schema:` is a mapping of field to type (or a JSON schema)")
@@ -193,6 +201,7 @@ def scripted(binding: SlotBinding, slot: str, responses: int | None) -> SlotBind
     A list-valued slot gets one scripted service per response list
     (`responses`), or keeps its length when it was bound already.
     """
+
     def model_for(index: int | None) -> str:
         key = f"slot:{slot}" if index is None else f"slot:{slot}[{index}]"
         return SCRIPT_PREFIX + key
@@ -206,6 +215,8 @@ def scripted(binding: SlotBinding, slot: str, responses: int | None) -> SlotBind
         ]
     if isinstance(binding, ModelService):
         if responses is not None:
-            return [ModelService(model_for(i), binding.role, binding.schema) for i in range(responses)]
+            return [
+                ModelService(model_for(i), binding.role, binding.schema) for i in range(responses)
+            ]
         return ModelService(model_for(None), binding.role, binding.schema, binding.params)
     return binding

@@ -126,11 +126,15 @@ def wrap(
         entries = {str(key): wrap(item, provenance, transitive) for key, item in data.items()}
         return Value(entries, provenance, transitive)
     if isinstance(data, list | tuple):
-        return Value(tuple(wrap(item, provenance, transitive) for item in data), provenance, transitive)
+        return Value(
+            tuple(wrap(item, provenance, transitive) for item in data), provenance, transitive
+        )
     if data is None or isinstance(data, bool | int | str | Service):
         return Value(data, provenance, transitive)
     if isinstance(data, float):
-        return Value(int(data) if data.is_integer() and abs(data) < 2**53 else data, provenance, transitive)
+        return Value(
+            int(data) if data.is_integer() and abs(data) < 2**53 else data, provenance, transitive
+        )
     return Value(str(data), provenance, transitive)
 
 

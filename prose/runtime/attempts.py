@@ -1,0 +1,311 @@
+"""The attempts of one call, by kind of service: a model, a Python callable, a nested pattern.
+
+Each attempt is one `call` event, written when it ends (sent, failed,
+cancelled or served from the cache); its `time` is when it started. The
+budget admits a model attempt only when the cache does not answer it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from prose.runtime.cache import CachedResponse
+from prose.runtime.context import RunContext
+from prose.runtime.errors import BudgetExceeded, CallFailed, ScriptExhausted
+from prose.runtime.prompts import messages_to_dicts, render_value
+from prose.runtime.services import ModelService, PatternService, PythonService
+from prose.runtime.trace import CallEvent, Usage
+from prose.runtime.values import Value, plain, to_text, wrap
+from prose.syntax import nodes as n
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """The reserved properties of one call, evaluated."""
+
+    prompt: Value | None = None
+    model: str | None = None
+    retry: int = 0
+    backoff: str = "none"
+    schema: Mapping[str, Any] | None = None
+
+
+def admit_and_lookup(
+    ctx: RunContext,
+    node: n.Node,
+    *,
+    what: str,
+    path: str,
+    model: str,
+    messages: list[dict[str, str]],
+    schema: Mapping[str, Any] | None,
+    params: Mapping[str, Any],
+) -> tuple[str, CachedResponse | None]:
+    """The cache key of this attempt and its cached answer; a miss reserves one call of the budget."""
+    shared = ctx.shared
+    site = f"{node.span.file}:{node.line}:{node.column}"
+    key = shared.keys.key(
+        site=site, path=path, model=model, messages=messages, schema=schema, params=params
+    )
+    cached = shared.cache.get(key) if shared.cache is not None else None
+    if cached is not None:
+        shared.budget.cache_hits += 1
+        return key, cached
+    try:
+        shared.budget.admit(what, node.span)
+    except BudgetExceeded as error:
+        error.at(node.span, ctx.source)
+        raise
+    return key, None
+
+
+def record_usage(ctx: RunContext, response: Any) -> None:
+    usage = response.usage
+    ctx.shared.budget.record(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
+
+
+def json_schema(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not fields:
+        return None
+    if "type" in fields or "properties" in fields or "$ref" in fields:
+        return dict(fields)  # already a JSON schema (from an instance file)
+    from prose.llm.schema import schema_from_fields
+
+    return schema_from_fields({str(k): str(v) for k, v in fields.items()})
+
+
+def _finish(ctx: RunContext, event: CallEvent, output: Any, started: float) -> None:
+    event.output = output
+    text = (
+        output
+        if isinstance(output, str)
+        else json.dumps(output, ensure_ascii=False, sort_keys=True)
+    )
+    event.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    event.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    ctx.shared.trace.emit(event)
+    _progress(ctx, "end", event)
+
+
+def _fail(ctx: RunContext, event: CallEvent, kind: str, message: str, started: float) -> None:
+    event.error = {"kind": kind, "message": message}
+    event.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+    ctx.shared.trace.emit(event)
+    _progress(ctx, "end", event)
+
+
+def _progress(ctx: RunContext, phase: str, event: CallEvent) -> None:
+    if ctx.shared.progress is not None:
+        ctx.shared.progress(
+            phase,
+            event.model_dump(
+                include={
+                    "id",
+                    "slot",
+                    "index",
+                    "model",
+                    "line",
+                    "usage",
+                    "latency_ms",
+                    "error",
+                    "cache_hit",
+                }
+            ),
+        )
+
+
+async def model_attempt(
+    ctx: RunContext,
+    node: n.Call,
+    slot: str,
+    service: ModelService,
+    inputs: dict[str, Value],
+    options: CallOptions,
+    path: str,
+    event: CallEvent,
+) -> Any:
+    from prose.llm.errors import LLMError, ScriptExhaustedError
+    from prose.llm.types import ChatRequest
+
+    shared = ctx.shared
+    schema = json_schema(options.schema or service.schema or ctx.slot_schema(slot))
+    model = service.model or shared.default_model
+    if options.model and not shared.scripted:
+        model = options.model
+    messages = shared.prompts.call_messages(
+        role=service.role,
+        ensures=ctx.slot_ensures(slot),
+        prompt=to_text(options.prompt) if options.prompt is not None else None,
+        inputs=inputs,
+    )
+    sent = messages_to_dicts(messages)
+    event.model, event.messages = model, sent
+    if shared.shown is not None:
+        shared.shown.append(
+            {
+                "slot": event.slot,
+                "index": event.index,
+                "line": node.line,
+                "model": model,
+                "messages": sent,
+            }
+        )
+    key, cached = admit_and_lookup(
+        ctx,
+        node,
+        what=f"the call to `{slot}` at line {node.line}",
+        path=path,
+        model=model,
+        messages=sent,
+        schema=schema,
+        params=dict(service.params),
+    )
+    event.key = key
+    started = time.perf_counter()
+    if cached is not None:
+        event.cache_hit = True
+        event.usage = Usage(
+            prompt_tokens=cached.prompt_tokens,
+            completion_tokens=cached.completion_tokens,
+            total_tokens=cached.prompt_tokens + cached.completion_tokens,
+        )
+        output = cached.parsed if cached.parsed is not None else cached.text
+        _finish(ctx, event, output, started)
+        return output
+    params = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
+    if "timeout" in service.params:
+        params["timeout_s"] = float(service.params["timeout"])
+    request = ChatRequest(
+        model=model,
+        messages=messages,
+        schema=schema,
+        retries=0,
+        metadata={"slot": slot, "call": event.id},
+        **params,
+    )
+    _progress(ctx, "start", event)
+    try:
+        async with shared.semaphore:
+            response = await shared.client.complete(request)
+    except asyncio.CancelledError:
+        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        raise
+    except ScriptExhaustedError:
+        _fail(
+            ctx, event, "script_exhausted", f"the script has no response left for `{slot}`", started
+        )
+        raise ScriptExhausted(
+            f"the script has no response left for slot `{event.slot}`"
+            + (f" (service {event.index})" if event.index is not None else ""),
+            node.span,
+            source=ctx.source,
+            slot=slot,
+        ) from None
+    except LLMError as error:
+        _fail(ctx, event, error.kind, error.message, started)
+        raise CallFailed(
+            f"the call to `{slot}` failed: {error.message}",
+            node.span,
+            source=ctx.source,
+            slot=slot,
+            kind=error.kind,
+            value=error,
+            provenance=frozenset({slot}),
+        ) from None
+    record_usage(ctx, response)
+    event.model = response.model or model
+    event.usage = Usage(
+        prompt_tokens=response.usage.prompt_tokens,
+        completion_tokens=response.usage.completion_tokens,
+        total_tokens=response.usage.total_tokens,
+    )
+    event.cost_usd = response.cost_usd
+    output = response.parsed if response.parsed is not None else response.text
+    _finish(ctx, event, output, started)
+    if shared.cache is not None:
+        shared.cache.put(
+            key,
+            CachedResponse(
+                response.text,
+                response.parsed,
+                event.model or model,
+                response.usage.prompt_tokens,
+                response.usage.completion_tokens,
+            ),
+        )
+    return output
+
+
+async def python_attempt(
+    ctx: RunContext,
+    node: n.Call,
+    service: PythonService,
+    inputs: dict[str, Value],
+    options: CallOptions,
+    event: CallEvent,
+) -> Any:
+    arguments = {name: plain(value) for name, value in inputs.items()}
+    if options.prompt is not None:
+        arguments["prompt"] = to_text(options.prompt)
+    event.messages = [{"role": "arguments", "content": render_value(arguments)}]
+    started = time.perf_counter()
+    _progress(ctx, "start", event)
+    try:
+        async with ctx.shared.semaphore:
+            result = service.function(**arguments)
+            if inspect.isawaitable(result):
+                result = await result
+    except asyncio.CancelledError:
+        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        raise
+    except Exception as error:  # a user's function may raise anything
+        message = f"{type(error).__name__}: {error}"
+        _fail(ctx, event, "python", message, started)
+        raise CallFailed(
+            f"the call to `{event.slot}` failed: {message}",
+            node.span,
+            source=ctx.source,
+            slot=event.slot,
+            kind="python",
+            provenance=frozenset({event.slot}),
+        ) from None
+    output = plain(wrap(result))
+    _finish(ctx, event, output, started)
+    return output
+
+
+async def pattern_attempt(
+    ctx: RunContext,
+    node: n.Call,
+    slot: str,
+    service: PatternService,
+    inputs: dict[str, Value],
+    event: CallEvent,
+) -> Any:
+    from prose.runtime.runner import run_nested
+
+    started = time.perf_counter()
+    event.messages = [
+        {"role": "inputs", "content": render_value({k: plain(v) for k, v in inputs.items()})}
+    ]
+    _progress(ctx, "start", event)
+    try:
+        result = await run_nested(
+            ctx, service, slot, {k: plain(v) for k, v in inputs.items()}, node
+        )
+    except asyncio.CancelledError:
+        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        raise
+    except CallFailed as error:
+        _fail(ctx, event, error.kind, error.message, started)
+        raise
+    output = plain(result)
+    _finish(ctx, event, output, started)
+    return output

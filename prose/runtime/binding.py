@@ -1,0 +1,100 @@
+"""Binding a pattern's names before it runs: slots to services, and the globals scope.
+
+With a script, every model service is replaced by the scripted model
+(`prose-script/slot:NAME`, one service per response list for a list-valued
+slot); Python and nested-pattern bindings stay. Without one, an unbound slot
+gets the run's default model, or the run stops before it starts.
+`--require-distinct-models` is checked here too: independent slots routed to
+one model are an information-hiding violation (exit 5) before any call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from prose.runtime.context import RunContext
+from prose.runtime.errors import InformationHidingViolation, InputError
+from prose.runtime.loading import LoadedPattern, iterated_slots, uses
+from prose.runtime.scope import Kind, Scope
+from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
+from prose.runtime.values import Service, Value, wrap
+
+
+def bind_slots(
+    loaded: LoadedPattern,
+    given: Mapping[str, SlotBinding],
+    *,
+    script: Any,
+    default_model: str | None,
+    key_prefix: str = "",
+) -> tuple[dict[str, SlotBinding], frozenset[str]]:
+    """Every slot's binding (scripted, given or the default model) and the list-valued slots."""
+    spec = loaded.spec
+    slots = set(spec.slot_names)
+    list_slots = set(spec.list_valued_slots()) | iterated_slots(loaded.program, slots)
+    list_slots |= {name for name, binding in given.items() if isinstance(binding, list)}
+    unknown = [name for name in given if name not in slots and name not in uses(loaded.program)]
+    if unknown:
+        raise InputError(
+            f"`{unknown[0]}` is not a slot of this pattern (slots: "
+            + ", ".join(f"`{s}`" for s in spec.slot_names)
+            + ")"
+        )
+    bindings: dict[str, SlotBinding] = {}
+    remaining = script.remaining() if script is not None else {}
+    for name in spec.slot_names:
+        binding: SlotBinding | None = given.get(name)
+        if script is not None:
+            key = key_prefix + name
+            lists = sum(1 for k in remaining if k.startswith(f"slot:{key}["))
+            base: SlotBinding = binding if binding is not None else ModelService()
+            if name in list_slots and not isinstance(base, list):
+                base = [ModelService()] * max(lists, 1)
+            binding = scripted(base, key, None)
+        elif binding is None:
+            if not default_model:
+                raise InputError(
+                    f"the slot `{name}` is not bound: use `--bind {name}=MODEL`, "
+                    "`--model MODEL`, an instance file, or `--script`"
+                )
+            binding = [ModelService()] if name in list_slots else ModelService()
+        bindings[name] = binding
+    for alias, path in uses(loaded.program).items():
+        nested = given.get(alias)
+        target = str(Path(loaded.path).parent / path)
+        bindings[alias] = nested if isinstance(nested, PatternService) else PatternService(target)
+    return bindings, frozenset(list_slots)
+
+
+def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[str, Any]) -> Scope:
+    """Slots, config keys, parameters and `use` aliases: the read-only outermost scope."""
+    scope = Scope()
+    for name, binding in ctx.bindings.items():
+        kind = Kind.ALIAS if name in ctx.aliases else Kind.SLOT
+        if isinstance(binding, list):
+            services = tuple(Value(Service(name, i)) for i in range(len(binding)))
+            scope.define(name, Value(services), kind)
+        else:
+            scope.define(name, Value(Service(name)), kind)
+    for name, value in config.items():
+        scope.define(name, wrap(value), Kind.CONFIG)
+    for name, value in inputs.items():
+        scope.define(name, wrap(value), Kind.PARAMETER)
+    return scope
+
+
+def _model_of(binding: SlotBinding, default: str) -> set[str]:
+    items = binding if isinstance(binding, list) else [binding]
+    return {item.model or default for item in items if isinstance(item, ModelService)}
+
+
+def check_distinct_models(policy: Any, bindings: Mapping[str, SlotBinding], default: str) -> None:
+    for a, b in policy.independent:
+        shared = _model_of(bindings[a], default) & _model_of(bindings[b], default)
+        if shared and a in bindings and b in bindings:
+            raise InformationHidingViolation(
+                f"`{a}` and `{b}` are independent but both route to `{sorted(shared)[0]}` "
+                "(--require-distinct-models)"
+            )
