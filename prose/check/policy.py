@@ -77,7 +77,12 @@ class InputFlow:
 
 @dataclass(frozen=True)
 class Policy:
-    """The compiled policy of one pattern."""
+    """The compiled policy of one pattern.
+
+    `independent` lists the slot pairs that `--require-distinct-models` keeps
+    on different models: those declared independent and those declared
+    independently configured.
+    """
 
     pattern: str
     slots: Mapping[str, SlotPolicy] = field(default_factory=dict)
@@ -211,6 +216,8 @@ def compile_policy(spec: Any) -> Policy:
         elif kind == "independent":
             add(never, form.a, form.b)
             add(never, form.b, form.a)
+            independent.append((form.a, form.b))
+        elif kind == "distinct_models":
             independent.append((form.a, form.b))
     slots = {
         name: SlotPolicy(

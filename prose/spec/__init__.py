@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         load_instance_file,
     )
     from prose.spec.invariants import (
+        DistinctModels,
         Independent,
         InvariantForm,
         LoopsBoundedBy,
@@ -65,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "ConfigParam": "prose.spec.model",
     "DelegationBlock": "prose.spec.model",
     "Entry": "prose.spec.instance",
+    "DistinctModels": "prose.spec.invariants",
     "Independent": "prose.spec.invariants",
     "Instance": "prose.spec.instance",
     "InstanceResult": "prose.spec.instance",
@@ -118,6 +120,7 @@ __all__ = [
     "Binding",
     "ConfigParam",
     "DelegationBlock",
+    "DistinctModels",
     "Entry",
     "Independent",
     "Instance",

@@ -66,6 +66,22 @@ class Independent(_Form):
         return (self.a, self.b)
 
 
+class DistinctModels(_Form):
+    """`` `A` and `B` are independently configured ``: they must not share a model.
+
+    A configuration claim, not a visibility one (a critic must read what the
+    proponent wrote): `prose run --require-distinct-models` fails when both
+    route to the same model.
+    """
+
+    kind: Literal["distinct_models"] = "distinct_models"
+    a: str
+    b: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+
 class LoopsBoundedBy(_Form):
     """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
 
@@ -92,7 +108,14 @@ class ReturnsUnmerged(_Form):
 
 
 InvariantForm = Annotated[
-    SeesOnly | NeverSees | UnawareOf | Independent | LoopsBoundedBy | OnlyGrows | ReturnsUnmerged,
+    SeesOnly
+    | NeverSees
+    | UnawareOf
+    | Independent
+    | DistinctModels
+    | LoopsBoundedBy
+    | OnlyGrows
+    | ReturnsUnmerged,
     Field(discriminator="kind"),
 ]
 
@@ -104,6 +127,10 @@ _SEES_ONLY = re.compile(rf"^{_NAME}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAM
 _NEVER_SEES = re.compile(rf"^{_NAME}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
 _UNAWARE = re.compile(rf"^{_NAME}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
 _INDEPENDENT = re.compile(rf"^{_NAME}{_SEP}{_NAME}\s+are\s+independent$", re.I)
+_DISTINCT = re.compile(
+    rf"^{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured|run\s+on\s+distinct\s+models)$",
+    re.I,
+)
 _BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
@@ -128,6 +155,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return UnawareOf(slot=match.group(1), other=match.group(2))
     if match := _INDEPENDENT.match(text):
         return Independent(a=match.group(1), b=match.group(2))
+    if match := _DISTINCT.match(text):
+        return DistinctModels(a=match.group(1), b=match.group(2))
     if match := _BOUNDED.match(text):
         return LoopsBoundedBy(config_key=match.group(1))
     if match := _GROWS.match(text):
