@@ -793,3 +793,69 @@ def test_messages_contain_only_what_4_4_allows(tmp_path: Path) -> None:
         'Be brief.\n\n## draft\n{\n  "title": "T",\n  "body": [\n    "a",\n    "b"\n  ]\n}'
     )
     assert "secret-pattern-name" not in json.dumps(messages)
+
+
+# --- decisions recorded in docs/language-runtime-decisions.md ----------------------------
+
+
+def test_assigning_a_name_never_bound_is_an_error(tmp_path: Path) -> None:
+    result = run(tmp_path, "x = 1\nreturn { result: x }")
+    assert result.error is not None and result.error.code == "R002"
+    assert "bind it with `let` first" in result.error.message
+
+
+def test_loop_variable_cannot_be_rebound_by_let_after_the_loop(tmp_path: Path) -> None:
+    result = run(tmp_path, "for x in [1]:\n  let y = x\nlet x = 2\nreturn { result: x }")
+    assert result.error is not None and result.error.code == "R003"
+
+
+def test_blocks_are_hoisted_and_break_cannot_leave_a_block(tmp_path: Path) -> None:
+    assert ok(run(tmp_path, """
+        let out = repeat 1:
+          do twice("a")
+        block twice(word):
+          return [word, word]
+        return { result: out }
+        """)) == {"result": [["a", "a"]]}
+    result = run(tmp_path, """
+        block stop():
+          break
+        for x in [1, 2]:
+          do stop()
+        return { result: 1 }
+        """)
+    assert result.error is not None and result.error.code == "R015"
+
+
+def test_a_body_without_return_returns_null(tmp_path: Path) -> None:
+    assert ok(run(tmp_path, "let x = 1")) is None
+
+
+def test_a_loop_without_max_is_refused(tmp_path: Path) -> None:
+    result = run(tmp_path, "loop:\n  break\nreturn { result: 1 }")
+    assert result.error is not None and result.error.code == "R004"
+    assert "(max: N)" in result.error.message
+
+
+def test_a_call_without_inputs_sends_no_input(tmp_path: Path) -> None:
+    result = run(tmp_path, "let r = call worker\nreturn { result: r }", {"slots": {"worker": ["x"]}})
+    assert ok(result) == {"result": "x"}
+    assert calls(result)[0].messages == [{"role": "user", "content": "(no input)"}]
+
+
+def test_an_unusable_judge_answer_is_an_error_at_that_line(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let verdict = "v"
+        if verdict says go:
+          return { result: 1 }
+        return { result: 0 }
+        """, {"conditions": {"verdict says go": [{"answer": "maybe", "reason": "r"}] * 2}})
+    assert result.exit_code == 4 and result.error is not None and result.error.code == "R009"
+    assert result.error.span is not None and result.error.span.line == 35
+    judge = next(e for e in result.events if e.type == "judge")
+    assert judge.error is not None
+
+
+def test_any_count_larger_than_the_branches_is_an_error(tmp_path: Path) -> None:
+    result = run(tmp_path, 'let xs = parallel for x in [1] ("any", count: 2):\n  let y = x\nreturn { result: xs }')
+    assert result.error is not None and result.error.code == "R014"

@@ -142,7 +142,9 @@ def test_budget_stop_exits_3(tmp_path: Path) -> None:
             1,
             "not `integer`",
         ),
-        (["{dialectic}", "--input", "task_brief=x"], 1, "not bound"),
+        (["{dialectic}", "--script", "{script}", "--input", "task_brief=x", "--bind", "judge=m"], 1,
+         "`judge` is not a slot"),
+        (["{dialectic}", "--script", "{script}", "--resume", "some-run"], 2, "cannot be resumed"),
         (
             [
                 "{dialectic}",

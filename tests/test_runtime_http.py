@@ -284,6 +284,15 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
         assert SECRET not in trace_file.read_text()
 
 
+def test_auth_failure_is_not_retried(tmp_path: Path, stub: Stub) -> None:
+    path = project(tmp_path, stub)
+    path.write_text(PATTERN.replace("    round: i\n", "    round: i\n    retry: 3\n"))
+    stub.fail_with = 401
+    result = run(tmp_path, stub, config={"rounds": 1}, write_trace=False)
+    assert result.exit_code == 4 and result.error is not None and result.error.kind == "auth"
+    assert len(stub.received) == 1
+
+
 def test_model_failure_exits_4_without_a_traceback(tmp_path: Path, stub: Stub) -> None:
     project(tmp_path, stub)
     stub.fail_with = 401

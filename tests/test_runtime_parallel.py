@@ -322,3 +322,33 @@ def test_nested_pattern_instance_runs_with_its_own_scope(tmp_path: Path) -> None
     assert value(result) == {"result": "from the nested worker", "seen": "outer"}
     calls = [e for e in result.events if e.type == "call"]
     assert [(e.slot, e.path) for e in calls] == [("worker", "worker>"), ("worker", "")]
+
+
+def test_time_budget_cancels_calls_in_flight(tmp_path: Path) -> None:
+    from prose.runtime import Limits
+
+    started = time.perf_counter()
+    result = run(tmp_path, """
+        let r = call worker
+          item: 1
+          delay: 30
+        return { result: r }
+        """, limits=Limits(timeout=0.3))
+    assert result.exit_code == 3 and result.error is not None and "time budget" in result.error.message
+    assert time.perf_counter() - started < 10
+    cancelled = [e for e in result.events if e.type == "call"]
+    assert cancelled and cancelled[0].error["kind"] == "cancelled"
+
+
+def takes_prompt(item: Any = None, prompt: str | None = None) -> dict[str, Any]:
+    return {"item": item, "prompt": prompt}
+
+
+def test_python_callable_gets_inputs_and_prompt_as_keywords(tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let r = call worker
+          item: [1, 2]
+          prompt: "do it"
+        return { result: r }
+        """, bindings={"worker": PythonService("tests.test_runtime_parallel:takes_prompt", takes_prompt)})
+    assert value(result) == {"item": [1, 2], "prompt": "do it"}

