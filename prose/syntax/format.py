@@ -1,38 +1,35 @@
 r"""The canonical formatter: a parsed program (with its comments) back to source.
 
-Layout:
-
-- Two spaces per indentation level. Call properties go one per line, two
-  spaces deeper than the line holding the `call`; `option` blocks two spaces
-  deeper than their `choice`.
-- Blank lines: a run of blank lines in the source becomes one blank line. It
-  is kept only before a statement, an `option`, a call property or an own-line
-  comment, and never at the start of a block or property list, before
-  `elif`/`else`/`catch`/`finally`, inside a literal, or at the start or end of
-  the program. A program built in code (no source) gets none.
-- Array and object literals go on one line (`[a, b]`, `{ a: 1, b }`) when they
-  hold no comment and the whole line fits in 88 columns; otherwise one entry
-  per line with a trailing comma, the closing bracket back at the opening line's
-  indentation.
+- Two spaces per level. Call properties go one per line, one level deeper than
+  the line holding the `call`; `option`s one level deeper than their `choice`.
+- Blank lines: a run of blank lines becomes one, kept only before a statement,
+  an `option`, a call property or an own-line comment; never at the start of a
+  block or property list, before `elif`/`else`/`catch`/`finally` (or the
+  comments above them), inside a literal, or at the start or end. A program
+  built in code (no source) gets none.
+- Arrays and objects go on one line (`[a, b]`, `{ a: 1, b }`) when they hold no
+  comment and the line fits in 88 columns; otherwise one entry per line with a
+  trailing comma, the closing bracket back at the opening line's indentation.
 - Strings keep their quotes (plain or triple) and are re-escaped: backslash,
-  quote, tab and newline (a raw newline inside triple quotes; in them only a
-  run of three or more quotes is escaped), and a `{` only where it would
-  otherwise read as an interpolation.
-- Conditions are written back as their text between their original marker
+  quote, tab, newline (raw inside triple quotes, where only runs of three or
+  more quotes are escaped), and a `{` only where it would read as an
+  interpolation. Numbers never use exponents.
+- Conditions are written back as their text inside their original marker
   (`**`/`***`); a `***` condition that spanned lines is joined on one line.
-- Comments stay with their statement: an own-line comment stays before the
-  statement (or property, option, clause) that follows it, at that line's
-  indentation, or at the end of the block it closes when it is indented like
-  that block; a trailing comment stays at the end of the output line holding
-  the source line it ended (so `# prose: ignore[...]` stays on its statement's
-  line); comments inside a literal stay inside it and force it onto several
-  lines.
+- Comments stay with their statement. An own-line comment stays before the
+  statement, property, option or clause that follows it, at that line's
+  indentation; indented like the block (or property list) it comes after, it
+  stays at the end of that block. A trailing comment stays at the end of the
+  output line holding the source line it ended, so `# prose: ignore[...]` stays
+  on its statement's line. Comments inside a literal stay inside, which puts
+  the literal (and any literal around it) on several lines.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -45,26 +42,16 @@ WIDTH = 88
 INDENT = 2
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*\Z")
 _INTERPOLATION = re.compile(r"\{[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*\}")
+_CATCH_AS = re.compile(r"[ \t]*catch[ \t]+as[ \t]+([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)")
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", '"': '\\"'}
 
-Piece = str | n.Expr
+Piece = str | n.Expr  # a header or statement line is text and expressions in a row
+Task = tuple[str, object, int]  # ("body", statements, indent) | ("stmt", ...) | ("line", _Line, 0)
 STMT, PROP, CLAUSE, COMMENT, INNER = "stmt", "prop", "clause", "comment", "inner"
 
 
 class FormatError(ProseError):
-    """The formatter would have changed the program's meaning (a formatter bug)."""
-
-
-@dataclass
-class _Line:
-    indent: int
-    text: str
-    tag: int = 0  # the source line this output line starts at (0: unknown)
-    level: int | None = None  # source column of this line's indentation level
-    kind: str = INNER
-    opener: bool = False  # a block or property list follows
-    end: int = 0  # for a one-line statement or property: its last source line
-    comments: list[str] = field(default_factory=list)
+    """Formatting would change the program's meaning (a formatter bug; nothing is written)."""
 
 
 def format_program(program: n.Program) -> str:
@@ -73,97 +60,112 @@ def format_program(program: n.Program) -> str:
 
 
 def format_expr(expr: n.Expr) -> str:
-    """One expression on one line; also renders predicates (`a == b and not c`)."""
-    return _flat(expr, frozenset())
+    """An expression on one line; predicates too (`not (a == b) and c is empty`)."""
+    return _flat(expr, set())
 
 
 def format_file(text: str, filename: str) -> str:
     """`text` with its program in canonical form.
 
-    A markdown file (`*.prose.md`) has only its ```prose block(s) under
-    `### Delegation` rewritten, every other byte unchanged; any other file is
-    prose source as a whole. Raises ProseSyntaxError for invalid input.
+    In a markdown file (`*.prose.md`) only the ```prose block(s) under
+    `### Delegation` are rewritten, every other byte unchanged; any other file
+    is prose source as a whole. Raises ProseSyntaxError for invalid input and
+    FormatError if the result would not parse back to the same program.
     """
     from prose.syntax import parse_program
 
     if not text.strip():
         raise ProseSyntaxError.at(Span.point(filename, 1, 1), "the file is empty")
     if not is_markdown(filename):
-        return _format_checked(parse_program(text, filename), text)
+        crlf = text.split("\n", 1)[0].endswith("\r")  # CRLF files stay CRLF
+        source = text.replace("\r\n", "\n") if crlf else text
+        out = _checked(parse_program(source, filename), source)
+        return out.replace("\n", "\r\n") if crlf else out
     blocks = delegation_blocks(text)
     if not blocks:
-        raise ProseSyntaxError.at(
-            Span.point(filename, 1, 1),
-            "no `### Delegation` section with a ```prose block in this file",
-        )
+        message = "no `### Delegation` section with a ```prose block in this file"
+        raise ProseSyntaxError.at(Span.point(filename, 1, 1), message)
     lines = text.split("\n")
-    for block in reversed(blocks):  # back to front, so earlier line numbers stay valid
+    replacements: list[tuple[int, int, list[str]]] = []
+    for block in blocks:
         if not block.closed:
-            raise ProseSyntaxError.at(
-                Span.point(filename, block.fence_line, 1),
-                f"the ```prose block opened at {block.fence_line}:1 is not closed",
-                text,
-            )
+            message = f"the ```prose block opened at {block.fence_line}:1 is not closed"
+            raise ProseSyntaxError.at(Span.point(filename, block.fence_line, 1), message, text)
         fence = lines[block.fence_line - 1]
         indent = fence[: len(fence) - len(fence.lstrip(" \t"))]
-        eol = "\r" if fence.endswith("\r") else ""
-        program = parse_program(block.source, filename, block.line_offset)
-        body = _format_checked(program, block.source)
-        new = [(indent + row if row else row) + eol for row in body.split("\n")[:-1]]
-        lines[block.line_offset : block.end_line - 1] = new
+        eol = "\r" if fence.endswith("\r") else ""  # CRLF files stay CRLF
+        source = block.source.replace("\r\n", "\n")
+        body = _checked(parse_program(source, filename, block.line_offset), source)
+        rows = [(indent + row if row else row) + eol for row in body.split("\n")[:-1]]
+        replacements.append((block.line_offset, block.end_line - 1, rows))
+    for start, stop, rows in reversed(replacements):  # back to front: line numbers stay valid
+        lines[start:stop] = rows
     return "\n".join(lines)
 
 
-def _format_checked(program: n.Program, original: str) -> str:
+def _checked(program: n.Program, original: str) -> str:
+    """Format, refusing any result that would lose a comment or change the program."""
     from prose.syntax import parse_program
 
+    if "#" in original:
+        # The parser can drop every comment of a program whose last statement is
+        # an `if` or a `choice` (/work/ref/parser-bugs.md #1). With a statement
+        # after it they are all found: then refuse rather than delete them.
+        try:
+            found = parse_program(original + "\ncontinue\n", program.span.file).comments
+        except ProseSyntaxError:
+            found = program.comments
+        if len(found) > len(program.comments):
+            raise FormatError(
+                f"{program.span.file}: the parser lost comments of this program, "
+                "so it is not formatted (a parser bug)"
+            )
     out = format_program(program)
-    if out != original and parse_program(out, program.span.file) != program:
+    if out == original:
+        return out
+    try:
+        same = parse_program(out, program.span.file) == program
+    except ProseSyntaxError:
+        same = False
+    if not same:
         raise FormatError(f"{program.span.file}: formatting would change the program (a bug)")
     return out
 
 
-# --- expressions -----------------------------------------------------------------
+# --- one-line text ------------------------------------------------------------------
 
 
 def _number(value: int | float | bool | None) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
     if isinstance(value, int):
         return str(value)
     if value != value or value in (float("inf"), float("-inf")):
         raise ValueError(f"{value} has no prose literal")
     text = repr(value)
-    if "e" in text or "E" in text:
+    if "e" in text:  # no exponent in the grammar: write all the digits
         text = format(Decimal(text), "f")
     return text if "." in text else text + ".0"
 
 
-def _string(parts: tuple[str | n.Interpolation, ...], triple: bool) -> str:
+def _string(parts: tuple[str | n.Interpolation, ...], triple: bool, braces_ok: bool = False) -> str:
     pieces: list[str] = []
     braces: list[int] = []  # indexes into `pieces` of literal `{`
     for part in parts:
         if isinstance(part, n.Interpolation):
             pieces.append("{" + ".".join(part.path) + "}")
             continue
-        if triple:
-            # Three quotes in a row would close the string: escape such runs whole.
-            for run in re.split(r'("{3,})', part):
-                if run.startswith('"""'):
-                    pieces.append('\\"' * len(run))
-                    continue
-                for char in run:
-                    if char == "{":
-                        braces.append(len(pieces))
-                    pieces.append(char if char in '\n"' else _ESCAPES.get(char, char))
-            continue
-        for char in part:
-            if char == "{":
-                braces.append(len(pieces))
-            pieces.append(_ESCAPES.get(char, char))
-    if braces:
+        # Inside triple quotes, only a run of three quotes would end the string.
+        for run in re.split(r'("{3,})', part) if triple else [part]:
+            if triple and run.startswith('"""'):
+                pieces.append('\\"' * len(run))
+                continue
+            for char in run:
+                if char == "{":
+                    braces.append(len(pieces))
+                raw = triple and char in '\n"'
+                pieces.append(char if raw else _ESCAPES.get(char, char))
+    if braces and not braces_ok:
         body = "".join(pieces)
         offsets = [0]
         for piece in pieces:
@@ -176,16 +178,28 @@ def _string(parts: tuple[str | n.Interpolation, ...], triple: bool) -> str:
 
 
 def _text(text: str) -> str:
-    """A plain text (a `use` path, an option label, a key) as a string literal."""
-    return _string((text,) if text else (), False)
+    """A `use` path, option label or key as a string literal.
+
+    Only its text is kept, and `{a}` has the same text read either way, so
+    braces are left as they are.
+    """
+    return _string((text,) if text else (), False, braces_ok=True)
 
 
 def _key(key: str) -> str:
     return key if _NAME.match(key) else _text(key)
 
 
-def _flat(expr: n.Expr, forced: frozenset[int] | set[int]) -> str:
-    """`expr` on one line. Raises _Forced when it holds a literal that must break."""
+def _condition(condition: n.Condition) -> str:
+    return condition.marker + condition.text + condition.marker
+
+
+class _Forced(Exception):
+    """A literal holds a comment, so it cannot go on one line."""
+
+
+def _flat(expr: n.Expr, forced: set[int]) -> str:
+    """`expr` on one line; raises _Forced when it holds a literal in `forced`."""
     if isinstance(expr, n.Literal):
         return _number(expr.value)
     if isinstance(expr, n.String):
@@ -201,9 +215,11 @@ def _flat(expr: n.Expr, forced: frozenset[int] | set[int]) -> str:
     if isinstance(expr, n.Array):
         return "[" + ", ".join(_flat(item, forced) for item in expr.items) + "]"
     if isinstance(expr, n.Object):
-        if not expr.entries:
-            return "{}"
-        return "{ " + ", ".join(_entry(entry, forced) for entry in expr.entries) + " }"
+        entries = [
+            _key(e.key) if e.shorthand else f"{_key(e.key)}: {_flat(e.value, forced)}"
+            for e in expr.entries
+        ]
+        return "{ " + ", ".join(entries) + " }" if entries else "{}"
     if isinstance(expr, n.Compare):
         return f"{_flat(expr.left, forced)} {expr.op} {_flat(expr.right, forced)}"
     if isinstance(expr, n.IsTest):
@@ -211,31 +227,16 @@ def _flat(expr: n.Expr, forced: frozenset[int] | set[int]) -> str:
     if isinstance(expr, n.Not):
         inner = _flat(expr.operand, forced)
         return f"not ({inner})" if isinstance(expr.operand, n.BoolOp) else f"not {inner}"
-    if isinstance(expr, n.BoolOp):
-        texts = [
+    if isinstance(expr, n.BoolOp):  # `or` binds looser than `and`; same-operator nesting needs ()
+        return f" {expr.op} ".join(
             f"({_flat(op, forced)})"
             if isinstance(op, n.BoolOp) and (op.op == expr.op or expr.op == "and")
             else _flat(op, forced)
             for op in expr.operands
-        ]
-        return f" {expr.op} ".join(texts)
+        )
     if isinstance(expr, n.Call) and not expr.properties:
         return f"call {_flat(expr.target, forced)}"
-    raise ValueError(f"{type(expr).__name__} cannot be written on one line")
-
-
-def _entry(entry: n.Entry, forced: frozenset[int] | set[int]) -> str:
-    if entry.shorthand:
-        return _key(entry.key)
-    return f"{_key(entry.key)}: {_flat(entry.value, forced)}"
-
-
-class _Forced(Exception):
-    """A literal holds a comment, so it cannot go on one line."""
-
-
-def _after(span: Span, line: int, column: int) -> bool:
-    return (span.line, span.column) < (line, column) < (span.end_line, span.end_column)
+    raise ValueError(f"a {type(expr).__name__} does not fit on one line")
 
 
 def _literals(program: n.Program) -> list[n.Array | n.Object]:
@@ -253,28 +254,40 @@ def _literals(program: n.Program) -> list[n.Array | n.Object]:
     return found
 
 
-Task = tuple[str, object, int]
+# --- layout -------------------------------------------------------------------------
+
+
+@dataclass
+class _Line:
+    indent: int
+    text: str
+    tag: int = 0  # the source line this output line starts at (0: unknown)
+    level: int | None = None  # source column of its statement (None: inside a literal)
+    kind: str = INNER
+    opener: bool = False  # a block or property list follows
+    end: int = 0  # a one-line statement's or property's last source line
+    comments: list[str] = field(default_factory=list)
 
 
 class _Formatter:
-    """Lays out statements as `_Line`s (iteratively), then places comments and blank lines."""
+    """Lays out statements as `_Line`s (iteratively), then adds comments and blank lines."""
 
     def __init__(self, program: n.Program) -> None:
         self.program = program
         self.out: list[_Line] = []
-        self.first_line = program.span.line  # file line of the source's line 1 (0: no source)
+        self.first_line = program.span.line  # file line of the source's first line (0: none)
         self.source = program.source.split("\n")
-        self.forced: set[int] = set()
-        self.inside: dict[int, list[n.Comment]] = {}
-        self.loose: list[n.Comment] = []
+        self.forced: set[int] = set()  # ids of literals that hold a comment
+        self.inside: dict[int, list[n.Comment]] = {}  # literal id -> the comments it holds
+        self.loose: list[n.Comment] = []  # comments outside every literal
         literals = _literals(program) if program.comments else []
         for comment in program.comments:
-            at = (comment.span.line, comment.span.column)
-            holders = [lit for lit in literals if _after(lit.span, *at)]
+            at = (comment.line, comment.column)
+            holders = [lit for lit in literals if lit.span.line and _within(lit.span, at)]
             if not holders:
                 self.loose.append(comment)
                 continue
-            innermost = max(holders, key=lambda lit: (lit.span.line, lit.span.column))
+            innermost = max(holders, key=lambda lit: (lit.line, lit.column))
             self.inside.setdefault(id(innermost), []).append(comment)
             self.forced.update(id(lit) for lit in holders)
 
@@ -285,34 +298,30 @@ class _Formatter:
             if kind == "body":
                 assert isinstance(item, tuple)
                 stack.extend(("stmt", stmt, indent) for stmt in reversed(item))
-            elif kind == "line":
-                assert isinstance(item, _Line)
+            elif isinstance(item, _Line):
                 self.out.append(item)
             else:
                 stack.extend(reversed(self._statement(item, indent)))  # type: ignore[arg-type]
         self._place_comments()
         return self._render()
 
-    # --- statements --------------------------------------------------------------
-
     def _statement(self, stmt: n.Stmt, indent: int) -> list[Task]:
-        tag, level = stmt.span.line, stmt.span.column
+        """Lay out `stmt`'s first line(s); return what follows it (clauses, bodies)."""
         deeper = indent + INDENT
 
         def head(pieces: list[Piece], body: tuple[n.Stmt, ...]) -> list[Task]:
-            self._compose(indent, pieces, tag, level, STMT)[-1].opener = True
-            return [("body", body, deeper)]
+            self._compose(indent, pieces, stmt.span)[-1].opener = True
+            return [("body", body, deeper)] if body else []
 
         def clause(text: str, line: int, body: tuple[n.Stmt, ...]) -> list[Task]:
-            header = _Line(indent, text, line, level, CLAUSE, opener=True)
-            return [("line", header, indent), ("body", body, deeper)]
+            header = _Line(indent, text, line, stmt.column, CLAUSE, opener=True)
+            return [("line", header, 0), ("body", body, deeper)]
 
         if isinstance(stmt, n.Let):
-            if stmt.destructure:
-                target = "let { " + ", ".join(stmt.names) + " } = "
-            else:
-                target = ("const " if stmt.const else "let ") + stmt.names[0] + " = "
-            return self._value(indent, [target], stmt.value, stmt.span)
+            target = ("const " if stmt.const else "let ") + (
+                "{ " + ", ".join(stmt.names) + " }" if stmt.destructure else stmt.names[0]
+            )
+            return self._value(indent, [target + " = "], stmt.value, stmt.span)
         if isinstance(stmt, n.Assign):
             return self._value(indent, [stmt.target, " = "], stmt.value, stmt.span)
         if isinstance(stmt, n.Return) and stmt.value is not None:
@@ -324,7 +333,8 @@ class _Formatter:
         if isinstance(stmt, n.Parallel):
             return head(["parallel", *self._modifiers(stmt.modifiers), ":"], stmt.branches)
         if isinstance(stmt, n.If):
-            tasks = head(["if " + _condition(stmt.branches[0].condition) + ":"], stmt.branches[0].body)
+            first = stmt.branches[0]
+            tasks = head([f"if {_condition(first.condition)}:"], first.body)
             for branch in stmt.branches[1:]:
                 tasks += clause(f"elif {_condition(branch.condition)}:", branch.line, branch.body)
             if stmt.orelse is not None:
@@ -334,137 +344,110 @@ class _Formatter:
         if isinstance(stmt, n.Try):
             tasks = head(["try:"], stmt.body)
             if stmt.handler is not None:
-                line = self._find("catch", stmt.body, stmt.handler)
                 name = f" as {stmt.catch_var}" if stmt.catch_var else ""
+                line = self._find("catch", stmt.body, stmt.handler)
                 tasks += clause(f"catch{name}:", line, stmt.handler)
             if stmt.final is not None:
                 line = self._find("finally", stmt.handler or stmt.body, stmt.final)
                 tasks += clause("finally:", line, stmt.final)
             return tasks
         if isinstance(stmt, n.Choice):
-            self._compose(indent, [f"choice {_condition(stmt.criteria)}:"], tag, level, STMT)
-            self.out[-1].opener = True
-            tasks = []
+            tasks = head([f"choice {_condition(stmt.criteria)}:"], ())
             for option in stmt.options:
-                header = _Line(deeper, f"option {_text(option.label)}:", option.line, option.column)
-                header.kind, header.opener = STMT, True
-                tasks += [("line", header, deeper), ("body", option.body, deeper + INDENT)]
+                text = f"option {_text(option.label)}:"
+                header = _Line(deeper, text, option.line, option.column, STMT, opener=True)
+                tasks += [("line", header, 0), ("body", option.body, deeper + INDENT)]
             return tasks
         if isinstance(stmt, n.Orphan):
             condition = f" {_condition(stmt.condition)}" if stmt.condition else ""
+            if stmt.keyword == "catch":  # the AST keeps no `as err` here: take it from the source
+                match = _CATCH_AS.match(self._source_line(stmt.line) or "")
+                condition = f" as {match.group(1)}" if match else ""
             return head([f"{stmt.keyword}{condition}:"], stmt.body)
         if isinstance(stmt, n.BlockDef):
             return head([f"block {stmt.name}({', '.join(stmt.params)}):"], stmt.body)
         if isinstance(stmt, n.Do) and stmt.name is None:
             return head(["do:"], stmt.body)
-        self._compose(indent, self._simple(stmt), tag, level, STMT)[0].end = stmt.end_line
+        self._compose(indent, _simple(stmt), stmt.span, end=stmt.end_line)
         return []
 
-    def _simple(self, stmt: n.Stmt) -> list[Piece]:
-        if isinstance(stmt, n.Return):
-            return ["return"]
-        if isinstance(stmt, n.Throw):
-            return ["throw"] if stmt.value is None else ["throw ", stmt.value]
-        if isinstance(stmt, n.Continue | n.Break):
-            return [type(stmt).__name__.lower()]
-        if isinstance(stmt, n.Append):
-            joint = " in " if stmt.keyword == "record" else " to "
-            return [f"{stmt.keyword} ", stmt.value, joint, stmt.target]
-        if isinstance(stmt, n.Do):
-            return [f"do {stmt.name}(", *_joined([[arg] for arg in stmt.args]), ")"]
-        if isinstance(stmt, n.Use):
-            return [f"use {_text(stmt.path)} as {stmt.alias}"]
-        raise ValueError(f"cannot format a {type(stmt).__name__} statement")
-
     def _value(self, indent: int, prefix: list[Piece], value: n.Expr, span: Span) -> list[Task]:
-        """A statement ending in `value`: a call with its properties, a loop, or an expression."""
+        """A statement ending in `value`: a call and its properties, a loop, an expression."""
         if isinstance(value, n.Call):
-            lines = self._compose(indent, [*prefix, "call ", value.target], span.line, span.column, STMT)
+            pieces = [*prefix, "call ", value.target]
+            lines = self._compose(indent, pieces, span, end=value.target.end_line)
             lines[-1].opener = bool(value.properties)
-            lines[0].end = value.target.end_line
             for prop in value.properties:
-                pieces: list[Piece] = [f"{prop.name}: ", prop.value]
-                self._compose(indent + INDENT, pieces, prop.line, prop.column, PROP)[0].end = prop.end_line
+                pieces = [f"{prop.name}: ", prop.value]
+                self._compose(indent + INDENT, pieces, prop.span, PROP, prop.end_line)
             return []
         if isinstance(value, n.Repeat | n.For | n.Loop):
-            lines = self._compose(indent, [*prefix, *self._loop_head(value)], span.line, span.column, STMT)
-            lines[-1].opener = True
+            self._compose(indent, [*prefix, *self._loop_head(value)], span)[-1].opener = True
             return [("body", value.body, indent + INDENT)]
-        self._compose(indent, [*prefix, value], span.line, span.column, STMT)[0].end = span.end_line
+        self._compose(indent, [*prefix, value], span, end=span.end_line)
         return []
 
     def _loop_head(self, loop: n.Repeat | n.For | n.Loop) -> list[Piece]:
+        pieces: list[Piece] = ["parallel "] if not isinstance(loop, n.Loop) and loop.parallel else []
         if isinstance(loop, n.Loop):
-            pieces: list[Piece] = ["loop"]
+            pieces.append("loop")
             if loop.kind is not None and loop.condition is not None:
                 pieces.append(f" {loop.kind} {_condition(loop.condition)}")
             if loop.max is not None:
                 pieces += [" (max: ", loop.max, ")"]
-            if loop.var is not None:
-                pieces.append(f" as {loop.var}")
-            return [*pieces, ":"]
-        pieces = ["parallel "] if loop.parallel else []
-        if isinstance(loop, n.Repeat):
+        elif isinstance(loop, n.Repeat):
             pieces += ["repeat ", loop.count]
-            if loop.var is not None:
-                pieces.append(f" as {loop.var}")
         else:
             index = f", {loop.index_var}" if loop.index_var is not None else ""
             pieces += [f"for {loop.var}{index} in ", loop.iterable]
-        return [*pieces, *self._modifiers(loop.modifiers), ":"]
+        if not isinstance(loop, n.For) and loop.var is not None:
+            pieces.append(f" as {loop.var}")
+        modifiers = () if isinstance(loop, n.Loop) else loop.modifiers
+        return [*pieces, *self._modifiers(modifiers), ":"]
 
     @staticmethod
     def _modifiers(modifiers: tuple[n.Modifier, ...]) -> list[Piece]:
-        if not modifiers:
-            return []
-        items = [[m.value] if m.key is None else [f"{m.key}: ", m.value] for m in modifiers]
-        return [" (", *_joined(items), ")"]
+        items: list[list[Piece]] = [
+            [m.value] if m.key is None else [f"{m.key}: ", m.value] for m in modifiers
+        ]
+        return [" (", *_joined(items), ")"] if items else []
 
     def _find(self, keyword: str, before: tuple[n.Stmt, ...], after: tuple[n.Stmt, ...]) -> int:
         """The source line of the `else`/`catch`/`finally` between two bodies (0: unknown)."""
-        if not (self.first_line and before and after):
-            return 0
         pattern = re.compile(rf"[ \t]*{keyword}\b")
-        for line in range(before[-1].span.end_line + 1, after[0].line):
-            text = self._source_line(line)
-            if text is not None and pattern.match(text):
-                return line
+        if self.first_line and before and after:
+            for line in range(before[-1].end_line + 1, after[0].line):
+                if pattern.match(self._source_line(line) or ""):
+                    return line
         return 0
-
-    def _blank(self, line: int) -> bool:
-        text = self._source_line(line)
-        return text is not None and not text.strip()
 
     def _source_line(self, line: int) -> str | None:
         index = line - self.first_line
         return self.source[index] if self.first_line and 0 <= index < len(self.source) else None
 
-    # --- expressions over lines ------------------------------------------------------
+    # --- expressions over lines --------------------------------------------------------
 
-    def _compose(self, indent: int, pieces: list[Piece], tag: int, level: int, kind: str) -> list[_Line]:
+    def _compose(
+        self, indent: int, pieces: list[Piece], span: Span, kind: str = STMT, end: int = 0
+    ) -> list[_Line]:
         """Append the line(s) made of `pieces` to the output and return them."""
-        lines = [_Line(indent, "", tag, level, kind)]
+        lines = [_Line(indent, "", span.line, span.column, kind, end=end)]
         for index, piece in enumerate(pieces):
             if isinstance(piece, str):
                 lines[-1].text += piece
                 continue
+            try:
+                rest = [p if isinstance(p, str) else _flat(p, self.forced) for p in pieces[index + 1 :]]
+            except _Forced:
+                rest = []
             last = lines[-1]
-            suffix = self._width(pieces[index + 1 :])
-            sub = self._expr(piece, last.indent, last.indent + len(last.text), suffix)
-            last.text += sub[0].text
-            last.comments += sub[0].comments
-            lines.extend(sub[1:])
+            sub = self._expr(piece, last.indent, last.indent + len(last.text), len("".join(rest)))
+            _join(lines, sub)
         self.out.extend(lines)
         return lines
 
-    def _width(self, pieces: list[Piece]) -> int:
-        try:
-            return sum(len(p if isinstance(p, str) else _flat(p, self.forced)) for p in pieces)
-        except _Forced:
-            return 0
-
     def _expr(self, expr: n.Expr, indent: int, column: int, suffix: int) -> list[_Line]:
-        """`expr` as lines; the first is a fragment continuing the current line."""
+        """`expr` as lines; the first continues the current line. Literals break if too long."""
         try:
             flat: str | None = _flat(expr, self.forced)
         except _Forced:
@@ -480,82 +463,77 @@ class _Formatter:
             return lines
         if isinstance(expr, n.Index):
             lines = self._expr(expr.obj, indent, column, 1)
+            lines[-1].text += "["
             last = lines[-1]
-            index = self._expr(expr.index, last.indent, column + len(last.text) + 1, suffix + 1)
-            last.text += "[" + index[0].text
-            last.comments += index[0].comments
-            lines.extend(index[1:])
+            _join(lines, self._expr(expr.index, last.indent, column + len(last.text), suffix + 1))
             lines[-1].text += "]"
             return lines
         assert isinstance(expr, n.Array | n.Object)
-        return self._sequence(expr, indent)
+        return self._literal(expr, indent)
 
-    def _sequence(self, expr: n.Array | n.Object, indent: int) -> list[_Line]:
+    def _literal(self, expr: n.Array | n.Object, indent: int) -> list[_Line]:
         """A literal with one entry per line, and the comments inside it."""
         deeper = indent + INDENT
-        lines = [_Line(indent, "[" if isinstance(expr, n.Array) else "{", expr.line)]
+        brackets = "[]" if isinstance(expr, n.Array) else "{}"
+        lines = [_Line(indent, brackets[0], expr.line)]
         starts: list[int] = []
-        entries: tuple[n.Expr | n.Entry, ...] = (
-            expr.items if isinstance(expr, n.Array) else expr.entries
-        )
-        for entry in entries:
-            prefix = ""
-            value: n.Expr | None = entry if not isinstance(entry, n.Entry) else entry.value
-            if isinstance(entry, n.Entry):
-                prefix = _key(entry.key) + ("" if entry.shorthand else ": ")
-                value = None if entry.shorthand else entry.value
-            sub = [_Line(deeper, "")] if value is None else self._expr(value, deeper, deeper + len(prefix), 1)
+        for item in expr.items if isinstance(expr, n.Array) else expr.entries:
             starts.append(len(lines))
-            lines.append(_Line(deeper, prefix + sub[0].text, entry.line, comments=sub[0].comments))
-            lines.extend(sub[1:])
-            lines[-1].text += ","
-        lines.append(_Line(indent, "]" if isinstance(expr, n.Array) else "}", expr.end_line))
-        inserts: list[tuple[int, _Line]] = []
-        tags = [line.tag for line in lines]
-        for comment in self.inside.get(id(expr), ()):
-            text = comment.text.rstrip()
-            if comment.own_line:
-                at = next((i for i in starts if lines[i].tag > comment.line), len(lines) - 1)
-                inserts.append((at, _Line(deeper, text, comment.line)))
+            lines.append(_Line(deeper, "", item.line))
+            if isinstance(item, n.Entry):
+                lines[-1].text = _key(item.key) + ("" if item.shorthand else ": ")
+                if not item.shorthand:
+                    _join(lines, self._expr(item.value, deeper, deeper + len(lines[-1].text), 1))
             else:
-                lines[max(bisect_right(tags, comment.line) - 1, 0)].comments.append(text)
+                _join(lines, self._expr(item, deeper, deeper, 1))
+            lines[-1].text += ","
+        lines.append(_Line(indent, brackets[1], expr.end_line))
+        tags = [line.tag for line in lines]
+        inserts: list[tuple[int, _Line]] = []
+        for comment in self.inside.get(id(expr), ()):
+            if comment.own_line:  # before the next entry, else before the closing bracket
+                at = next((i for i in starts if lines[i].tag > comment.line), len(lines) - 1)
+                inserts.append((at, _Line(deeper, comment.text.rstrip(), comment.line)))
+            else:
+                lines[max(bisect_right(tags, comment.line) - 1, 0)].comments.append(comment.text.rstrip())
         for at, line in reversed(inserts):
             lines.insert(at, line)
         return lines
 
-    # --- comments and blank lines -------------------------------------------------------
+    # --- comments and blank lines -----------------------------------------------------------
 
     def _place_comments(self) -> None:
         tags: list[int] = []
-        for line in self.out:
+        for line in self.out:  # lines of unknown origin take the previous line's tag
             tags.append(max(line.tag, tags[-1] if tags else 0))
         inserts: list[tuple[int, _Line]] = []
         for comment in self.loose:
             text = comment.text.rstrip()
             at = bisect_right(tags, comment.line)
             if not comment.own_line and at > 0:
-                self.out[at - 1].comments.append(text)
+                self.out[at - 1].comments.append(text)  # several: joined, still on that line
                 continue
-            indent = self._comment_indent(at, comment.column)
             start = at - 1
             while start >= 0 and self.out[start].kind == INNER:
                 start -= 1
             if start >= 0 and self.out[start].tag < comment.line <= self.out[start].end:
-                at = start  # inside a statement but outside its literals: before it
-            inserts.append((at, _Line(indent, text, comment.line, None, COMMENT)))
+                at, indent = start, self.out[start].indent  # in its brackets: before it
+            else:
+                indent = self._comment_indent(at, comment.column)
+            inserts.append((at, _Line(indent, text, comment.line, kind=COMMENT)))
+        inserts.sort(key=lambda insert: insert[0])  # stable: source order within a gap
         for at, line in reversed(inserts):
             self.out.insert(at, line)
 
     def _comment_indent(self, at: int, column: int) -> int:
-        """Indentation for an own-line comment inserted before `self.out[at]`.
+        """The indentation of an own-line comment put before `self.out[at]`.
 
-        That line's, unless the comment closes a deeper block it is indented
-        like: then the deepest such block's.
+        That line's, unless the comment is indented at least as deep as a block
+        that ends just before it: then the deepest such block's.
         """
         target = self.out[at].indent if at < len(self.out) else 0
         deepest: int | None = None
-        for index in range(at - 1, -1, -1):
-            line = self.out[index]
+        for line in reversed(self.out[:at]):
             if line.level is None:
                 continue
             if line.indent <= target:
@@ -567,35 +545,52 @@ class _Formatter:
         return target
 
     def _render(self) -> str:
-        rows: list[str] = []
-        previous: _Line | None = None
-        anchor = ""  # the kind of the next line that is not a comment
-        anchors = []
+        anchors: list[str] = []  # for each line, the kind of the first non-comment line from it
         for line in reversed(self.out):
-            anchor = anchor if line.kind == COMMENT else line.kind
-            anchors.append(anchor)
-        for line, anchor in zip(self.out, reversed(anchors), strict=True):
-            if (
-                previous is not None
-                and not previous.opener
-                and anchor in (STMT, PROP, "")
-                and self._blank(line.tag - 1)
-            ):
-                rows.append("")
+            anchors.append(anchors[-1] if line.kind == COMMENT and anchors else line.kind)
+        anchors.reverse()
+        rows: list[str] = []
+        for index, line in enumerate(self.out):
+            above = self._source_line(line.tag - 1)
+            after_opener = index == 0 or self.out[index - 1].opener
+            if above is not None and not above.strip() and not after_opener:
+                if anchors[index] in (STMT, PROP, COMMENT):  # not before a clause
+                    rows.append("")
             text = line.text + "".join("  " + comment for comment in line.comments)
-            rows.append(" " * line.indent + text.lstrip(" ") if line.text else " " * line.indent + text.strip())
-            previous = line
+            rows.append(" " * line.indent + (text if line.text else text.lstrip()))
         return "".join(row + "\n" for row in rows)
 
 
-def _joined(items: list[list[Piece]]) -> list[Piece]:
+def _simple(stmt: n.Stmt) -> list[Piece]:
+    """The pieces of a statement that has no block."""
+    if isinstance(stmt, n.Return | n.Throw):
+        word = type(stmt).__name__.lower()
+        return [word] if stmt.value is None else [word + " ", stmt.value]
+    if isinstance(stmt, n.Continue | n.Break):
+        return [type(stmt).__name__.lower()]
+    if isinstance(stmt, n.Append):
+        joint = " in " if stmt.keyword == "record" else " to "
+        return [f"{stmt.keyword} ", stmt.value, joint, stmt.target]
+    if isinstance(stmt, n.Do):
+        return [f"do {stmt.name}(", *_joined([[arg] for arg in stmt.args]), ")"]
+    if isinstance(stmt, n.Use):
+        return [f"use {_text(stmt.path)} as {stmt.alias}"]
+    raise ValueError(f"cannot format a {type(stmt).__name__} statement")
+
+
+def _joined(items: Sequence[Sequence[Piece]]) -> list[Piece]:
     out: list[Piece] = []
     for index, item in enumerate(items):
-        if index:
-            out.append(", ")
-        out.extend(item)
+        out += [", ", *item] if index else list(item)
     return out
 
 
-def _condition(condition: n.Condition) -> str:
-    return condition.marker + condition.text + condition.marker
+def _join(lines: list[_Line], sub: list[_Line]) -> None:
+    """Continue the last of `lines` with the first of `sub`, then add the rest."""
+    lines[-1].text += sub[0].text
+    lines[-1].comments += sub[0].comments
+    lines.extend(sub[1:])
+
+
+def _within(span: Span, at: tuple[int, int]) -> bool:
+    return (span.line, span.column) < at < (span.end_line, span.end_column)
