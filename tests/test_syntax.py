@@ -170,3 +170,34 @@ def test_unclosed_fence() -> None:
     with pytest.raises(ProseSyntaxError, match="is not closed") as caught:
         parse("# X\n\n### Delegation\n\n```prose\nlet x = 1\n", "x.prose.md")
     assert caught.value.line == 5
+
+
+def test_comments_survive_a_final_condition() -> None:
+    # The condition's nested predicate parse once reset the comment list.
+    program = parse_program("x = 1  # c\nif x:\n  break\n")
+    assert [comment.text for comment in program.comments] == ["# c"]
+
+
+def test_loop_condition_may_start_with_a_parenthesis() -> None:
+    loop = parse_program("loop until (a or b) and c (max: 3):\n  break\n").body[0]
+    assert isinstance(loop, n.Loop) and loop.condition is not None
+    assert loop.condition.text == "(a or b) and c" and loop.condition.predicate is not None
+
+
+def test_strings_in_conditions_keep_their_text() -> None:
+    spaced = parse_program('if x == "a  b":\n  break\n').body[0]
+    assert isinstance(spaced, n.If)
+    predicate = spaced.branches[0].condition.predicate
+    assert isinstance(predicate, n.Compare) and predicate.right == n.String(("a  b",))
+    colon = parse_program('if x == "a: #b":\n  break\n').body[0]
+    assert isinstance(colon, n.If) and colon.branches[0].condition.text == 'x == "a: #b"'
+
+
+def test_triple_quoted_string_with_escaped_quote() -> None:
+    let = parse_program('let s = """say "hi\\""""\n').body[0]
+    assert isinstance(let, n.Let) and let.value == n.String(('say "hi"',), triple=True)
+
+
+def test_orphan_catch_keeps_its_variable() -> None:
+    orphan = parse_program("catch as err:\n  break\n").body[0]
+    assert isinstance(orphan, n.Orphan) and orphan.var == "err"

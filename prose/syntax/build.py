@@ -318,7 +318,10 @@ class Builder(Transformer[Token, Any]):
                 marker = candidate
                 body = body[len(candidate) : -len(candidate)]
                 break
-        text = " ".join(body.split())
+        # A `***...***` condition may span lines: its line breaks (and the
+        # indentation after them) become single spaces; nothing else changes,
+        # so string literals inside a predicate keep their spaces.
+        text = re.sub(r"[ \t]*\r?\n[ \t]*", " ", body).strip()
         predicate = None
         if text:
             predicate = self.predicate_parser(text, span.line, span.column)
@@ -417,7 +420,7 @@ def join_clauses(items: Sequence[Item]) -> tuple[n.Stmt, ...]:
                 index += 1
             out.append(n.Try(item.body, catch_var, handler, final, span=item.span.to(end)))
         else:
-            out.append(n.Orphan(item.keyword, item.body, item.condition, span=item.span))
+            out.append(n.Orphan(item.keyword, item.body, item.condition, item.name, span=item.span))
     return tuple(out)
 
 

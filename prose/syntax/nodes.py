@@ -308,6 +308,7 @@ class Orphan(Node):
     keyword: str
     body: tuple[Stmt, ...]
     condition: Condition | None = None
+    var: str | None = None  # the `as err` of a stray `catch`
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,10 +65,15 @@ class _Parser:
 
     def predicate(self, text: str, line: int, column: int) -> n.Expr | None:
         """The deterministic predicate `text` denotes, or None for discretion text."""
+        # The nested parse runs the indenter again; keep the outer parse's state
+        # (its comments and open brackets).
+        outer = self.indenter.state
         try:
             result: n.Expr = self.lark.parse(text, start="predicate_start")  # type: ignore[assignment]
         except (UnexpectedInput, IndentationProblem):
             return None
+        finally:
+            self.indenter.state = outer
         return result
 
 
