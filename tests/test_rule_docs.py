@@ -1,0 +1,107 @@
+"""Rule documentation: every rule documents itself, has fixtures, and docs/rules is current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prose.check import docgen
+from prose.check.catalogue import RuleEntry, catalogue
+from prose.check.registry import RULE_TABLE, rule_by_code
+from prose.check.rule import DOC_SECTIONS
+from tests.conftest import FIXTURES, ROOT
+
+DOCS = ROOT / "docs" / "rules"
+REQUIRED = list(docgen.SECTIONS)
+_REGENERATE = "docs/rules is out of date: run `python -m prose.check.docgen`"
+
+
+@pytest.mark.parametrize("code", sorted(RULE_TABLE))
+def test_lint_rule_docstring_has_every_section(code: str) -> None:
+    rule = rule_by_code(code)
+    assert rule is not None
+    doc = rule.documentation()
+    assert rule.summary() and not rule.summary().startswith("#"), f"{code}: the first line is a summary"
+    assert docgen.section_titles(doc) == REQUIRED, (
+        f"{code} ({type(rule).__name__}): the docstring needs the sections "
+        + " / ".join(DOC_SECTIONS) + ", in that order, as `## ` headings"
+    )
+    empty = [title for title, body in docgen.doc_sections(doc).items() if not body]
+    assert empty == [], f"{code}: empty sections {empty}"
+
+
+@pytest.mark.parametrize("code", sorted(RULE_TABLE))
+def test_lint_rule_has_a_fixture_file(code: str) -> None:
+    path = FIXTURES / "rules" / f"{code}.yaml"
+    assert path.is_file(), f"{code} has no fixture: create {path.relative_to(ROOT)} (see its README.md)"
+
+
+@pytest.mark.parametrize("entry", catalogue(), ids=lambda entry: entry.code)
+def test_every_code_in_the_catalogue_has_every_section(entry: RuleEntry) -> None:
+    assert docgen.section_titles(entry.doc) == REQUIRED, entry.code
+    assert entry.summary and entry.name and entry.severity in ("error", "warning", "info")
+
+
+def test_codes_are_unique() -> None:
+    entries = catalogue()
+    assert len({entry.code for entry in entries}) == len(entries)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "PK502 and PS182 are both named `missing-required-input`, so `prose rules "
+    "missing-required-input` shows only PK502"))
+def test_names_are_unique() -> None:
+    names = [entry.name for entry in catalogue()]
+    assert sorted(name for name in set(names) if names.count(name) > 1) == []
+
+
+def test_docs_match_the_generator() -> None:
+    pages = docgen.render()
+    assert docgen.stale(DOCS, pages) == [], _REGENERATE
+    on_disk = sorted(path.name for path in DOCS.glob("*"))
+    assert on_disk == sorted(pages), _REGENERATE
+
+
+def test_one_page_per_code_and_an_index() -> None:
+    pages = docgen.render()
+    codes = [entry.code for entry in catalogue()]
+    assert sorted(pages) == sorted([*(f"{code}.md" for code in codes), "README.md"])
+    index = pages["README.md"]
+    for code in codes:
+        assert f"[{code}]({code}.md)" in index
+    strict = pages["PN104.md"]
+    assert "`error` with `--profile strict`" in strict and "# PN104 `second-let`" in strict
+    assert "## Why is this bad?" in pages["PH601.md"]  # the docstring says "Why is this bad"
+
+
+def test_generator_is_deterministic_and_cleans_up(tmp_path: Path) -> None:
+    first = docgen.render()
+    assert docgen.render() == first
+    stray = tmp_path / "PX999.md"
+    stray.write_text(docgen.MARKER + "\n# gone\n", encoding="utf-8")
+    mine = tmp_path / "notes.md"
+    mine.write_text("# kept: not generated\n", encoding="utf-8")
+    docgen.write(tmp_path)
+    assert not stray.exists() and mine.exists()
+    assert docgen.stale(tmp_path, first) == []
+    (tmp_path / "PN101.md").write_text("edited by hand\n", encoding="utf-8")
+    assert docgen.stale(tmp_path, first) == ["PN101.md"]
+
+
+def test_command_line(tmp_path: Path) -> None:
+    target = tmp_path / "rules"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "prose.check.docgen", *args], cwd=ROOT,
+                              capture_output=True, text=True, check=False, timeout=120)
+
+    assert run("--check", str(target)).returncode == 1
+    done = run(str(target))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(path.name for path in target.iterdir()) == sorted(docgen.render())
+    checked = run("--check", str(target))
+    assert checked.returncode == 0, checked.stderr
