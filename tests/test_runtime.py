@@ -810,20 +810,28 @@ def test_loop_variable_cannot_be_rebound_by_let_after_the_loop(tmp_path: Path) -
 
 
 def test_blocks_are_hoisted_and_break_cannot_leave_a_block(tmp_path: Path) -> None:
-    assert ok(run(tmp_path, """
+    assert ok(
+        run(
+            tmp_path,
+            """
         let out = repeat 1:
           do twice("a")
         block twice(word):
           return [word, word]
         return { result: out }
-        """)) == {"result": [["a", "a"]]}
-    result = run(tmp_path, """
+        """,
+        )
+    ) == {"result": [["a", "a"]]}
+    result = run(
+        tmp_path,
+        """
         block stop():
           break
         for x in [1, 2]:
           do stop()
         return { result: 1 }
-        """)
+        """,
+    )
     assert result.error is not None and result.error.code == "R015"
 
 
@@ -838,18 +846,24 @@ def test_a_loop_without_max_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_call_without_inputs_sends_no_input(tmp_path: Path) -> None:
-    result = run(tmp_path, "let r = call worker\nreturn { result: r }", {"slots": {"worker": ["x"]}})
+    result = run(
+        tmp_path, "let r = call worker\nreturn { result: r }", {"slots": {"worker": ["x"]}}
+    )
     assert ok(result) == {"result": "x"}
     assert calls(result)[0].messages == [{"role": "user", "content": "(no input)"}]
 
 
 def test_an_unusable_judge_answer_is_an_error_at_that_line(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let verdict = "v"
         if verdict says go:
           return { result: 1 }
         return { result: 0 }
-        """, {"conditions": {"verdict says go": [{"answer": "maybe", "reason": "r"}] * 2}})
+        """,
+        {"conditions": {"verdict says go": [{"answer": "maybe", "reason": "r"}] * 2}},
+    )
     assert result.exit_code == 4 and result.error is not None and result.error.code == "R009"
     assert result.error.span is not None and result.error.span.line == 35
     judge = next(e for e in result.events if e.type == "judge")
@@ -857,5 +871,8 @@ def test_an_unusable_judge_answer_is_an_error_at_that_line(tmp_path: Path) -> No
 
 
 def test_any_count_larger_than_the_branches_is_an_error(tmp_path: Path) -> None:
-    result = run(tmp_path, 'let xs = parallel for x in [1] ("any", count: 2):\n  let y = x\nreturn { result: xs }')
+    result = run(
+        tmp_path,
+        'let xs = parallel for x in [1] ("any", count: 2):\n  let y = x\nreturn { result: xs }',
+    )
     assert result.error is not None and result.error.code == "R014"

@@ -66,6 +66,25 @@ def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
     assert trace.is_file()
 
 
+def test_input_file(tmp_path: Path) -> None:
+    (tmp_path / "brief.txt").write_text("A brief read from a file.")
+    done = prose(
+        str(PATTERNS / "proposer-adversary.prose.md"),
+        "--script",
+        str(CLI / "proposer-adversary.yaml"),
+        "--input-file",
+        "task_brief=brief.txt",
+        "--json",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    trace = next((tmp_path / ".prose" / "runs").glob("*/trace.jsonl"))
+    start = json.loads(trace.read_text().splitlines()[0])
+    assert start["inputs"] == {"task_brief": "A brief read from a file."}
+    assert done.stderr == ""
+
+
 def test_instance_file(tmp_path: Path) -> None:
     done = prose(
         str(CLI / "instance.yaml"),
@@ -142,8 +161,11 @@ def test_budget_stop_exits_3(tmp_path: Path) -> None:
             1,
             "not `integer`",
         ),
-        (["{dialectic}", "--script", "{script}", "--input", "task_brief=x", "--bind", "judge=m"], 1,
-         "`judge` is not a slot"),
+        (
+            ["{dialectic}", "--script", "{script}", "--input", "task_brief=x", "--bind", "judge=m"],
+            1,
+            "`judge` is not a slot",
+        ),
         (["{dialectic}", "--script", "{script}", "--resume", "some-run"], 2, "cannot be resumed"),
         (
             [

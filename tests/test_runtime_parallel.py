@@ -328,13 +328,19 @@ def test_time_budget_cancels_calls_in_flight(tmp_path: Path) -> None:
     from prose.runtime import Limits
 
     started = time.perf_counter()
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let r = call worker
           item: 1
           delay: 30
         return { result: r }
-        """, limits=Limits(timeout=0.3))
-    assert result.exit_code == 3 and result.error is not None and "time budget" in result.error.message
+        """,
+        limits=Limits(timeout=0.3),
+    )
+    assert (
+        result.exit_code == 3 and result.error is not None and "time budget" in result.error.message
+    )
     assert time.perf_counter() - started < 10
     cancelled = [e for e in result.events if e.type == "call"]
     assert cancelled and cancelled[0].error["kind"] == "cancelled"
@@ -345,10 +351,39 @@ def takes_prompt(item: Any = None, prompt: str | None = None) -> dict[str, Any]:
 
 
 def test_python_callable_gets_inputs_and_prompt_as_keywords(tmp_path: Path) -> None:
-    result = run(tmp_path, """
+    result = run(
+        tmp_path,
+        """
         let r = call worker
           item: [1, 2]
           prompt: "do it"
         return { result: r }
-        """, bindings={"worker": PythonService("tests.test_runtime_parallel:takes_prompt", takes_prompt)})
+        """,
+        bindings={
+            "worker": PythonService("tests.test_runtime_parallel:takes_prompt", takes_prompt)
+        },
+    )
     assert value(result) == {"item": [1, 2], "prompt": "do it"}
+
+
+def test_use_alias_calls_another_pattern(tmp_path: Path) -> None:
+    inner = tmp_path / "inner.prose.md"
+    inner.write_text(
+        HEADER.replace("name: par", "name: inner")
+        .format(program="let r = call worker\n  item: item\nreturn { result: r }")
+        .replace("- None.\n\n### Returns", "- `item`: string -- what to echo\n\n### Returns")
+    )
+    result = run(
+        tmp_path,
+        """
+        use "inner.prose.md" as helper
+        let r = call helper
+          item: "x"
+        return { result: r }
+        """,
+        {"slots": {"helper.worker": ["from the used pattern"]}},
+        bindings={},
+    )
+    assert value(result) == {"result": "from the used pattern"}
+    first = next(e for e in result.events if e.type == "call")
+    assert first.path == "helper>" and first.provenance == []

@@ -263,6 +263,8 @@ class Interpreter(FlowMixin, LoopsMixin):
 
     async def eval_index(self, node: n.Index, scope: Scope, path: str, lenient: bool) -> Value:
         container = await self.eval(node.obj, scope, path, lenient)
+        if container is UNBOUND:
+            return UNBOUND
         return v.index(container, await self.eval(node.index, scope, path))
 
     async def eval_array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:

@@ -31,7 +31,6 @@ class Kind(StrEnum):
     CONFIG = "config key"
     PARAMETER = "parameter"
     ALIAS = "pattern alias"
-    BLOCK = "block"
 
     @property
     def read_only(self) -> bool:
