@@ -228,6 +228,14 @@ def test_budget_stop_then_resume_pays_only_the_rest(tmp_path: Path, stub: Stub) 
     assert resumed.value == {"result": ["answer 1", "answer 2", "answer 3"]}
 
 
+def test_resume_may_write_over_the_trace_it_resumes(tmp_path: Path, stub: Stub) -> None:
+    trace = tmp_path / "run.jsonl"
+    run(tmp_path, stub, limits=Limits(max_calls=1), trace_path=trace)
+    resumed = run(tmp_path, stub, resume_trace=trace, trace_path=trace)
+    assert resumed.exit_code == 0 and len(stub.received) == 3
+    assert verify_chain(trace) == (True, None)
+
+
 def prose_cli(*args: str, cwd: Path) -> list[str]:
     return [sys.executable, "-c", "from prose.cli.main import main; main()", *args]
 

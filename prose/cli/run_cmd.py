@@ -168,6 +168,9 @@ def run_command(**options: Any) -> None:
         code = _run(options)
     except SystemExit:
         raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: the trace keeps every finished call (resume with --resume)", err=True)
+        code = 130
     except Exception as error:  # never a traceback for a user error
         if options.get("debug"):
             raise

@@ -85,10 +85,10 @@ class ProseRuntimeError(ProseError):
         return self
 
     def location(self) -> str:
-        return str(self.span) if self.span is not None and self.span.line > 0 else "<run>"
+        return str(self.span) if self.span is not None and self.span.line > 0 else "error"
 
     def format(self) -> str:
-        """`file:line:col: CODE message` and the code frame."""
+        """`file:line:col: CODE message` (`error: CODE message` without a position) and the frame."""
         head = f"{self.location()}: {self.code} {self.message}"
         return f"{head}\n{self.frame}" if self.frame else head
 

@@ -158,6 +158,7 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         return RunResult(
             run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
         )
+    cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
     trace = Trace(trace_path, run_id)
     shared = Shared(
         client=_client(options),
@@ -166,7 +167,7 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
         keys=KeyMaker(),
         prompts=_prompts(options),
-        cache=_cache(options),
+        cache=cache,
         default_model=default_model or "",
         judge_model=judge_model or "",
         scripted=options.script is not None,
