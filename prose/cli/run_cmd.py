@@ -236,6 +236,7 @@ def _run(options: dict[str, Any]) -> int:
         resume_trace=resume_trace,
         require_distinct_models=options["require_distinct_models"],
         show_prompts=options["show_prompts"],
+        debug=options["debug"],
         progress=progress,
     )
     if options["show_prompts"] and script is None:

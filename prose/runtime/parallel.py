@@ -92,6 +92,7 @@ async def run_branches(
 ) -> Outcome:
     """Run `branches` concurrently under `modifiers`; see the module docstring."""
     tasks = [asyncio.ensure_future(branch()) for branch in branches]
+    positions = {task: position for position, task in enumerate(tasks)}
     total = len(tasks)
     values: list[Value | None] = [None] * total
     finished = [False] * total
@@ -107,8 +108,8 @@ async def run_branches(
     try:
         while pending and len(successes) < wanted:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=tasks.index):
-                position = tasks.index(task)
+            for task in sorted(done, key=positions.__getitem__):
+                position = positions[task]
                 error = task.exception() if not task.cancelled() else asyncio.CancelledError()
                 if error is None:
                     value = task.result()

@@ -81,6 +81,7 @@ class RunOptions:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
     backoff_base_s: float = 1.0
+    debug: bool = False
 
 
 @dataclass
@@ -112,7 +113,7 @@ def _client(options: RunOptions) -> Client:
     from prose.llm import LLMConfig, RouterClient
 
     config = options.llm_config if options.llm_config is not None else LLMConfig()
-    return RouterClient(config)
+    return RouterClient(config, debug=options.debug)
 
 
 def _cache(options: RunOptions) -> Any:
