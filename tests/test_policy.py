@@ -227,10 +227,6 @@ def test_never_sees_indirectly() -> None:
     assert policy.violations("writer", {"brief": flow("writer")}) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with both `never sees` and `never sees ..., even indirectly` for the same pair, a value "
-    "derived from B through another call passes: the indirect check skips B because B is in "
-    "never_sees, and the direct check does not look at transitive provenance"))
 def test_never_sees_and_even_indirectly_together() -> None:
     policy = _policy_of(
         "- `writer` is unaware of `critic`\n- `writer` never sees `critic`, even indirectly"

@@ -50,9 +50,6 @@ def test_codes_are_unique() -> None:
     assert len({entry.code for entry in entries}) == len(entries)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PK502 and PS182 are both named `missing-required-input`, so `prose rules "
-    "missing-required-input` shows only PK502"))
 def test_names_are_unique() -> None:
     names = [entry.name for entry in catalogue()]
     assert sorted(name for name in set(names) if names.count(name) > 1) == []

@@ -37,6 +37,7 @@ class Definition:
     slots: set[str] = field(default_factory=set)
     sources: set[int] = field(default_factory=set)
     call_inputs: set[int] = field(default_factory=set)  # for call results: what the call was given
+    text: str | None = None  # for string literals: the pattern's own literal text
 
 
 @dataclass
@@ -99,7 +100,40 @@ class FlowAnalysis:
             out |= self._closure(def_id, transitive=True)
         return frozenset(out)
 
-    def path(self, value: Value, slot: str) -> list[Definition]:
+    def reaches_unchanged(self, value: Value, slot: str) -> bool:
+        """Whether `slot`'s output reaches the value as it came back (not only inside new text)."""
+        seen: set[int] = set()
+        stack = list(value.defs | value.calls)
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            definition = self.defs[current]
+            if slot in definition.slots:
+                return True
+            if definition.kind == "string":
+                continue  # interpolated into new text
+            stack.extend(definition.sources)
+        return False
+
+    def literal_texts(self, value: Value) -> list[tuple[str, Span]]:
+        """The pattern's literal strings that make up the value (not through calls)."""
+        out: list[tuple[str, Span]] = []
+        seen: set[int] = set()
+        stack = list(value.defs | value.calls)
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            definition = self.defs[current]
+            if definition.text is not None:
+                out.append((definition.text, definition.span))
+            stack.extend(definition.sources)
+        return out
+
+    def path(self, value: Value, slot: str, transitive: bool = False) -> list[Definition]:
         """Definitions from the value back to one producing `slot`, source first."""
         start = list(value.defs | value.calls)
         parent: dict[int, int | None] = {def_id: None for def_id in start}
@@ -114,25 +148,35 @@ class FlowAnalysis:
                     chain.append(self.defs[back])
                     back = parent[back]
                 return chain
-            for source in sorted(definition.sources):
+            following = definition.sources | definition.call_inputs if transitive else definition.sources
+            for source in sorted(following):
                 if source not in parent:
                     parent[source] = current
                     queue.append(source)
         return []
 
-    def path_labels(self, call: n.Call, prop: n.Property, slot: str | None = None) -> list[Label]:
+    def path_labels(self, call: n.Call, prop: n.Property, slot: str | None = None,
+                    transitive: bool = False) -> list[Label]:
         """Secondary labels showing where an input's value came from."""
         site = self.calls.get(id(call))
         if site is None or prop.name not in site.inputs:
             return []
         value = site.inputs[prop.name].value
-        slots = [slot] if slot else sorted(self.provenance(value))
+        found = self.transitive(value) if transitive else self.provenance(value)
+        slots = [slot] if slot else sorted(found)
         labels: list[Label] = []
         for wanted in slots[:2]:
-            for step in self.path(value, wanted):
-                if step.kind == "call":
-                    labels.append(Label(step.span, f"output of `{wanted}` produced here"))
-                else:
+            steps = self.path(value, wanted, transitive)
+            for position, step in enumerate(steps):
+                if step.kind == "call" and wanted in step.slots:
+                    after = steps[position + 1] if position + 1 < len(steps) else None
+                    what = "an error of" if after is not None and after.kind == "catch" else "output of"
+                    labels.append(Label(step.span, f"{what} `{wanted}` produced here"))
+                elif step.kind == "call":
+                    labels.append(Label(step.span, f"passed to `{step.name.strip('<>')}`, whose output carries it"))
+                elif step.kind == "string":
+                    labels.append(Label(step.span, "interpolated into a string here"))
+                elif not step.name.startswith("<"):
                     labels.append(Label(step.span, f"copied into `{step.name}` here"))
         return labels
 
@@ -176,6 +220,7 @@ class _Analyser:
         self.blocks = {s.name: s for s in program.body if isinstance(s, n.BlockDef)}
         self.block_depth = 0
         self.collecting: list[set[int]] = []
+        self.thrown: list[set[int]] = []
 
     def run(self) -> None:
         state: State = {}
@@ -199,10 +244,16 @@ class _Analyser:
 
     # --- statements ---------------------------------------------------------------
 
-    def _body(self, body: tuple[n.Stmt, ...], state: State, top: bool = False) -> Value:
+    def _body(self, body: tuple[n.Stmt, ...], state: State, top: bool = False,
+              collecting: bool = False) -> Value:
+        """Run a block; the value is the last statement's (a collecting body's iteration value)."""
         last = Value()
-        for statement in body:
-            last = self._statement(statement, state, top)
+        for position, statement in enumerate(body):
+            if collecting and position == len(body) - 1 and isinstance(statement, n.Repeat | n.For | n.Loop):
+                # LANGUAGE.md 4.3: a loop ending a collecting body is itself collecting.
+                last = self._loop(statement, state, collecting=True)
+            else:
+                last = self._statement(statement, state, top)
         return last
 
     def _statement(self, statement: n.Stmt, state: State, top: bool = False) -> Value:
@@ -243,7 +294,9 @@ class _Analyser:
             return value
         if isinstance(statement, n.Throw):
             if statement.value is not None:
-                self._expr(statement.value, state)
+                value = self._expr(statement.value, state)
+                if self.thrown:
+                    self.thrown[-1].update(value.defs | value.calls)
             return Value()
         if isinstance(statement, n.Repeat | n.For | n.Loop):
             return self._loop(statement, state, collecting=False)
@@ -282,16 +335,21 @@ class _Analyser:
         if isinstance(statement, n.Try):
             before = dict(state)
             calls_before = len(self.result.calls)
-            self._body(statement.body, state)
+            self.thrown.append(set())
+            try:
+                self._body(statement.body, state)
+            finally:
+                thrown = self.thrown.pop()
             after_body = dict(state)
             if statement.handler is not None:
                 handler_state = dict(before)
                 _join_into(handler_state, [before, after_body])
                 new_calls = list(self.result.calls.values())[calls_before:]
-                slots = {site.slot for site in new_calls if site.slot}
+                # An error carries the slot of the call that failed (through that
+                # call's definition) and whatever a `throw` in the body threw.
                 results = {site.result for site in new_calls if site.result is not None}
                 if statement.catch_var:
-                    def_id = self._define(statement.catch_var, statement.span, "catch", results, slots)
+                    def_id = self._define(statement.catch_var, statement.span, "catch", results | thrown)
                     handler_state[statement.catch_var] = frozenset({def_id})
                 self._body(statement.handler, handler_state)
                 _join_into(state, [after_body, handler_state])
@@ -325,9 +383,14 @@ class _Analyser:
                 body_state[loop.var] = frozenset({self._define(loop.var, loop.span, "loop")})
             if isinstance(loop, n.Loop) and loop.condition is not None:
                 self._condition(loop.condition, body_state)
-            self.collecting.append(set())
-            last = self._body(loop.body, body_state)
-            returned = self.collecting.pop()
+            # A `return` belongs to the innermost collecting loop (LANGUAGE.md 4.3);
+            # inside a plain loop it ends the pattern (or an outer collecting loop).
+            if collecting:
+                self.collecting.append(set())
+            try:
+                last = self._body(loop.body, body_state, collecting=collecting)
+            finally:
+                returned = self.collecting.pop() if collecting else set()
             collected |= returned | last.defs | last.calls
             if body_state is not state:
                 _join_into(state, [before, body_state])
@@ -372,7 +435,10 @@ class _Analyser:
             for part in expr.parts:
                 if isinstance(part, n.Interpolation):
                     defs |= state.get(part.path[0], frozenset())
-            return Value(frozenset(defs))
+            text = "".join(part for part in expr.parts if isinstance(part, str))
+            def_id = self._define("<string>", expr.span, "string", defs)
+            self.result.defs[def_id].text = text
+            return Value(frozenset({def_id}))
         if isinstance(expr, n.Member):
             return self._expr(expr.obj, state)
         if isinstance(expr, n.Index):

@@ -59,7 +59,8 @@ def _strings(expr: n.Expr) -> Iterator[tuple[str, n.Node]]:
 
 
 def whole_word(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", re.I)
+    """`word` as a whole word, ignoring case; `_` and `-` separate words (LANGUAGE.md 1.1)."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
 
 
 def forbidden_words(ctx: CheckContext, other: str) -> list[str]:

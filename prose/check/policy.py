@@ -128,7 +128,8 @@ class Policy:
                         )
                     )
             for other in rules.never_sees_indirectly:
-                if other in flow.transitive and other not in rules.never_sees:
+                already = other in rules.never_sees and other in flow.provenance
+                if other in flow.transitive and not already:
                     found.append(
                         Violation(
                             slot,
@@ -138,7 +139,8 @@ class Policy:
                         )
                     )
         for word in rules.forbidden_words:
-            pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", re.I)
+            # `_` and `-` separate words, as in input names (LANGUAGE.md 1.1).
+            pattern = re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
             for text in literal_text:
                 if pattern.search(text):
                     found.append(

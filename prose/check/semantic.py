@@ -146,8 +146,7 @@ class _Walker:
                 Finding("branch-result-before-join", name, span, scope.sibling_names[name])
             )
         elif name in self.decl.slots:
-            resolved = "slot"
-            self.model.slot_uses[name] = self.model.slot_uses.get(name, 0) + 1
+            resolved = "slot"  # a service value; only a call counts as using the slot
         elif name in self.decl.config:
             resolved = "config"
             self.model.config_uses[name] = self.model.config_uses.get(name, 0) + 1
@@ -216,15 +215,26 @@ class _Walker:
         self._expr(statement.value, scope)
         for name in statement.names:
             self._bind_let(scope, name, _head(statement), statement.const, statement)
+        service = self._service_of(statement.value, scope)
+        if service is not None and not statement.destructure:
+            binding = scope.lookup(statement.names[0])
+            if binding is not None:
+                binding.service_of = service
+
+    def _service_of(self, value: n.Expr, scope: Scope) -> str | None:
+        """The slot a value denotes as a service: `s`, `s[i]`, or a variable holding one."""
+        while isinstance(value, n.Index):
+            value = value.obj
+        if not isinstance(value, n.Name):
+            return None
+        binding = scope.lookup(value.name)
+        if binding is not None:
+            return binding.service_of
+        return value.name if value.name in self.decl.slots else None
 
     def visit_Assign(self, statement: n.Assign, scope: Scope) -> None:
+        # Writing into a variable (`x = v`, `x.key = v`) is not reading it.
         self._expr(statement.value, scope)
-        if isinstance(statement.target, n.Member | n.Index):
-            root: n.Expr = statement.target
-            while isinstance(root, n.Member | n.Index):
-                root = root.obj
-            if isinstance(root, n.Name):
-                self._reference(root.name, root.span, scope, "read")
         self._assign_target(statement.target, scope, statement.span, "assigns")
 
     def visit_ExprStmt(self, statement: n.ExprStmt, scope: Scope) -> None:
@@ -247,12 +257,8 @@ class _Walker:
             self.model.findings.append(Finding("loop-control-outside-loop", "break", statement.span))
 
     def visit_Append(self, statement: n.Append, scope: Scope) -> None:
+        # Appending to a list is writing it: a list only ever appended to is unused.
         self._expr(statement.value, scope)
-        root = statement.target
-        while isinstance(root, n.Member | n.Index):
-            root = root.obj
-        if isinstance(root, n.Name):
-            self._reference(root.name, root.span, scope, "read")
         self._assign_target(statement.target, scope, statement.span, statement.keyword + "s into")
 
     def visit_Repeat(self, statement: n.Repeat, scope: Scope) -> None:
@@ -451,9 +457,14 @@ class _Walker:
                 self.model.calls.append(CallSite(call, None, "alias"))
             elif binding.kind == "block":
                 self.model.calls.append(CallSite(call, None, "block"))
+            elif binding.service_of is None and binding.kind != "param":
+                self.model.calls.append(CallSite(call, None, "unknown"))
+                self.model.findings.append(
+                    Finding("bad-call-target", name, target.span, binding.span, detail="not-a-service")
+                )
             else:
                 self.model.calls.append(CallSite(call, binding.service_of, "service-variable"))
-                if binding.kind == "loop" and binding.service_of:
+                if binding.service_of:
                     self.model.slot_uses[binding.service_of] = self.model.slot_uses.get(binding.service_of, 0) + 1
             self.model.references.append(Reference(name, root.span, "call-target", "variable"))
             return

@@ -82,3 +82,21 @@ def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:
                 if loop is not None and inner is loop.body:
                     continue
                 stack.append((inner, collecting))
+
+
+def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
+    """`id()`s of the statements that may run more than once (inside a loop body)."""
+    inside: set[int] = set()
+    stack: list[tuple[tuple[n.Stmt, ...], bool]] = [(body, False)]
+    while stack:
+        block, looped = stack.pop()
+        for statement in block:
+            if looped:
+                inside.add(id(statement))
+            loop = value_loop(statement)
+            for inner in child_bodies(statement):
+                is_loop_body = isinstance(statement, n.Repeat | n.For | n.Loop) or (
+                    loop is not None and inner is loop.body
+                )
+                stack.append((inner, looped or is_loop_body))
+    return inside

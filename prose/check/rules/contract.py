@@ -103,7 +103,7 @@ class MissingRequiredInput(Rule):
     """
 
     code = "PK502"
-    name = "missing-required-input"
+    name = "missing-call-input"
     category = "contract"
     severity = Severity.ERROR
 

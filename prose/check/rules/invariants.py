@@ -213,7 +213,10 @@ class NeverSeesIndirectlyViolated(Rule):
                     yield self.diagnostic(
                         entry.prop.span,
                         f"`{form.slot}` receives a value derived from `{form.other}` through `{entry.name}`",
-                        secondary=[_invariant_label(item.span, item.text)],
+                        secondary=[
+                            *ctx.flow.path_labels(site.call, entry.prop, form.other, transitive=True),
+                            _invariant_label(item.span, item.text),
+                        ],
                     )
 
 
@@ -257,13 +260,23 @@ class UnawareOfViolated(Rule):
             form: Any = item.form
             words = forbidden_words(ctx, form.other)
             for site in calls_to(ctx, form.slot):
-                for text, node in literal_texts(site.call):
+                texts: list[tuple[str, Any, Any]] = [
+                    (text, node.span, None) for text, node in literal_texts(site.call)
+                ]
+                for entry in site.inputs.values():
+                    for text, origin in ctx.flow.literal_texts(entry.value):
+                        if not _within(origin, entry.prop.span):
+                            texts.append((text, entry.prop.span, origin))
+                reported: set[tuple[int, int]] = set()
+                for text, span, origin in texts:
                     for word in words:
-                        if whole_word(word).search(text):
+                        if whole_word(word).search(text) and (span.line, span.column) not in reported:
+                            reported.add((span.line, span.column))
+                            secondary = [Label(origin, "the text is written here")] if origin else []
                             yield self.diagnostic(
-                                node.span,
+                                span,
                                 f"literal text sent to `{form.slot}` names `{word}`",
-                                secondary=[_invariant_label(item.span, item.text)],
+                                secondary=[*secondary, _invariant_label(item.span, item.text)],
                                 help=f"`{form.slot}` must not learn about `{form.other}`: reword it",
                             )
                             break
@@ -336,3 +349,10 @@ def _holds(ctx: CheckContext, suggestion: str) -> bool:
             if any(True for _ in carrying(ctx, site, other, transitive=False)):
                 return False
     return True
+
+
+def _within(inner: Any, outer: Any) -> bool:
+    return bool(
+        (inner.line, inner.column) >= (outer.line, outer.column)
+        and (inner.end_line, inner.end_column) <= (outer.end_line, outer.end_column)
+    )

@@ -8,7 +8,7 @@ from typing import Any
 from prose.check.invariant_checks import forms
 from prose.check.rule import CheckContext, Rule
 from prose.check.rules.termination import static_bound
-from prose.check.walk import terminal_returns, walk_statements
+from prose.check.walk import statements_in_loops, terminal_returns, walk_statements
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.syntax import nodes as n
 
@@ -105,6 +105,7 @@ class OnlyGrowsViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        looped = statements_in_loops(ctx.program.body)
         for item in forms(ctx, "only_grows"):
             name = getattr(item.form, "name", "")
             first: n.Let | None = None
@@ -112,6 +113,13 @@ class OnlyGrowsViolated(Rule):
                 if isinstance(statement, n.Let) and name in statement.names:
                     if first is None:
                         first = statement
+                        if id(statement) in looped:
+                            yield self.diagnostic(
+                                statement.head if statement.head.line else statement.span,
+                                f"`{name}` is bound inside a loop, so it starts empty again on "
+                                "every iteration; bind it once before the loop",
+                                secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
+                            )
                         continue
                     target_span = statement.head if statement.head.line else statement.span
                 elif isinstance(statement, n.Assign) and _root(statement.target) == name:
@@ -171,6 +179,16 @@ class ReturnsMergedViolated(Rule):
                         statement.span,
                         "this return does not carry the output of "
                         + " and ".join(f"`{slot}`" for slot in missing),
+                        secondary=[label],
+                    )
+                    continue
+                rewritten = [slot for slot in (form.a, form.b) if not ctx.flow.reaches_unchanged(value, slot)]
+                if rewritten:
+                    yield self.diagnostic(
+                        statement.span,
+                        "this return merges the output of "
+                        + " and ".join(f"`{slot}`" for slot in rewritten)
+                        + " into new text instead of returning it as it came back",
                         secondary=[label],
                     )
             for site in ctx.flow.calls.values():

@@ -30,6 +30,9 @@ def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
         return False, None
     name = root.name
     if name in ctx.decl.config:
+        kind = (ctx.decl.config[name].type or "integer").lower()
+        if root is expr and kind not in ("integer", "int", "number", "any"):
+            return False, None  # a string or list config key is no count
         default = ctx.decl.config[name].default
         if root is expr and isinstance(default, int) and not isinstance(default, bool):
             return True, default

@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prose.check.rule import CheckContext, Rule
-from prose.diagnostics.model import Diagnostic, Severity
+from prose.diagnostics.model import Diagnostic, Label, Severity
 
 
 class UnknownCallTarget(Rule):
@@ -41,6 +41,14 @@ class UnknownCallTarget(Rule):
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
         for finding in ctx.model.of_kind("bad-call-target"):
+            if finding.detail == "not-a-service":
+                yield self.diagnostic(
+                    finding.span,
+                    f"`{finding.name}` does not hold a service: it is not bound to a slot",
+                    secondary=[Label(finding.other, f"`{finding.name}` is bound here")] if finding.other else [],
+                    help="call a slot, or a variable bound to one (such as a loop variable over a list-valued slot)",
+                )
+                continue
             if finding.name:
                 message = f"`{finding.name}` is not a slot, service variable, `use` alias or block"
             else:
