@@ -97,6 +97,23 @@ def test_instance_file(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["result"]["attack"] == "Shared keys defeat per-key buckets."
 
 
+def test_instance_python_binding_stays_under_a_script(tmp_path: Path) -> None:
+    (tmp_path / "helpers.py").write_text(
+        "def propose(task_brief):\n    return {'plan': 'computed for ' + task_brief}\n"
+    )
+    (tmp_path / "run.yaml").write_text(
+        f"pattern: {PATTERNS / 'proposer-adversary.prose.md'}\n"
+        "with:\n  proposer: {python: 'helpers:propose'}\n  adversary: {model: strong}\n"
+        "inputs:\n  task_brief: b\n"
+    )
+    done = prose("run.yaml", "--script", str(CLI / "proposer-adversary.yaml"), "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == {
+        "proposal": {"plan": "computed for b"},
+        "attack": "Shared keys defeat per-key buckets.",
+    }
+
+
 def test_show_prompts_calls_no_model(tmp_path: Path) -> None:
     done = prose(
         str(PATTERNS / "proposer-adversary.prose.md"),
