@@ -85,6 +85,20 @@ def test_input_file(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
+def test_library_pattern_by_name(tmp_path: Path) -> None:
+    done = prose(
+        "proposer-adversary",
+        "--script",
+        str(CLI / "proposer-adversary.yaml"),
+        "--input",
+        "task_brief=b",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["proposal"] == "Use a token bucket per key."
+
+
 def test_instance_file(tmp_path: Path) -> None:
     done = prose(
         str(CLI / "instance.yaml"),
@@ -106,7 +120,9 @@ def test_instance_python_binding_stays_under_a_script(tmp_path: Path) -> None:
         "with:\n  proposer: {python: 'helpers:propose'}\n  adversary: {model: strong}\n"
         "inputs:\n  task_brief: b\n"
     )
-    done = prose("run.yaml", "--script", str(CLI / "proposer-adversary.yaml"), "--json", cwd=tmp_path)
+    done = prose(
+        "run.yaml", "--script", str(CLI / "proposer-adversary.yaml"), "--json", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"] == {
         "proposal": {"plan": "computed for b"},

@@ -169,7 +169,9 @@ def run_command(**options: Any) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        click.echo("interrupted: the trace keeps every finished call (resume with --resume)", err=True)
+        click.echo(
+            "interrupted: the trace keeps every finished call (resume with --resume)", err=True
+        )
         code = 130
     except Exception as error:  # never a traceback for a user error
         if options.get("debug"):
@@ -232,7 +234,9 @@ def _run(options: dict[str, Any]) -> int:
         ),
         trace_path=options["trace_path"],
         project_dir=project,
-        cache_dir=project / ".prose" / "cache" if _use_cache(options["cache"], default_model) else None,
+        cache_dir=project / ".prose" / "cache"
+        if _use_cache(options["cache"], default_model)
+        else None,
         resume_trace=resume_trace,
         require_distinct_models=options["require_distinct_models"],
         show_prompts=options["show_prompts"],
@@ -274,7 +278,12 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
     """The pattern path and the instance's bindings, config and inputs (empty for a pattern)."""
     if not target.endswith((".yaml", ".yml")):
         if not Path(target).is_file():
-            _fail(f"{target}: no such file", EXIT_USAGE)
+            from prose.resources import patterns_dir
+
+            library = patterns_dir() / f"{target}.prose.md"
+            if "/" in target or not library.is_file():
+                _fail(f"{target}: no such file (nor a library pattern of that name)", EXIT_USAGE)
+            return str(library), {}, {}, {}
         return target, {}, {}, {}
     from prose.errors import InputReadError
     from prose.runtime.loading import from_instance_binding

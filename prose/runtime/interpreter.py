@@ -6,8 +6,9 @@ environment with an outer pointer (`Scope`). Statements return their value
 anything else), which is what a collecting loop gathers per iteration. A node
 type not in the table is refused with R001, never skipped.
 
-Loops and parallel statements live in `interpreter_loops.py` (a mixin), so
-each module stays small enough to read in one sitting.
+Loops and parallel statements live in `interpreter_loops.py`, errors, choices
+and blocks in `interpreter_flow.py` (mixins), so each module stays small
+enough to read in one sitting; what a call does is in `calls.py`.
 """
 
 from __future__ import annotations
