@@ -287,6 +287,36 @@ def test_parameters_are_not_literal_text(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.error and result.error.format()
 
 
+def test_no_call_receives_both_sides_of_an_unmerged_result(tmp_path: Path) -> None:
+    program = """
+        let w = call writer
+          task_brief: task_brief
+        let c = call critic
+          draft: w
+        let merged = call other
+          both: [w, c]
+        return { result: merged }
+        """
+    result = run(tmp_path, program, invariants="- the result returns `writer` and `critic` unmerged")
+    assert result.exit_code == 5 and result.error is not None and result.error.slot == "other"
+    assert "unmerged" in result.error.message
+
+
+def test_a_list_that_only_grows_cannot_be_rebuilt(tmp_path: Path) -> None:
+    grows = "- `history` only grows"
+    fine = run(tmp_path, """
+        let history = []
+        record 1 in history
+        append 2 to history
+        return { result: history }
+        """, invariants=grows)
+    assert fine.exit_code == 0 and fine.value == {"result": [1, 2]}
+    for rebuild in ("history = [2]", "let history = []", "history = [2, history[0]]"):
+        broken = run(tmp_path, f"let history = []\nrecord 1 in history\n{rebuild}\nreturn {{ result: 1 }}",
+                     invariants=grows)
+        assert broken.exit_code == 1 and broken.error is not None and broken.error.code == "R016"
+
+
 def test_require_distinct_models_fails_before_any_call(tmp_path: Path) -> None:
     from prose.runtime.services import ModelService
 

@@ -62,16 +62,26 @@ def enforce_policy(
     if options.prompt is not None:
         flows["prompt"] = InputFlow(options.prompt.provenance, options.prompt.transitive)
         literal.extend(sorted(options.prompt.literal))
-    violations = ctx.policy.violations(slot, flows, literal)
-    if not violations:
+    found = [(v.rule, v.message) for v in ctx.policy.violations(slot, flows, literal)]
+    carried = frozenset().union(*(flow.provenance for flow in flows.values()))
+    for a, b in ctx.unmerged:  # `the result returns A and B unmerged`: no call receives both
+        if a in carried and b in carried:
+            found.append(
+                (
+                    "unmerged",
+                    f"the call would receive both `{a}` and `{b}`, "
+                    "which the result must return unmerged",
+                )
+            )
+    if not found:
         return
-    message = "; ".join(violation.message for violation in violations)
+    message = "; ".join(text for _, text in found)
     error = InformationHidingViolation(
         f"information hiding: the call to `{slot}` is not sent: {message}",
         node.span,
         source=ctx.source,
         slot=slot,
-        rules=[violation.rule for violation in violations],
+        rules=[rule for rule, _ in found],
     )
     ctx.shared.trace.emit(
         ErrorEvent(

@@ -76,6 +76,14 @@ class RunContext:
     # Prefix of trace paths and slot names for a nested pattern (`outer_slot>`).
     prefix: str = ""
     aliases: dict[str, str] = field(default_factory=dict)
+    # From the spec's checkable invariants that the Policy does not carry.
+    unmerged: tuple[tuple[str, str], ...] = field(init=False, default=())
+    only_grows: frozenset[str] = field(init=False, default=frozenset())
+
+    def __post_init__(self) -> None:
+        forms = [inv.form for inv in self.spec.invariants if inv.form] if self.spec else []
+        self.unmerged = tuple((f.a, f.b) for f in forms if f.kind == "returns_unmerged")
+        self.only_grows = frozenset(f.name for f in forms if f.kind == "only_grows")
 
     def slot_ensures(self, slot: str) -> str | None:
         spec_slot = self.spec.slot(slot) if self.spec is not None else None

@@ -38,6 +38,7 @@ CODES: dict[str, str] = {
     "R013": "the scripted model ran out of responses",
     "R014": "too few parallel branches succeeded",
     "R015": "a `break` or `continue` outside a loop",
+    "R016": "a checkable invariant broken at run time (`NAME only grows`)",
 }
 
 
@@ -203,4 +204,12 @@ class TooFewSuccesses(ProseRuntimeError):
 class LoopControlError(ProseRuntimeError):
     code = "R015"
     kind = "control"
+    catchable = False
+
+
+class InvariantBroken(ProseRuntimeError):
+    """A checkable invariant that is not about what a call receives failed (`only grows`)."""
+
+    code = "R016"
+    kind = "invariant"
     catchable = False

@@ -20,6 +20,7 @@ from prose.runtime.calls import call_options, call_service
 from prose.runtime.conditions import condition_holds, predicate
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
+    InvariantBroken,
     LoopControlError,
     NameNotDefined,
     ProseRuntimeError,
@@ -156,6 +157,8 @@ class Interpreter(FlowMixin, LoopsMixin):
             for name in node.names:
                 scope.let(name, v.member(value, name), const=node.const)
         else:
+            if node.names[0] in self.ctx.only_grows:
+                self._check_grows(node.names[0], value, scope)
             scope.let(node.names[0], value, const=node.const)
         return value
 
@@ -167,6 +170,8 @@ class Interpreter(FlowMixin, LoopsMixin):
     async def store(self, target: n.Expr, value: Value, scope: Scope, path: str) -> None:
         """Assign `value` to a name, member or index, rebuilding the containers on the way."""
         if isinstance(target, n.Name):
+            if target.name in self.ctx.only_grows:
+                self._check_grows(target.name, value, scope)
             scope.assign(target.name, value)
         elif isinstance(target, n.Member):
             container = await self.eval(target.obj, scope, path)
@@ -177,6 +182,20 @@ class Interpreter(FlowMixin, LoopsMixin):
             await self.store(target.obj, v.with_index(container, key, value), scope, path)
         else:
             raise ValueTypeError("only a name, a member or an index can be assigned")
+
+    def _check_grows(self, name: str, value: Value, scope: Scope) -> None:
+        """`NAME only grows`: a new value must keep every item it had, in order (R016)."""
+        found = scope.find(name)
+        old = found[1].value.data if found is not None else None
+        new = value.data
+        if not isinstance(old, tuple):
+            return
+        if not (isinstance(new, tuple) and len(new) >= len(old)) or any(
+            a is not b for a, b in zip(old, new, strict=False)
+        ):
+            raise InvariantBroken(
+                f"`{name}` only grows: it may be recorded or appended to, not reassigned or rebuilt"
+            )
 
     async def exec_expr_stmt(
         self, node: n.ExprStmt, scope: Scope, path: str, collecting: bool
