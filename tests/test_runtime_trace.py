@@ -306,3 +306,29 @@ def test_inputs_are_validated_before_anything_runs(tmp_path: Path) -> None:
     )
     assert unknown.exit_code == 1 and "`nope`" in unknown.error.message  # type: ignore[union-attr]
     assert missing.events == [] and json.dumps(missing.totals) == "{}"
+
+
+def test_progress_lines_plain_and_live() -> None:
+    import io
+
+    from prose.runtime.progress import Progress
+
+    start = {"id": "c1", "slot": "critic", "index": 1, "model": "fast", "line": 7}
+    end = {**start, "usage": {"prompt_tokens": 12, "completion_tokens": 5}, "latency_ms": 840}
+    plain_stream = io.StringIO()
+    plain_progress = Progress(stream=plain_stream, live=False)
+    plain_progress("start", start)
+    plain_progress("end", end)
+    plain_progress("end", {**start, "error": {"kind": "timeout", "message": "no reply"}})
+    assert plain_stream.getvalue().splitlines() == [
+        "  ... critic[1] (fast) line 7",
+        "  ok  critic[1] (fast) 12+5 tokens 0.84s",
+        "  xx  critic[1] line 7: timeout: no reply",
+    ]
+    live_stream = io.StringIO()
+    live = Progress(stream=live_stream, live=True)
+    live("start", start)
+    assert live.in_flight == {"c1": "critic[1]"}
+    live("end", end)
+    live.close()
+    assert live.in_flight == {} and "ok  critic[1] (fast) 12+5 tokens 0.84s" in live_stream.getvalue()
