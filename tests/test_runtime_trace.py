@@ -146,6 +146,16 @@ def test_no_api_key_in_a_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "fast" in text  # the model config itself is recorded, masked
 
 
+def test_a_config_secret_not_in_the_environment_is_masked_too(tmp_path: Path) -> None:
+    secret = "config-only-secret-9876543210"
+    config = LLMConfig.from_mapping(
+        {"model_list": [{"model_name": "m", "litellm_params": {"model": "openai/x", "api_key": secret}}]}
+    )
+    result = run(tmp_path, llm_config=config, replies=[f"echo {secret}", "b", "c"])
+    assert result.exit_code == 0
+    assert secret not in (tmp_path / "trace.jsonl").read_text()
+
+
 # --- budgets -------------------------------------------------------------------------------
 
 

@@ -160,7 +160,8 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
             run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
         )
     cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
-    trace = Trace(trace_path, run_id)
+    config_secrets = options.llm_config.secrets() if options.llm_config is not None else set()
+    trace = Trace(trace_path, run_id, extra_secrets=sorted(config_secrets, key=len, reverse=True))
     shared = Shared(
         client=_client(options),
         trace=trace,
