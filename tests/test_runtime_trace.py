@@ -149,7 +149,11 @@ def test_no_api_key_in_a_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 def test_a_config_secret_not_in_the_environment_is_masked_too(tmp_path: Path) -> None:
     secret = "config-only-secret-9876543210"
     config = LLMConfig.from_mapping(
-        {"model_list": [{"model_name": "m", "litellm_params": {"model": "openai/x", "api_key": secret}}]}
+        {
+            "model_list": [
+                {"model_name": "m", "litellm_params": {"model": "openai/x", "api_key": secret}}
+            ]
+        }
     )
     result = run(tmp_path, llm_config=config, replies=[f"echo {secret}", "b", "c"])
     assert result.exit_code == 0
@@ -247,18 +251,19 @@ def test_project_templates_override_the_defaults(tmp_path: Path) -> None:
 
 
 def test_templates_are_sandboxed_and_strict(tmp_path: Path) -> None:
-    from jinja2.exceptions import SecurityError, UndefinedError
-
-    from prose.runtime.prompts import PromptBuilder
+    from prose.runtime.prompts import PromptBuilder, TemplateProblem
 
     templates = tmp_path / ".prose" / "templates"
     templates.mkdir(parents=True)
     (templates / "call_user.j2").write_text("{{ inputs.__class__.__mro__ }}")
-    with pytest.raises((SecurityError, UndefinedError)):
+    with pytest.raises(TemplateProblem, match=r"call_user\.j2"):
         PromptBuilder(tmp_path).call_messages(role=None, ensures=None, prompt=None, inputs={})
     (templates / "call_user.j2").write_text("{{ pattern_name }}")
-    with pytest.raises(UndefinedError):
+    with pytest.raises(TemplateProblem, match="'pattern_name' is undefined"):
         PromptBuilder(tmp_path).call_messages(role=None, ensures=None, prompt=None, inputs={})
+    (templates / "call_user.j2").write_text("{% for %}")
+    result = run(tmp_path, project_dir=tmp_path)
+    assert result.exit_code == 1 and result.error is not None and "invalid" in result.error.message
 
 
 def test_unknown_nodes_are_refused_with_a_code(tmp_path: Path) -> None:
@@ -341,4 +346,6 @@ def test_progress_lines_plain_and_live() -> None:
     assert live.in_flight == {"c1": "critic[1]"}
     live("end", end)
     live.close()
-    assert live.in_flight == {} and "ok  critic[1] (fast) 12+5 tokens 0.84s" in live_stream.getvalue()
+    assert (
+        live.in_flight == {} and "ok  critic[1] (fast) 12+5 tokens 0.84s" in live_stream.getvalue()
+    )

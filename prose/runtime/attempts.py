@@ -195,7 +195,13 @@ async def model_attempt(
         async with shared.semaphore:
             response = await shared.client.complete(request)
     except asyncio.CancelledError:
-        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        _fail(
+            ctx,
+            event,
+            "cancelled",
+            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
+            started,
+        )
         raise
     except ScriptExhaustedError:
         _fail(
@@ -263,7 +269,13 @@ async def python_attempt(
             if inspect.isawaitable(result):
                 result = await result
     except asyncio.CancelledError:
-        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        _fail(
+            ctx,
+            event,
+            "cancelled",
+            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
+            started,
+        )
         raise
     except Exception as error:  # a user's function may raise anything
         message = f"{type(error).__name__}: {error}"
@@ -301,7 +313,13 @@ async def pattern_attempt(
             ctx, service, slot, {k: plain(v) for k, v in inputs.items()}, node
         )
     except asyncio.CancelledError:
-        _fail(ctx, event, "cancelled", "cancelled: another branch finished first", started)
+        _fail(
+            ctx,
+            event,
+            "cancelled",
+            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
+            started,
+        )
         raise
     except CallFailed as error:
         _fail(ctx, event, error.kind, error.message, started)

@@ -213,3 +213,9 @@ class InvariantBroken(ProseRuntimeError):
     code = "R016"
     kind = "invariant"
     catchable = False
+
+
+class RunIOError(InputError):
+    """A file the run needs cannot be read or written (a trace, a resumed trace): exit 2."""
+
+    exit_code = EXIT_USAGE

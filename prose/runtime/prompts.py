@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.llm.types import Message
+from prose.runtime.errors import InputError
 from prose.runtime.values import Value, plain
 
 TEMPLATE_DIR = Path(".prose") / "templates"
@@ -57,6 +58,10 @@ DEFAULT_TEMPLATES: dict[str, str] = {
 }
 
 
+class TemplateProblem(InputError):
+    """A project's prompt template override cannot be loaded or rendered (exit 1)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LabelledInput:
     name: str
@@ -75,7 +80,13 @@ class PromptBuilder:
     """Renders the messages of calls and judgements from (possibly overridden) templates."""
 
     def __init__(self, project_dir: str | Path | None = None) -> None:
-        from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader, StrictUndefined
+        from jinja2 import (
+            ChoiceLoader,
+            DictLoader,
+            FileSystemLoader,
+            StrictUndefined,
+            TemplateError,
+        )
         from jinja2.loaders import BaseLoader
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -91,10 +102,20 @@ class PromptBuilder:
             autoescape=False,
             keep_trailing_newline=False,
         )
-        self._templates = {name: self.env.get_template(name) for name in DEFAULT_TEMPLATES}
+        try:
+            self._templates = {name: self.env.get_template(name) for name in DEFAULT_TEMPLATES}
+        except TemplateError as error:
+            raise TemplateProblem(
+                f"a prompt template in {TEMPLATE_DIR} is invalid: {error}"
+            ) from None
 
     def _render(self, name: str, **context: Any) -> str:
-        return self._templates[name].render(**context).strip()
+        from jinja2 import TemplateError
+
+        try:
+            return self._templates[name].render(**context).strip()
+        except TemplateError as error:  # an override used a name it is not given, or unsafe code
+            raise TemplateProblem(f"the prompt template `{name}` failed: {error}") from None
 
     def call_messages(
         self,

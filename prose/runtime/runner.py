@@ -32,6 +32,7 @@ from prose.runtime.errors import (
     InformationHidingViolation,
     InputError,
     ProseRuntimeError,
+    RunIOError,
 )
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
@@ -120,7 +121,12 @@ def _cache(options: RunOptions) -> Any:
     if options.resume_trace is not None:
         from prose.runtime.cache import ReplayCache
 
-        return ReplayCache.from_trace(options.resume_trace)
+        try:
+            return ReplayCache.from_trace(options.resume_trace)
+        except OSError as error:
+            raise RunIOError(
+                f"cannot read the trace to resume {options.resume_trace}: {error.strerror or error}"
+            ) from None
     if options.cache_dir is not None and options.script is None:
         from prose.runtime.cache import ResponseCache
 
@@ -155,20 +161,20 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         policy = compile_policy(loaded.spec)
         if options.require_distinct_models:
             check_distinct_models(policy, bindings, default_model or "")
+        prompts = _prompts(options)
+        cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
+        trace = _open_trace(options, trace_path, run_id)
     except ProseRuntimeError as error:
         return RunResult(
             run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
         )
-    cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
-    config_secrets = options.llm_config.secrets() if options.llm_config is not None else set()
-    trace = Trace(trace_path, run_id, extra_secrets=sorted(config_secrets, key=len, reverse=True))
     shared = Shared(
         client=_client(options),
         trace=trace,
         budget=Budget(options.limits, options.clock),
         semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
         keys=KeyMaker(),
-        prompts=_prompts(options),
+        prompts=prompts,
         cache=cache,
         default_model=default_model or "",
         judge_model=judge_model or "",
@@ -294,6 +300,14 @@ def _prompts(options: RunOptions) -> Any:
     from prose.runtime.prompts import PromptBuilder
 
     return PromptBuilder(options.project_dir)
+
+
+def _open_trace(options: RunOptions, path: Path | None, run_id: str) -> Trace:
+    secrets = options.llm_config.secrets() if options.llm_config is not None else set()
+    try:
+        return Trace(path, run_id, extra_secrets=sorted(secrets, key=len, reverse=True))
+    except OSError as error:
+        raise RunIOError(f"cannot write the trace {path}: {error.strerror or error}") from None
 
 
 def _model_settings(
