@@ -234,6 +234,12 @@ async def _execute(
         trace.emit(RunEnd(status="interrupted", exit_code=130, totals=budget.totals()))
         trace.close()
         raise
+    except Exception as error:  # a bug: keep the trace complete, then let it surface
+        message = f"internal error: {type(error).__name__}: {error}"
+        trace.emit(ErrorEvent(code="R000", kind="internal", message=message))
+        trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
+        trace.close()
+        raise
     exit_code = failure.exit_code if failure is not None else EXIT_OK
     if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
         span = failure.span
