@@ -77,6 +77,7 @@ class Stub:
         self.received: list[str] = []
         self.hang_on: str | None = None
         self.fail_with: int | None = None
+        self.fail_times = -1  # how many requests fail with `fail_with` (-1: all), then answers  # fail this many requests with `fail_with`, then answer
         self.lock = threading.Lock()
         self.stop = threading.Event()
         stub = self
@@ -96,9 +97,13 @@ class Stub:
                         stub.hang_on = None  # only the first time
                 if hang:
                     stub.stop.wait(HANG_S)
-                if stub.fail_with is not None:
+                with stub.lock:
+                    failing = stub.fail_with is not None and stub.fail_times != 0
+                    if failing and stub.fail_times > 0:
+                        stub.fail_times -= 1
+                if failing:
                     data = json.dumps({"error": {"message": "denied", "type": "auth"}}).encode()
-                    self.send_response(stub.fail_with)
+                    self.send_response(stub.fail_with or 500)
                 else:
                     data = json.dumps(
                         {
@@ -290,6 +295,31 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
     assert "Traceback" not in done.stderr
     for trace_file in (tmp_path / ".prose" / "runs").glob("*/trace.jsonl"):
         assert SECRET not in trace_file.read_text()
+
+
+def test_a_transient_500_is_retried_by_the_llm_layer_within_one_attempt(
+    tmp_path: Path, stub: Stub
+) -> None:
+    from prose.llm import LLMConfig, RetryPolicy, RouterClient, no_sleep
+
+    path = project(tmp_path, stub)
+    stub.fail_with, stub.fail_times = 500, 1
+    config = LLMConfig.from_yaml(tmp_path / "prose.yaml").model_copy(update={"retries": 1})
+    client = RouterClient(config, retry_policy=RetryPolicy(sleep=no_sleep))
+    result = asyncio.run(
+        run_pattern(
+            path,
+            RunOptions(
+                inputs={"task": "t"},
+                config={"rounds": 1},
+                client=client,
+                default_model="stub",
+                write_trace=False,
+            ),
+        )
+    )
+    assert result.exit_code == 0 and result.value == {"result": ["answer 2"]}
+    assert len(stub.received) == 2 and len([e for e in result.events if e.type == "call"]) == 1
 
 
 def test_auth_failure_is_not_retried(tmp_path: Path, stub: Stub) -> None:
