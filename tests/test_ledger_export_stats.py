@@ -122,7 +122,8 @@ def test_stats_per_slot_and_rounds_from_loop_paths(traces: dict[str, Path]) -> N
     assert [(s["slot"], s["calls"], s["rounds"]) for s in data["slots"]] == [("thesis", 2, 2),
                                                                               ("antithesis", 2, 2)]
     assert data["rounds"] == 2
-    assert data["loops"] == [{"site": "repeat@64:1", "iterations": 2, "reached_max": False}]
+    (loop,) = data["loops"]
+    assert loop["site"].startswith("repeat@") and loop["iterations"] == 2 and not loop["reached_max"]
     assert data["totals"]["calls"] == 4
     tokens = sum(s["total_tokens"] for s in data["slots"])
     assert data["totals"]["total_tokens"] == tokens > 0
