@@ -476,7 +476,8 @@ class _Analyser:
             entry.value = _union([entry.value, value])
             given |= value.defs | value.calls
         produced = {slot} if slot else set()
-        result = self._define(f"<{slot or 'call'}>", call.span, "call", (), produced, given)
+        head = call.head if call.head.line else call.span
+        result = self._define(f"<{slot or 'call'}>", head, "call", (), produced, given)
         site.result = result
         return Value(calls=frozenset({result}))
 
