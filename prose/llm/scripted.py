@@ -94,6 +94,19 @@ class ScriptedReply:
     completion_tokens: int
 
 
+_TICKET = "#ticket-"
+_PREFIX = f"{SCRIPT_PROVIDER}/"
+_EXHAUSTED = object()
+
+
+def reserve_scripted(client: object, model: str) -> str:
+    """For a scripted model, reserve its response now (see `Script.reserve`); else `model`."""
+    script = getattr(client, "script", None)
+    if not isinstance(script, Script) or not model.startswith(_PREFIX):
+        return model
+    return script_model(script.reserve(model[len(_PREFIX) :]))
+
+
 class Script:
     """Queues of scripted responses, one per key. Records every call in `calls`."""
 
@@ -101,6 +114,8 @@ class Script:
         self.id = uuid.uuid4().hex
         self.calls: list[ScriptedCall] = []
         self._queues: dict[str, deque[Any]] = {}
+        self._tickets: dict[int, tuple[str, Any]] = {}
+        self._next_ticket = 0
         self._lock = threading.Lock()
         for key, items in (responses or {}).items():
             if isinstance(items, str | Mapping):
@@ -154,16 +169,45 @@ class Script:
         with self._lock:
             return {key: len(queue) for key, queue in self._queues.items()}
 
+    def reserve(self, key: str) -> str:
+        """Take `key`'s next response now and return the key that serves exactly it.
+
+        Parallel calls reach the provider in an order that depends on timing;
+        the interpreter reserves each call's response when the call starts (in
+        program order, before any await), so a script gives the same result on
+        every run. Serving the returned `key#ticket` raises ScriptExhaustedError
+        if the queue was already empty at reservation.
+        """
+        with self._lock:
+            queue = self._queue(key)
+            ticket = self._next_ticket
+            self._next_ticket += 1
+            self._tickets[ticket] = (key, queue.popleft() if queue else _EXHAUSTED)
+        return f"{key}{_TICKET}{ticket}"
+
+    def _queue(self, key: str) -> deque[Any] | None:
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues.get(_INDEX.sub("", key))
+        return queue
+
     def serve(self, key: str, messages: Sequence[Mapping[str, Any]]) -> ScriptedReply:
-        """Take the next response for `key` and turn it into a reply (or raise)."""
+        """Take the next response for `key` (or the reserved one) and make a reply (or raise)."""
         pairs = tuple((str(m.get("role", "")), _content(m)) for m in messages)
         with self._lock:
-            queue = self._queues.get(key)
-            if queue is None:
-                queue = self._queues.get(_INDEX.sub("", key))
-            if not queue:
-                raise ScriptExhaustedError(key, model=script_model(key))
-            response = queue.popleft()
+            base, _, ticket = key.rpartition(_TICKET)
+            if base and ticket.isdigit() and int(ticket) in self._tickets:
+                key, response = self._tickets.pop(int(ticket))
+                if response is _EXHAUSTED:
+                    raise ScriptExhaustedError(key, model=script_model(key))
+            else:
+                # A re-ask (say, after a schema error) of a reserved call takes
+                # the next response of the same queue.
+                key = base if base and ticket.isdigit() else key
+                queue = self._queue(key)
+                if not queue:
+                    raise ScriptExhaustedError(key, model=script_model(key))
+                response = queue.popleft()
             self.calls.append(ScriptedCall(key, pairs, response))
         if isinstance(response, Mapping) and set(response) == {ERROR_KEY}:
             raise ProviderError(str(response[ERROR_KEY]), model=script_model(key))
@@ -284,7 +328,7 @@ def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
     reply = script.serve(key, call.get("messages") or [])
     response = call["model_response"]
     response.choices[0].message.content = reply.text
-    response.model = script_model(key)
+    response.model = script_model(key.rpartition(_TICKET)[0] or key)
     response.system_fingerprint = STRUCTURED_FINGERPRINT if reply.structured else _TEXT_FINGERPRINT
     response.usage = usage_class(
         prompt_tokens=reply.prompt_tokens,

@@ -8,6 +8,7 @@ budget admits a model attempt only when the cache does not answer it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import inspect
 import json
@@ -132,6 +133,7 @@ async def model_attempt(
     event: CallEvent,
 ) -> Any:
     from prose.llm.errors import LLMError, ScriptExhaustedError
+    from prose.llm.scripted import reserve_scripted
     from prose.llm.types import ChatRequest
 
     shared = ctx.shared
@@ -190,6 +192,10 @@ async def model_attempt(
         metadata={"slot": slot, "call": event.id},
         **params,
     )
+    if shared.scripted:
+        # Take this call's scripted response now, in program order: parallel
+        # branches reach the provider in timing order (see Script.reserve).
+        request = dataclasses.replace(request, model=reserve_scripted(shared.client, request.model))
     _progress(ctx, "start", event)
     try:
         async with shared.semaphore:

@@ -177,6 +177,8 @@ async def _attempt(
 def call_options(reserved: dict[str, Value]) -> CallOptions:
     """The reserved call properties checked and converted."""
     model = reserved.get("model")
+    if model is not None and model.data is None:
+        model = None  # `model: some_config` with a null default means "no override"
     retry = reserved.get("retry")
     backoff = reserved.get("backoff")
     schema = reserved.get("schema")

@@ -115,7 +115,7 @@ async def judge(
     """Ask the judge; returns (decision, reason). Traced as a `judge` event and cached like calls."""
     from prose.llm.decisions import CONDITION_SCHEMA, choice_schema
     from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.scripted import choice_key, condition_key, script_model
+    from prose.llm.scripted import choice_key, condition_key, reserve_scripted, script_model
     from prose.llm.types import ChatRequest
     from prose.runtime.attempts import admit_and_lookup, record_usage
     from prose.runtime.errors import ScriptExhausted
@@ -160,10 +160,12 @@ async def judge(
             answer = cached.parsed
             event.cache_hit = True
         else:
+            # Scripted judgements are reserved in program order, like calls.
+            sent_model = reserve_scripted(shared.client, model) if shared.scripted else model
             async with shared.semaphore:
                 response = await shared.client.complete(
                     ChatRequest(
-                        model=model, messages=messages, schema=schema, metadata={"judge": kind}
+                        model=sent_model, messages=messages, schema=schema, metadata={"judge": kind}
                     )
                 )
             answer = response.parsed
