@@ -1,0 +1,27 @@
+"""Generated documentation is up to date (regenerate with the commands below)."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+
+
+def test_cli_reference_is_current() -> None:
+    from prose.cli.docgen import render
+
+    current = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert current == render(), "run `python -m prose.cli.docgen` to regenerate docs/cli.md"
+
+
+def test_pattern_catalogue_is_current() -> None:
+    from prose.cli.patterns_doc import render
+
+    current = (ROOT / "docs" / "patterns.md").read_text(encoding="utf-8")
+    assert current == render(), "run `python -m prose.cli.patterns_doc` to regenerate docs/patterns.md"
+
+
+def test_every_command_is_documented() -> None:
+    from prose.cli.main import COMMANDS
+
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for name in COMMANDS:
+        assert f"## prose {name}" in text, name
