@@ -259,8 +259,9 @@ class _Analyser:
     def _statement(self, statement: n.Stmt, state: State, top: bool = False) -> Value:
         if isinstance(statement, n.Let):
             value = self._expr(statement.value, state)
+            where = statement.head if statement.head.line else statement.span
             for name in statement.names:
-                def_id = self._define(name, statement.span, "let", value.defs | value.calls)
+                def_id = self._define(name, where, "let", value.defs | value.calls)
                 state[name] = frozenset({def_id})
             return value
         if isinstance(statement, n.Assign):
