@@ -45,6 +45,19 @@ _TERMINAL_WORDS = {
 }
 
 
+def build_lark(**options: object) -> Lark:
+    """A Lark parser for the grammar alone (no builder), e.g. to check it with strict=True."""
+    return Lark(
+        grammar_file().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        postlex=ProseIndenter(),
+        start=["start", "predicate_start"],
+        maybe_placeholders=False,
+        **options,  # type: ignore[arg-type]
+    )
+
+
 class _Parser:
     def __init__(self) -> None:
         self.builder = Builder()
@@ -57,7 +70,6 @@ class _Parser:
             transformer=self.builder,
             start=["start", "predicate_start"],
             maybe_placeholders=False,
-            strict=True,
             cache=True,
         )
         self.lock = threading.RLock()
