@@ -28,6 +28,7 @@ RULE_TABLE: dict[str, str] = {
     "PF204": "flow_rules:ParallelSameName",
     "PF205": "flow_rules:ParallelRace",
     "PF206": "flow_rules:UnreachableCode",
+    "PF207": "flow_rules:WaitForAllThenPickFirst",
     "PT301": "termination:UnboundedRepeat",
     "PT302": "termination:LoopWithoutMax",
     "PT303": "termination:InvalidMax",

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from prose.check.rule import CheckContext, Rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.source import Span
 
 
 class LoopControlOutsideLoop(Rule):
@@ -249,3 +250,101 @@ class UnreachableCode(Rule):
                 f"unreachable: this follows an unconditional `{finding.name}`",
                 secondary=[Label(finding.other, f"`{finding.name}` here")] if finding.other else [],
             )
+
+
+class WaitForAllThenPickFirst(Rule):
+    """A `parallel for` waits for every branch, then a loop picks the first good result.
+
+    ## What it does
+    Reports `let xs = parallel for ...` with the default `"all"` strategy
+    when a later `for x in xs:` loop returns from inside an `if`: the
+    pattern of a race written so that it cannot win early.
+
+    ## Why is this bad
+    Every branch runs to completion (and is paid for) before the first
+    acceptable result is taken; the slowest candidate sets the latency.
+    OpenProse's race pattern does this.
+
+    ## Example
+    ```prose
+    let attempts = parallel for candidate in candidates:
+      call candidate
+        task_brief: task_brief
+    for attempt in attempts:
+      if attempt is not null:
+        return { result: attempt }
+    ```
+
+    ## Use instead
+    Check acceptability inside the branch (`throw` when it fails) and take
+    the first success, cancelling the rest:
+    ```prose
+    let winner = parallel for candidate in candidates ("first", on-fail: "ignore"):
+      call candidate
+        task_brief: task_brief
+    ```
+    """
+
+    code = "PF207"
+    name = "wait-for-all-then-pick-first"
+    category = "flow"
+    severity = Severity.WARNING
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        from prose.check.walk import walk_statements
+        from prose.syntax import nodes as n
+
+        collected: dict[str, n.For] = {}
+        for statement in walk_statements(ctx.program.body):
+            if (
+                isinstance(statement, n.Let)
+                and isinstance(statement.value, n.For)
+                and statement.value.parallel
+                and _strategy(statement.value.modifiers) == "all"
+            ):
+                collected[statement.names[0]] = statement.value
+            elif (
+                isinstance(statement, n.For)
+                and not statement.parallel
+                and isinstance(statement.iterable, n.Name)
+                and statement.iterable.name in collected
+                and _returns_under_if(statement.body)
+            ):
+                loop = collected.pop(statement.iterable.name)
+                yield self.diagnostic(
+                    _header(loop),
+                    f"every branch runs to completion before the loop at line {statement.line} "
+                    "picks the first acceptable result",
+                    secondary=[Label(statement.span, "the first acceptable result is picked here")],
+                    help='use ("first") and check acceptability inside the branch, '
+                    "so the first success wins and the rest are cancelled",
+                )
+
+
+def _strategy(modifiers: tuple[object, ...]) -> str:
+    from prose.syntax import nodes as n
+
+    for modifier in modifiers:
+        if isinstance(modifier, n.Modifier) and modifier.key is None and isinstance(modifier.value, n.String):
+            return modifier.value.text
+    return "all"
+
+
+def _returns_under_if(body: tuple[object, ...]) -> bool:
+    from prose.check.walk import walk_statements
+    from prose.syntax import nodes as n
+
+    for statement in body:
+        if isinstance(statement, n.If):
+            for inner in walk_statements(tuple(s for b in statement.branches for s in b.body)):
+                if isinstance(inner, n.Return):
+                    return True
+    return False
+
+
+def _header(loop: object) -> Span:
+    from prose.syntax import nodes as n
+
+    assert isinstance(loop, n.For)
+    span = loop.span
+    return Span(span.file, span.line, span.column, span.line, span.column + len("parallel for"))
