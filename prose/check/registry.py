@@ -48,6 +48,7 @@ RULE_TABLE: dict[str, str] = {
     "PT304": "structure_invariants:LoopNotBoundedByConfig",
     "PK503": "structure_invariants:OnlyGrowsViolated",
     "PK504": "structure_invariants:ReturnsMergedViolated",
+    "PK505": "text_fields:FieldOfTextOutput",
 }
 
 
