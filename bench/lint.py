@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.generate import program  # noqa: E402
-from bench.report import ROOT, best_of, median_command, stamp, write_section  # noqa: E402
+from bench.generate import program
+from bench.report import ROOT, best_of, median_command, stamp, write_section
 
 HEADER = """---
 name: bench
