@@ -26,7 +26,6 @@ PATTERNS = sorted(path.name.removesuffix(".prose.md") for path in (ROOT / "patte
 # content check flags a checker's output text that merely repeats what it was given
 # (its criterion, a test name from the verification record) when a later call
 # legitimately receives the same text from elsewhere.
-AUDIT_FALSE_POSITIVE = {"plan-conformance"}
 
 
 def test_the_library_is_all_there() -> None:
@@ -108,12 +107,7 @@ def test_every_example_runs_with_its_script_alone(
     assert trace is not None and trace.is_file()
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(
-        strict=True, reason="prose audit false positive: /work/ref/examples-notes.md bug 1"))
-    if name in AUDIT_FALSE_POSITIVE else name
-    for name in PATTERNS
-])
+@pytest.mark.parametrize("name", PATTERNS)
 def test_audit_passes_on_every_example_trace(
         name: str, runs: dict[str, tuple[Result, Path | None]]) -> None:
     trace = runs[name][1]

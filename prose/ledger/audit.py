@@ -196,7 +196,13 @@ def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | Non
                 report.findings.extend(_call_findings(line, inner.policy, inner, outputs, scope))
         report.findings.extend(_digest_findings(line))
         if event.get("error") is None:
-            leaves = [text for text in _leaf_texts(event.get("output")) if text not in plain_values]
+            # Text a call only echoes from its own messages (a criterion it
+            # was asked about, a test name from a record it was given) is not
+            # that slot's content: another slot may see it legitimately.
+            own = "\n".join(str(message.get("content", "")) for message in event.get("messages") or ()
+                             if isinstance(message, Mapping))
+            leaves = [text for text in _leaf_texts(event.get("output"))
+                      if text not in plain_values and not _occurs(text, own)]
             key = scope + str(event.get("slot", ""))
             outputs.setdefault(key, []).append((line, leaves))
     if any(line.event.get("type") == "error" and line.event.get("kind") == "information-hiding"

@@ -54,7 +54,7 @@ def build_lark(**options: object) -> Lark:
         postlex=ProseIndenter(),
         start=["start", "predicate_start"],
         maybe_placeholders=False,
-        **options,  # type: ignore[arg-type]
+        **options,
     )
 
 
