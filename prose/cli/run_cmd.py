@@ -113,9 +113,9 @@ def _read_input_file(path: str) -> Any:
 @click.option(
     "--concurrency",
     type=click.IntRange(1),
-    default=8,
-    show_default=True,
-    help="Model calls in flight at once.",
+    default=None,
+    help="Calls in flight at once, for the whole run [default: `concurrency` of "
+    "prose.yaml, else 8].",
 )
 @click.option("--max-calls", type=click.IntRange(0), help="Stop before the call past this many.")
 @click.option(
@@ -228,7 +228,7 @@ def _run(options: dict[str, Any]) -> int:
         llm_config=llm_config,
         default_model=default_model,
         judge_model=options["judge_model"],
-        concurrency=options["concurrency"],
+        concurrency=options["concurrency"] or (llm_config.concurrency if llm_config else 8),
         limits=Limits(
             options["max_calls"], options["max_tokens"], options["max_cost"], options["timeout"]
         ),

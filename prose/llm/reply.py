@@ -56,20 +56,34 @@ def usage_of(response: Any) -> Usage:
 
 
 def cost_of(response: Any, litellm: ModuleType) -> float:
-    """Cost in USD from `litellm.completion_cost`; else the router's own figure; else 0.0."""
-    candidates: list[Any] = []
-    try:
-        candidates.append(litellm.completion_cost(completion_response=response))
-    except Exception:  # unknown model or price: a cost is never worth failing a call
-        pass
+    """Cost in USD: the router's own figure when it priced the reply, else
+    `litellm.completion_cost`, else 0.0.
+
+    The router has usually priced the reply already; pricing it again costs
+    about 0.3 ms of CPU per call (and builds exceptions for unknown models).
+    """
     hidden = getattr(response, "_hidden_params", None) or {}
-    candidates.append(hidden.get("response_cost"))
+    candidates: list[Any] = [hidden.get("response_cost")]
+    if not _valid_cost(candidates[0]):
+        try:
+            candidates.append(litellm.completion_cost(completion_response=response))
+        except Exception:  # unknown model or price: a cost is never worth failing a call
+            pass
     for value in candidates:
         if isinstance(value, int | float) and not isinstance(value, bool):
             number = float(value)
             if math.isfinite(number) and number >= 0:
                 return number
     return 0.0
+
+
+def _valid_cost(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+        and float(value) >= 0
+    )
 
 
 def _int(value: Any) -> int:

@@ -110,10 +110,16 @@ def _client(options: RunOptions) -> Client:
     if options.script is not None:
         from prose.llm import scripted_client
 
-        return scripted_client(options.script, options.llm_config)
+        config = options.llm_config
+        if config is not None:
+            config = config.model_copy(update={"concurrency": max(options.concurrency, 1)})
+        return scripted_client(options.script, config)
     from prose.llm import LLMConfig, RouterClient
 
     config = options.llm_config if options.llm_config is not None else LLMConfig()
+    # The run's semaphore is the one cap on calls in flight (LANGUAGE.md:
+    # shared by all branches); the client must not impose a lower one.
+    config = config.model_copy(update={"concurrency": max(options.concurrency, 1)})
     return RouterClient(config, debug=options.debug)
 
 
