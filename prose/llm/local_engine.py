@@ -13,6 +13,7 @@ the next token instead of holding the model until its cap.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib
 import importlib.util
 import math
@@ -150,8 +151,29 @@ def engine_for(path: Path) -> LocalEngine:
     with _engines_lock:
         engine = _engines.get(key)
         if engine is None:
+            if not _engines:
+                atexit.register(close_all)
             engine = _engines[key] = LocalEngine(key, _load(key))
         return engine
+
+
+def close_all() -> None:
+    """Free every loaded model while the interpreter is still whole.
+
+    Left to the garbage collector at shutdown, llama-cpp-python's `__del__`
+    runs after its module globals are gone and prints an ignored-exception
+    traceback on stderr.
+    """
+    with _engines_lock:
+        engines = list(_engines.values())
+        _engines.clear()
+    for engine in engines:
+        close = getattr(engine._model, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # freeing memory at exit must never fail the run
+                pass
 
 
 async def agenerate(
