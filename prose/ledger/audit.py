@@ -18,6 +18,7 @@ alone (plus the pattern file when it is at hand):
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -88,6 +89,7 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None) -> AuditRep
         report.findings.append(Finding("chain", f"the hash chain is broken: {trace.chain_break.reason}",
                                        trace.chain_break.line))
     _check_structure(trace, report)
+    _check_seal(Path(path), report)
     start = trace.run_start
     if start is None:
         return report
@@ -211,6 +213,22 @@ def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | Non
                             "was sent (see its error event)")
 
 
+def _check_seal(path: Path, report: AuditReport) -> None:
+    """The seal written when the run closed its trace covers the last line too."""
+    from prose.runtime.trace import seal_path
+
+    seal = seal_path(path)
+    if not seal.is_file():
+        report.notes.append("no seal (`.sha256`) next to the trace: the run did not end cleanly, "
+                            "or the trace was copied without it; its last line is not covered")
+        return
+    recorded = seal.read_text(encoding="utf-8").split()[:1]
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if recorded != [actual]:
+        report.findings.append(Finding("seal", "the trace changed after the run closed it "
+                                       "(its sha256 no longer matches the `.sha256` seal)", None))
+
+
 def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None,
                    outputs: Mapping[str, list[tuple[TraceLine, list[str]]]],
                    scope: str) -> Iterator[Finding]:
@@ -282,7 +300,6 @@ def _digest_findings(line: TraceLine) -> Iterator[Finding]:
         return
     output = event.get("output")
     text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, sort_keys=True)
-    import hashlib
 
     if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest and "***" not in text:
         yield Finding("output-digest", "the recorded output does not match its recorded sha256",

@@ -196,9 +196,22 @@ class Trace:
         return event
 
     def close(self) -> None:
+        """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
+
+        The hash chain covers every line but the last (no line follows it);
+        the seal covers the last one too. `sha256sum -c` can check it.
+        """
         if self._file is not None:
             self._file.close()
             self._file = None
+            if self.path is not None:
+                digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
+                seal_path(self.path).write_text(f"{digest}  {self.path.name}\n", encoding="utf-8")
+
+
+def seal_path(trace: Path) -> Path:
+    """Where the seal of a trace file is written."""
+    return trace.with_name(trace.name + ".sha256")
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
