@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from prose.check.flow import InputFlow
 from prose.check.invariant_checks import (
     calls_to,
     carrying,
@@ -20,6 +21,17 @@ from prose.syntax import nodes as n
 
 def _invariant_label(span: Any, text: str) -> Label:
     return Label(span, f"invariant: {text.strip()}")
+
+
+def _leaks(
+    ctx: CheckContext, item: Any, slot: str, other: str, transitive: bool = False
+) -> Iterator[tuple[InputFlow, list[Label]]]:
+    """Each input of a call to `slot` that carries `other`'s output, with the labels of
+    its path (producing call, copies) and of the invariant it breaks."""
+    for site in calls_to(ctx, slot):
+        for entry in carrying(ctx, site, other, transitive=transitive):
+            labels = ctx.flow.path_labels(site.call, entry.prop, other, transitive=transitive)
+            yield entry, [*labels, _invariant_label(item.span, item.text)]
 
 
 class SeesOnlyViolated(Rule):
@@ -113,14 +125,12 @@ class NeverSeesViolated(Rule):
                     continue
                 pairs.setdefault((form.slot, form.other), item)
         for (slot, other), item in pairs.items():
-            for site in calls_to(ctx, slot):
-                for entry in carrying(ctx, site, other, transitive=False):
-                    yield self.diagnostic(
-                        entry.prop.span,
-                        f"`{slot}` receives output of `{other}` through `{entry.name}`",
-                        secondary=[*ctx.flow.path_labels(site.call, entry.prop, other),
-                                   _invariant_label(item.span, item.text)],
-                    )
+            for entry, secondary in _leaks(ctx, item, slot, other):
+                yield self.diagnostic(
+                    entry.prop.span,
+                    f"`{slot}` receives output of `{other}` through `{entry.name}`",
+                    secondary=secondary,
+                )
 
 
 class IndependenceViolated(Rule):
@@ -162,15 +172,13 @@ class IndependenceViolated(Rule):
         for item in forms(ctx, "independent"):
             form: Any = item.form
             for slot, other in ((form.a, form.b), (form.b, form.a)):
-                for site in calls_to(ctx, slot):
-                    for entry in carrying(ctx, site, other, transitive=False):
-                        yield self.diagnostic(
-                            entry.prop.span,
-                            f"`{slot}` and `{other}` are independent, but `{slot}` receives "
-                            f"output of `{other}` through `{entry.name}`",
-                            secondary=[*ctx.flow.path_labels(site.call, entry.prop, other),
-                                       _invariant_label(item.span, item.text)],
-                        )
+                for entry, secondary in _leaks(ctx, item, slot, other):
+                    yield self.diagnostic(
+                        entry.prop.span,
+                        f"`{slot}` and `{other}` are independent, but `{slot}` receives "
+                        f"output of `{other}` through `{entry.name}`",
+                        secondary=secondary,
+                    )
 
 
 class NeverSeesIndirectlyViolated(Rule):
@@ -208,16 +216,12 @@ class NeverSeesIndirectlyViolated(Rule):
             form: Any = item.form
             if not form.indirectly:
                 continue
-            for site in calls_to(ctx, form.slot):
-                for entry in carrying(ctx, site, form.other, transitive=True):
-                    yield self.diagnostic(
-                        entry.prop.span,
-                        f"`{form.slot}` receives a value derived from `{form.other}` through `{entry.name}`",
-                        secondary=[
-                            *ctx.flow.path_labels(site.call, entry.prop, form.other, transitive=True),
-                            _invariant_label(item.span, item.text),
-                        ],
-                    )
+            for entry, secondary in _leaks(ctx, item, form.slot, form.other, transitive=True):
+                yield self.diagnostic(
+                    entry.prop.span,
+                    f"`{form.slot}` receives a value derived from `{form.other}` through `{entry.name}`",
+                    secondary=secondary,
+                )
 
 
 class UnawareOfViolated(Rule):
