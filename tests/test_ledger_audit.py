@@ -147,7 +147,7 @@ def test_recorded_provenance_that_breaks_the_policy(traces: dict[str, Path], tmp
     result = run_prose("audit", str(trace))
     assert result.code == 1
     assert f"{trace}:2: never-sees: call c1 to `proposer` (" in result.stdout
-    assert "the call carries output of `adversary`, which `proposer` must never see" in result.stdout
+    assert "carries output of `adversary`, which `proposer` must never see (recorded provenance)" in result.stdout
     assert "hash chain intact" in result.stdout
 
 
@@ -181,7 +181,7 @@ def test_without_the_pattern_input_names_come_from_the_message_headings(
 
 def test_a_recorded_policy_that_differs_from_the_pattern(traces: dict[str, Path], tmp_path: Path) -> None:
     events = events_of(traces["proposer-adversary"])
-    events[0]["policy"]["slots"]["proposer"]["never_sees"] = []
+    events[0]["policy"]["slots"]["proposer"]["hidden"] = []
     report = audit_trace(write_chained(tmp_path / "t.jsonl", events))
     assert [(f.rule, f.line) for f in report.findings] == [("policy", 1)]
 

@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from prose.check import lint_text
-from prose.check.invariant_checks import literal_texts
 from prose.check.policy import (
     InputFlow,
     Policy,
@@ -23,6 +20,9 @@ from prose.check.policy import (
     compile_policy,
     requirement_matches,
 )
+
+from prose.check import lint_text
+from prose.check.invariant_checks import literal_texts
 from prose.spec import PatternSpec, load_spec, load_spec_file
 from tests.conftest import ROOT
 from tests.test_leaks import Twin, leak_paths, load_leak_fixture

@@ -445,7 +445,7 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     # Nothing the policy forbids reached the provider: every request the scripted
     # model served to the stopped slot is free of the forbidden slots' outputs.
     rules = result.events[0].policy["slots"][result.error.slot]
-    forbidden = [*rules["never_sees"], *rules["never_sees_indirectly"]]
+    forbidden = [hidden["other"] for hidden in rules["hidden"]]
     for served in script.calls:
         if served.key == f"slot:{result.error.slot}":
             assert not any(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from prose.lang.policy import Policy
 from prose.llm import LLMConfig, Script
 from prose.runtime import Limits, RunOptions, RunResult, run_pattern, verify_chain
 from prose.runtime.budget import Budget
@@ -288,7 +289,7 @@ def test_unknown_nodes_are_refused_with_a_code(tmp_path: Path) -> None:
         source="",
         filename="x.prose",  # type: ignore[arg-type]
         bindings={},
-        policy=None,
+        policy=Policy("x"),
     )  # type: ignore[arg-type]
     with pytest.raises(Exception) as caught:
         asyncio.run(Interpreter(ctx).run(Scope()))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from prose.check.flow import CallFlow, InputFlow
 from prose.check.rule import CheckContext
+from prose.lang.properties import RESERVED_PROPERTIES
 from prose.source import Span
 from prose.syntax import nodes as n
 
@@ -40,7 +41,7 @@ def calls_to(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
 def literal_texts(call: n.Call) -> Iterator[tuple[str, n.Node]]:
     """The pattern's own literal text a call sends: labels, string literals, the prompt."""
     for prop in call.properties:
-        if prop.name not in n.RESERVED_PROPERTIES:
+        if prop.name not in RESERVED_PROPERTIES:
             yield prop.name, prop
         yield from _strings(prop.value) if prop.name not in ("model", "schema", "backoff", "retry") else ()
 

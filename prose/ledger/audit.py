@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prose.check.policy import InputFlow, Policy
 from prose.errors import ProseError
+from prose.lang.channels import Channel
+from prose.lang.policy import Policy, Violation
 from prose.ledger.call_sites import PatternSource, read_pattern
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, nesting
 
@@ -242,25 +243,19 @@ def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None
     def finding(rule: str, message: str) -> Finding:
         return Finding(rule, message, line.number, call_id, slot, where)
 
-    flows = {name: InputFlow() for name in names}
-    for violation in policy.violations(slot, flows, literal):
-        yield finding(violation.rule, violation.message + (hint if violation.input else ""))
+    provenance = frozenset(event.get("provenance") or ())
+    transitive = frozenset(event.get("transitive") or ()) | provenance
+    for violation in _dedupe(policy.violations(slot, _channels(event, names, literal,
+                                                                provenance, transitive))):
+        recorded = " (recorded provenance)" if violation.other and violation.rule != "unaware-of" else ""
+        yield finding(violation.rule, violation.message + (hint if violation.channel in names
+                                                           else "") + recorded)
     rules = policy.slots.get(slot)
     if rules is None:
         return
-    provenance = set(event.get("provenance") or ())
-    transitive = set(event.get("transitive") or ()) | provenance
-    for other in rules.never_sees:
-        if other in provenance:
-            yield finding("never-sees", f"the call carries output of `{other}`, which `{slot}` "
-                                        "must never see (recorded provenance)")
-    for other in rules.never_sees_indirectly:
-        if other in transitive and other not in rules.never_sees:
-            yield finding("never-sees-indirectly", f"the call carries output derived from "
-                          f"`{other}`, which `{slot}` must never see, even indirectly")
     sent = "\n".join(str(message.get("content", "")) for message in event.get("messages") or ()
                      if isinstance(message, Mapping))
-    for other in (*rules.never_sees, *rules.never_sees_indirectly):
+    for other in dict.fromkeys(hidden.other for hidden in rules.hidden):
         if other in transitive:
             continue  # already reported, or (for direct never-sees) passed on by another slot
         for earlier, leaves in outputs.get(scope + other, ()):
@@ -269,6 +264,38 @@ def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None
                               f"(call {earlier.event.get('id')}, line {earlier.number}), which "
                               f"`{slot}` must never see, though the recorded provenance omits it")
                 break
+
+
+def _channels(event: Mapping[str, Any], names: list[str], literal: list[str],
+              provenance: frozenset[str], transitive: frozenset[str]) -> list[Channel]:
+    """The channels of a recorded call, as `prose.lang.channels` names them.
+
+    A trace records one provenance per call, so every input channel gets it
+    (the audit cannot tell which input carried it); the pattern's literal text
+    and the system message (the slot's `ensures` and the role prompt) are
+    checked for forbidden words as the run time checks them.
+    """
+    channels = [Channel(name, "input", provenance, transitive, (name,)) for name in names]
+    if not names and provenance:
+        channels.append(Channel("prompt", "prompt", provenance, transitive))
+    channels.append(Channel("literal text", "prompt", literal=tuple(literal)))
+    system = [str(m.get("content", "")) for m in event.get("messages") or ()
+              if isinstance(m, Mapping) and m.get("role") == "system"]
+    if system:
+        channels.append(Channel("system message", "role", literal=tuple(system)))
+    return channels
+
+
+def _dedupe(violations: list[Violation]) -> list[Violation]:
+    seen: set[tuple[str, str | None, str | None, str | None]] = set()
+    kept = []
+    for violation in violations:
+        key = (violation.rule, violation.other, violation.word,
+               violation.channel if violation.rule in ("requires", "sees-only") else None)
+        if key not in seen:
+            seen.add(key)
+            kept.append(violation)
+    return kept
 
 
 def _inputs_and_literals(event: Mapping[str, Any],

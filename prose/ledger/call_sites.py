@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prose.check.policy import Policy
+from prose.lang.policy import Policy
 from prose.syntax import nodes as n
 
 
@@ -44,9 +44,9 @@ class PatternSource:
 def read_pattern(path: Path) -> PatternSource | None:
     """The pattern at `path`, or None when it cannot be read, loaded or parsed."""
     from prose.check.invariant_checks import literal_texts
-    from prose.check.policy import compile_policy
     from prose.cli.inputs import read_text
     from prose.errors import ProseError
+    from prose.lang.policy import compile_policy
     from prose.spec import load_spec
     from prose.syntax import parse
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from prose.errors import ProseError
+from prose.lang import error_kinds as kinds
 
 
 def _rebuild(cls: type[LLMError], message: str, state: dict[str, Any]) -> LLMError:
@@ -23,7 +24,7 @@ def _rebuild(cls: type[LLMError], message: str, state: dict[str, Any]) -> LLMErr
 class LLMError(ProseError):
     """A model call failed. `message` never contains a secret."""
 
-    kind: ClassVar[str] = "llm"
+    kind: ClassVar[str] = kinds.LLM
     default_retryable: ClassVar[bool] = False
 
     def __init__(
@@ -52,13 +53,13 @@ class LLMError(ProseError):
 class AuthError(LLMError):
     """The provider refused the credentials (401/403). Never retried."""
 
-    kind = "auth"
+    kind = kinds.AUTH
 
 
 class RateLimitError(LLMError):
     """The provider asked us to slow down (429); `retry_after` in seconds if it said."""
 
-    kind = "rate-limit"
+    kind = kinds.RATE_LIMIT
     default_retryable = True
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
@@ -69,26 +70,26 @@ class RateLimitError(LLMError):
 class ModelTimeoutError(LLMError):
     """No reply within the call's timeout. Retryable."""
 
-    kind = "timeout"
+    kind = kinds.TIMEOUT
     default_retryable = True
 
 
 class ContextWindowError(LLMError):
     """The messages do not fit the model's context window. Never retried."""
 
-    kind = "context-window"
+    kind = kinds.CONTEXT_WINDOW
 
 
 class BadRequestError(LLMError):
     """The provider rejected the request as malformed or unsupported (4xx). Never retried."""
 
-    kind = "bad-request"
+    kind = kinds.BAD_REQUEST
 
 
 class ProviderError(LLMError):
     """The provider failed (5xx, connection error, unreadable reply). Retryable."""
 
-    kind = "provider"
+    kind = kinds.PROVIDER
     default_retryable = True
 
 
@@ -98,7 +99,7 @@ class SchemaError(LLMError):
     `reply` is the last reply's text; `problems` the validation messages.
     """
 
-    kind = "schema"
+    kind = kinds.SCHEMA
 
     def __init__(
         self, message: str, *, reply: str = "", problems: tuple[str, ...] = (), **kwargs: Any
@@ -111,7 +112,7 @@ class SchemaError(LLMError):
 class ScriptExhaustedError(LLMError):
     """A scripted model has no response left for `key`."""
 
-    kind = "script-exhausted"
+    kind = kinds.SCRIPT_EXHAUSTED
 
     def __init__(self, key: str, **kwargs: Any) -> None:
         super().__init__(f"the script has no response left for `{key}`", **kwargs)

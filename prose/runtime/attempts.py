@@ -15,16 +15,21 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from prose.lang import error_kinds as kinds
+from prose.lang.flows import Label
 from prose.runtime.cache import CachedResponse
 from prose.runtime.context import RunContext
-from prose.runtime.errors import BudgetExceeded, CallFailed, ScriptExhausted
+from prose.runtime.errors import BudgetExceeded, CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.prompts import messages_to_dicts, render_value
 from prose.runtime.services import ModelService, PatternService, PythonService
 from prose.runtime.trace import CallEvent, Usage
 from prose.runtime.values import Value, plain, to_text, wrap
 from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.runtime.calls import Payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +37,7 @@ class CallOptions:
     """The reserved properties of one call, evaluated."""
 
     prompt: Value | None = None
+    schema_value: Value | None = None  # the call's own `schema:` (its label counts for hiding)
     model: str | None = None
     retry: int = 0
     backoff: str = "none"
@@ -127,10 +133,11 @@ async def model_attempt(
     node: n.Call,
     slot: str,
     service: ModelService,
-    inputs: dict[str, Value],
+    payload: Payload,
     options: CallOptions,
     path: str,
     event: CallEvent,
+    label: Label,
 ) -> Any:
     from prose.llm.errors import LLMError, ScriptExhaustedError
     from prose.llm.scripted import reserve_scripted
@@ -142,10 +149,10 @@ async def model_attempt(
     if options.model and not shared.scripted:
         model = options.model
     messages = shared.prompts.call_messages(
-        role=service.role,
-        ensures=ctx.slot_ensures(slot),
-        prompt=to_text(options.prompt) if options.prompt is not None else None,
-        inputs=inputs,
+        role=payload.role,
+        ensures=payload.ensures,
+        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
+        inputs=payload.inputs,
     )
     sent = messages_to_dicts(messages)
     event.model, event.messages = model, sent
@@ -229,7 +236,7 @@ async def model_attempt(
             slot=slot,
             kind=error.kind,
             value=error,
-            provenance=frozenset({slot}),
+            label=label,
         ) from None
     record_usage(ctx, response)
     event.model = response.model or model
@@ -259,13 +266,13 @@ async def python_attempt(
     ctx: RunContext,
     node: n.Call,
     service: PythonService,
-    inputs: dict[str, Value],
-    options: CallOptions,
+    payload: Payload,
     event: CallEvent,
+    label: Label,
 ) -> Any:
-    arguments = {name: plain(value) for name, value in inputs.items()}
-    if options.prompt is not None:
-        arguments["prompt"] = to_text(options.prompt)
+    arguments = {name: plain(value) for name, value in payload.inputs.items()}
+    if payload.prompt is not None:
+        arguments["prompt"] = to_text(payload.prompt)
     event.messages = [{"role": "arguments", "content": render_value(arguments)}]
     started = time.perf_counter()
     _progress(ctx, "start", event)
@@ -285,14 +292,14 @@ async def python_attempt(
         raise
     except Exception as error:  # a user's function may raise anything
         message = f"{type(error).__name__}: {error}"
-        _fail(ctx, event, "python", message, started)
+        _fail(ctx, event, kinds.PYTHON, message, started)
         raise CallFailed(
             f"the call to `{event.slot}` failed: {message}",
             node.span,
             source=ctx.source,
             slot=event.slot,
-            kind="python",
-            provenance=frozenset({event.slot}),
+            kind=kinds.PYTHON,
+            label=label,
         ) from None
     output = plain(wrap(result))
     _finish(ctx, event, output, started)
@@ -304,12 +311,14 @@ async def pattern_attempt(
     node: n.Call,
     slot: str,
     service: PatternService,
-    inputs: dict[str, Value],
+    payload: Payload,
     event: CallEvent,
+    label: Label,
 ) -> Any:
     from prose.runtime.runner import run_nested
 
     started = time.perf_counter()
+    inputs = payload.inputs
     event.messages = [
         {"role": "inputs", "content": render_value({k: plain(v) for k, v in inputs.items()})}
     ]
@@ -327,9 +336,20 @@ async def pattern_attempt(
             started,
         )
         raise
-    except CallFailed as error:
+    except ProseRuntimeError as error:
+        if not error.catchable:
+            raise
+        # The nested pattern's error is this call's error: it carries this call's label
+        # (`prose.lang.flows.call_output`), whatever happened inside.
         _fail(ctx, event, error.kind, error.message, started)
-        raise
+        raise CallFailed(
+            f"the nested pattern `{slot}` failed: {error.message}",
+            node.span,
+            source=ctx.source,
+            slot=slot,
+            kind=error.kind,
+            label=label | error.label,
+        ) from None
     output = plain(result)
     _finish(ctx, event, output, started)
     return output

@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from prose.lang.flows import Label, default_texts
 from prose.runtime.context import RunContext
 from prose.runtime.errors import InformationHidingViolation, InputError
 from prose.runtime.loading import LoadedPattern, iterated_slots, uses
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
-from prose.runtime.values import Service, Value, wrap
+from prose.runtime.values import Service, Value, relabel, wrap
 
 
 def bind_slots(
@@ -78,8 +79,13 @@ def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[st
             scope.define(name, Value(services), kind)
         else:
             scope.define(name, Value(Service(name)), kind)
+    defaults = {item.name: item.default for item in ctx.spec.config} if ctx.spec else {}
     for name, value in config.items():
-        scope.define(name, wrap(value), Kind.CONFIG)
+        texts = default_texts(value) if name in defaults and value == defaults[name] else ()
+        wrapped = wrap(value)
+        if texts:  # a default is the pattern's own literal text (`prose.lang.flows`)
+            wrapped = relabel(wrapped, Label(literal=frozenset(texts)), deep=True)
+        scope.define(name, wrapped, Kind.CONFIG)
     for name, value in inputs.items():
         scope.define(name, wrap(value), Kind.PARAMETER)
     return scope

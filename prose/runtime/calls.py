@@ -11,9 +11,13 @@ extra attempts, with the call's `backoff` between them.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from prose.check.policy import InputFlow
+from prose.lang import error_kinds as kinds
+from prose.lang import flows
+from prose.lang.channels import Channel, call_channels
+from prose.lang.flows import CONCRETE, Label
 from prose.runtime import values as v
 from prose.runtime.attempts import CallOptions, model_attempt, pattern_attempt, python_attempt
 from prose.runtime.context import RunContext
@@ -27,9 +31,6 @@ from prose.runtime.services import ModelService, PythonService, ServiceSpec
 from prose.runtime.trace import CallEvent, ErrorEvent
 from prose.runtime.values import Service, Value, wrap
 from prose.syntax import nodes as n
-
-# Errors that another attempt cannot fix.
-NO_RETRY = frozenset({"auth", "bad_request", "context_window"})
 
 
 def service_for(ctx: RunContext, target: Service, node: n.Node) -> ServiceSpec:
@@ -51,37 +52,74 @@ def service_for(ctx: RunContext, target: Service, node: n.Node) -> ServiceSpec:
     return binding
 
 
-def enforce_policy(
-    ctx: RunContext, node: n.Call, slot: str, inputs: Mapping[str, Value], options: CallOptions
-) -> None:
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """Everything one call sends: what the policy checks is what the messages are built from.
+
+    `ensures` and `role` are sent to a model service only (the system message);
+    `schema` is the call's own `schema:` value and `schema_words` the field
+    names and type words of the response format the model receives.
+    """
+
+    inputs: Mapping[str, Value]
+    prompt: Value | None = None
+    schema: Value | None = None
+    schema_words: tuple[str, ...] = ()
+    ensures: str | None = None
+    role: str | None = None
+
+    def channels(self) -> list[Channel]:
+        schema: Value | None = self.schema
+        if self.schema_words:
+            words = v.Value(None, literal=frozenset(self.schema_words))
+            schema = v.relabel(schema, words.label) if schema is not None else words
+        return call_channels(self.inputs, prompt=self.prompt, schema=schema,
+                             ensures=self.ensures, role=self.role)
+
+    def label(self) -> Label:
+        """The union of what the call is given (a call's output carries it transitively)."""
+        parts = [*self.inputs.values(), *(x for x in (self.prompt, self.schema) if x is not None)]
+        return CONCRETE.join(value.label for value in parts)
+
+
+def payload_for(
+    ctx: RunContext, slot: str, service: ServiceSpec, inputs: Mapping[str, Value],
+    options: CallOptions,
+) -> Payload:
+    """What a call to `slot` bound to `service` sends (LANGUAGE.md 4.4)."""
+    if not isinstance(service, ModelService):
+        return Payload(inputs, options.prompt)
+    fields = options.schema or service.schema or ctx.slot_schema(slot) or {}
+    return Payload(inputs, options.prompt, options.schema_value, tuple(schema_words(fields)),
+                   ctx.slot_ensures(slot), service.role)
+
+
+def schema_words(fields: Mapping[str, Any]) -> list[str]:
+    """The field names and type words of a schema, as the model reads them."""
+    out: list[str] = []
+    for key, item in fields.items():
+        out.append(str(key))
+        if isinstance(item, Mapping):
+            out.extend(schema_words(item))
+        elif isinstance(item, list):
+            out.extend(str(entry) for entry in item if not isinstance(entry, Mapping | list))
+        elif item is not None and not isinstance(item, bool):
+            out.append(str(item))
+    return out
+
+
+def enforce_policy(ctx: RunContext, node: n.Call, slot: str, payload: Payload) -> None:
     """Ask the policy about this call; on a violation stop the run before anything is sent."""
-    flows = {name: InputFlow(value.provenance, value.transitive) for name, value in inputs.items()}
-    literal = [*inputs]
-    for value in inputs.values():
-        literal.extend(sorted(value.literal))
-    if options.prompt is not None:
-        flows["prompt"] = InputFlow(options.prompt.provenance, options.prompt.transitive)
-        literal.extend(sorted(options.prompt.literal))
-    found = [(v.rule, v.message) for v in ctx.policy.violations(slot, flows, literal)]
-    carried = frozenset().union(*(flow.provenance for flow in flows.values()))
-    for a, b in ctx.unmerged:  # `the result returns A and B unmerged`: no call receives both
-        if a in carried and b in carried:
-            found.append(
-                (
-                    "unmerged",
-                    f"the call would receive both `{a}` and `{b}`, "
-                    "which the result must return unmerged",
-                )
-            )
+    found = ctx.policy.violations(slot, payload.channels())
     if not found:
         return
-    message = "; ".join(text for _, text in found)
+    message = "; ".join(dict.fromkeys(violation.message for violation in found))
     error = InformationHidingViolation(
         f"information hiding: the call to `{slot}` is not sent: {message}",
         node.span,
         source=ctx.source,
         slot=slot,
-        rules=[rule for rule, _ in found],
+        rules=list(dict.fromkeys(violation.rule for violation in found)),
     )
     ctx.shared.trace.emit(
         ErrorEvent(
@@ -118,24 +156,22 @@ async def call_service(
     """Call `target` with `inputs`: policy first, then each attempt; the output with provenance."""
     slot = target.slot
     service = service_for(ctx, target, node)
-    enforce_policy(ctx, node, slot, inputs, options)
-    transitive = frozenset({slot})
-    for value in (*inputs.values(), *([options.prompt] if options.prompt else [])):
-        transitive |= value.transitive
+    payload = payload_for(ctx, slot, service, inputs, options)
+    enforce_policy(ctx, node, slot, payload)
+    label = flows.call_output(CONCRETE, slot, payload.label(), node.span)
     attempts = 1 + max(options.retry, 0)
     for attempt in range(1, attempts + 1):
         try:
-            output = await _attempt(
-                ctx, node, target, service, inputs, options, path, attempt, transitive
-            )
+            output = await _attempt(ctx, node, target, service, payload, options, path, attempt,
+                                    label)
         except CallFailed as error:
-            if attempt >= attempts or error.kind in NO_RETRY:
+            if attempt >= attempts or error.kind in kinds.NOT_RETRIED:
                 raise
             delay = _delay(options, attempt, ctx.shared.backoff_base_s, error.value)
             if delay > 0 and not ctx.shared.scripted:
                 await ctx.shared.sleep(delay)
             continue
-        return wrap(output, frozenset({slot}), transitive)
+        return wrap(output, label.provenance, label.transitive)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -144,16 +180,15 @@ async def _attempt(
     node: n.Call,
     target: Service,
     service: ServiceSpec,
-    inputs: dict[str, Value],
+    payload: Payload,
     options: CallOptions,
     path: str,
     attempt: int,
-    transitive: frozenset[str],
+    label: Label,
 ) -> Any:
     shared = ctx.shared
     slot = target.slot
-    carried = [*inputs.values(), *([options.prompt] if options.prompt is not None else [])]
-    provenance = sorted(set().union(*(value.provenance for value in carried)))
+    given = payload.label()
     event = CallEvent(
         id=shared.trace.next_id(),
         slot=slot,
@@ -164,14 +199,14 @@ async def _attempt(
         column=node.column,
         path=path,
         attempt=attempt,
-        provenance=provenance,
-        transitive=sorted(transitive - {slot}),
+        provenance=sorted(given.provenance),
+        transitive=sorted(given.transitive),
     )
     if isinstance(service, ModelService):
-        return await model_attempt(ctx, node, slot, service, inputs, options, path, event)
+        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
     if isinstance(service, PythonService):
-        return await python_attempt(ctx, node, service, inputs, options, event)
-    return await pattern_attempt(ctx, node, slot, service, inputs, event)
+        return await python_attempt(ctx, node, service, payload, event, label)
+    return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 
 def call_options(reserved: dict[str, Value]) -> CallOptions:
@@ -197,6 +232,7 @@ def call_options(reserved: dict[str, Value]) -> CallOptions:
         fields = v.plain(schema)
     return CallOptions(
         prompt=reserved.get("prompt"),
+        schema_value=schema,
         model=model.data if model is not None else None,  # type: ignore[arg-type]
         retry=retry.data if retry is not None else 0,  # type: ignore[arg-type]
         backoff=backoff.data if backoff is not None else "none",  # type: ignore[arg-type]

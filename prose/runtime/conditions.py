@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
+from prose.lang.flows import CONCRETE, Label
 from prose.runtime.context import RunContext
 from prose.runtime.errors import JudgeFailed, NameNotDefined, ProseRuntimeError, ValueTypeError
 from prose.runtime.scope import Kind, Scope
@@ -100,6 +101,17 @@ def mentioned_values(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> 
             continue
         values[mention] = plain(value)
     return values
+
+
+def mentioned_label(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> Label:
+    """What a judge's decision depends on: the labels of the values it is shown (the whole
+    value of each mentioned name, as `mentioned_values` may fall back to it)."""
+    labels: list[Label] = []
+    for mention in mentions:
+        found = scope.find(mention.split(".")[0])
+        if found is not None and found[1].kind in _VALUE_KINDS:
+            labels.append(found[1].value.label)
+    return CONCRETE.join(labels)
 
 
 async def judge(

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prose.check.policy import Policy
+from prose.lang.policy import Policy
 from prose.runtime.budget import Budget
 from prose.runtime.cache import KeyMaker
 from prose.runtime.prompts import PromptBuilder

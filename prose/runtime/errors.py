@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from prose.errors import ProseError
+from prose.lang.flows import NO_LABEL, Label
 from prose.source import Span, code_frame
 
 EXIT_OK = 0
@@ -46,7 +47,9 @@ class ProseRuntimeError(ProseError):
     """An error while running a pattern, at a source position.
 
     `kind` is what `catch as err` sees in `err.kind`; `slot` names the slot of
-    a failed call; `value` is the thrown value for `throw`.
+    a failed call; `value` is the thrown value for `throw`. `label` is what
+    the error carries into `catch as err` (`prose.lang.flows`): a failed
+    call's slot, a thrown value's label.
     """
 
     code = "R004"
@@ -65,17 +68,27 @@ class ProseRuntimeError(ProseError):
         value: Any = None,
         provenance: frozenset[str] = frozenset(),
         transitive: frozenset[str] = frozenset(),
+        label: Label = NO_LABEL,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.span = span
         self.slot = slot
         self.value = value
-        self.provenance = provenance
-        self.transitive = transitive
+        if provenance or transitive:
+            label = label | Label(provenance, transitive | provenance)
+        self.label = label
         if kind is not None:
             self.kind = kind
         self.frame = code_frame(source, span) if source and span and span.line > 0 else ""
+
+    @property
+    def provenance(self) -> frozenset[str]:
+        return self.label.provenance
+
+    @property
+    def transitive(self) -> frozenset[str]:
+        return self.label.transitive
 
     def at(self, span: Span, source: str | None) -> ProseRuntimeError:
         """This error placed at `span` when it has no position yet."""

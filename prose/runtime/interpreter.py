@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
+from prose.lang import flows
+from prose.lang.flows import CONCRETE, NO_LABEL, Label
+from prose.lang.properties import RESERVED_PROPERTIES
+from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.calls import call_options, call_service
-from prose.runtime.conditions import condition_holds, predicate
+from prose.runtime.conditions import condition_holds, mentioned_label, predicate
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     InvariantBroken,
@@ -44,6 +48,7 @@ class Interpreter(FlowMixin, LoopsMixin):
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.source = ctx.source
+        self.strict = ctx.policy.strict
         self.blocks: dict[str, tuple[n.BlockDef, Scope]] = {}
         self._statements: dict[type, Callable[..., Awaitable[Value]]] = {
             n.Let: self.exec_let,
@@ -147,10 +152,40 @@ class Interpreter(FlowMixin, LoopsMixin):
     async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value:
         return await self.eval(expr, scope, path, True)
 
+    def bound(self, value: Value) -> Value:
+        """A value as it is bound: in strict mode it carries the program counter too."""
+        if not self.strict:
+            return value
+        label = flows.bind(CONCRETE, NO_LABEL, pc.current(), True)
+        return v.relabel(value, label, deep=True)
+
+    async def test(
+        self, condition: n.Condition, scope: Scope, path: str
+    ) -> tuple[bool, Label]:
+        """Whether a condition holds, and (strict mode) the label it depends on."""
+        seen: list[Value] = []
+
+        async def recording(expr: n.Expr, scope: Scope, path: str) -> Value:
+            value = await self._operand(expr, scope, path)
+            seen.append(value)
+            return value
+
+        try:
+            holds = await condition_holds(
+                self.ctx, condition, scope, path, recording if self.strict else self._operand
+            )
+        except ProseRuntimeError as error:
+            raise error.at(condition.span, self.source) from None
+        if not self.strict:
+            return holds, NO_LABEL
+        if condition.predicate is None:
+            return holds, mentioned_label(self.ctx, condition.mentions, scope)
+        return holds, CONCRETE.join(value.label for value in seen)
+
     # --- statements ----------------------------------------------------------------
 
     async def exec_let(self, node: n.Let, scope: Scope, path: str, collecting: bool) -> Value:
-        value = await self.eval(node.value, scope, path)
+        value = self.bound(await self.eval(node.value, scope, path))
         if node.destructure:
             if not isinstance(value.data, dict):
                 raise ValueTypeError(f"cannot destructure {v.describe(value)}: it is not an object")
@@ -163,7 +198,7 @@ class Interpreter(FlowMixin, LoopsMixin):
         return value
 
     async def exec_assign(self, node: n.Assign, scope: Scope, path: str, collecting: bool) -> Value:
-        value = await self.eval(node.value, scope, path)
+        value = self.bound(await self.eval(node.value, scope, path))
         await self.store(node.target, value, scope, path)
         return value
 
@@ -206,7 +241,7 @@ class Interpreter(FlowMixin, LoopsMixin):
 
     async def exec_return(self, node: n.Return, scope: Scope, path: str, collecting: bool) -> Value:
         value = await self.eval(node.value, scope, path) if node.value is not None else NULL
-        raise ReturnSignal(node.span, value)
+        raise ReturnSignal(node.span, self.bound(value))
 
     async def exec_continue(
         self, node: n.Continue, scope: Scope, path: str, collecting: bool
@@ -217,24 +252,27 @@ class Interpreter(FlowMixin, LoopsMixin):
         raise BreakSignal(node.span)
 
     async def exec_if(self, node: n.If, scope: Scope, path: str, collecting: bool) -> Value:
+        # Strict mode: an arm runs under the labels of its condition and every earlier one.
+        depends = NO_LABEL
         for branch in node.branches:
-            try:
-                holds = await condition_holds(
-                    self.ctx, branch.condition, scope, path, self._operand
-                )
-            except ProseRuntimeError as error:
-                raise error.at(branch.condition.span, self.source) from None
+            holds, label = await self.test(branch.condition, scope, path)
+            depends = depends | label
             if holds:
-                await self.exec_body(branch.body, scope, path)
+                with pc.raised(depends):
+                    await self.exec_body(branch.body, scope, path)
                 return NULL
         if node.orelse is not None:
-            await self.exec_body(node.orelse, scope, path)
+            with pc.raised(depends):
+                await self.exec_body(node.orelse, scope, path)
         return NULL
 
     async def exec_append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
-        item = await self.eval(node.value, scope, path)
+        item = self.bound(await self.eval(node.value, scope, path))
         current = await self.eval(node.target, scope, path)
-        await self.store(node.target, v.appended(current, item), scope, path)
+        grown = v.appended(current, item)
+        if self.strict:  # the list's length says the statement ran (its items keep their own)
+            grown = v.relabel(grown, pc.current())
+        await self.store(node.target, grown, scope, path)
         return NULL
 
     # --- expressions ---------------------------------------------------------------
@@ -247,22 +285,19 @@ class Interpreter(FlowMixin, LoopsMixin):
             text = node.parts[0]
             return Value(text, literal=frozenset((text,)) if text.strip() else v.EMPTY)
         pieces: list[str] = []
-        literal: set[str] = set()
-        provenance: frozenset[str] = v.EMPTY
-        transitive: frozenset[str] = v.EMPTY
+        texts: list[str] = []
+        values: list[Label] = []
         for part in node.parts:
             if isinstance(part, str):
                 pieces.append(part)
-                if part.strip():
-                    literal.add(part)
+                texts.append(part)
                 continue
             value = self._lookup(part.path[0], scope, part, lenient)
             for name in part.path[1:]:
                 value = v.member(value, name)
             pieces.append(v.to_text(value))
-            provenance |= value.provenance
-            transitive |= value.transitive
-        return Value("".join(pieces), provenance, transitive, frozenset(literal))
+            values.append(value.label)
+        return v.labelled("".join(pieces), flows.string(CONCRETE, texts, values, node.span))
 
     def _lookup(self, name: str, scope: Scope, node: n.Node, lenient: bool) -> Value:
         found = scope.find(name)
@@ -285,17 +320,31 @@ class Interpreter(FlowMixin, LoopsMixin):
         container = await self.eval(node.obj, scope, path, lenient)
         if container is UNBOUND:
             return UNBOUND
-        return v.index(container, await self.eval(node.index, scope, path))
+        key = await self.eval(node.index, scope, path)
+        item = v.index(container, key)
+        if self.strict and key.label:  # a selection by a value carries it (strict mode)
+            return v.relabel(item, flows.index(CONCRETE, container.label, item.label, key.label,
+                                               True))
+        return item
 
     async def eval_array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
         return v.make_list([await self.eval(item, scope, path) for item in node.items])
 
     async def eval_object(self, node: n.Object, scope: Scope, path: str, lenient: bool) -> Value:
         entries = {entry.key: await self.eval(entry.value, scope, path) for entry in node.entries}
-        return v.make_object(entries, literal=frozenset(entries))
+        keys = flows.container(CONCRETE, (), list(entries), node.span)
+        return v.make_object(entries, literal=keys.literal)
 
     async def eval_predicate(self, node: n.Expr, scope: Scope, path: str, lenient: bool) -> Value:
-        return Value(await predicate(node, scope, path, self._operand))
+        seen: list[Value] = []
+
+        async def recording(expr: n.Expr, scope: Scope, path: str) -> Value:
+            value = await self._operand(expr, scope, path)
+            seen.append(value)
+            return value
+
+        holds = await predicate(node, scope, path, recording)
+        return v.labelled(holds, flows.predicate(CONCRETE, [value.label for value in seen]))
 
     async def eval_call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
         target = await self.eval(node.target, scope, path)
@@ -314,6 +363,6 @@ class Interpreter(FlowMixin, LoopsMixin):
         reserved: dict[str, Value] = {}
         for prop in node.properties:
             value = await self.eval(prop.value, scope, path)
-            (reserved if prop.name in n.RESERVED_PROPERTIES else inputs)[prop.name] = value
+            (reserved if prop.name in RESERVED_PROPERTIES else inputs)[prop.name] = value
         options = call_options(reserved)
         return await call_service(self.ctx, node, target.data, inputs, options, path)

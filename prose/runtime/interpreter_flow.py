@@ -13,8 +13,12 @@ import asyncio
 import contextvars
 from typing import TYPE_CHECKING
 
+from prose.lang import error_kinds as kinds
+from prose.lang import flows
+from prose.lang.flows import CONCRETE, NO_LABEL
+from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.conditions import judge, mentioned_values
+from prose.runtime.conditions import judge, mentioned_label, mentioned_values
 from prose.runtime.errors import (
     LoopControlError,
     NameNotDefined,
@@ -42,9 +46,12 @@ class FlowMixin:
 
     ctx: RunContext
     source: str
+    strict: bool
     blocks: dict[str, tuple[n.BlockDef, Scope]]
 
     if TYPE_CHECKING:
+
+        def bound(self, value: Value) -> Value: ...
 
         async def eval(
             self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False
@@ -84,7 +91,9 @@ class FlowMixin:
             options=labels,
         )
         option = node.options[labels.index(decision)]
-        await self.exec_body(option.body, scope, path)
+        depends = mentioned_label(self.ctx, criteria.mentions, scope) if self.strict else NO_LABEL
+        with pc.raised(depends):
+            await self.exec_body(option.body, scope, path)
         return NULL
 
     async def exec_try(self, node: n.Try, scope: Scope, path: str, collecting: bool) -> Value:
@@ -94,19 +103,21 @@ class FlowMixin:
         except ProseRuntimeError as error:
             if not error.catchable or node.handler is None:
                 raise
+            label = flows.error_object(CONCRETE, error.label)
             if node.catch_var is not None:
                 caught = v.error_object(
                     error.message,
                     error.kind,
                     error.slot,
                     line=error.span.line if error.span else None,
-                    provenance=error.provenance,
-                    transitive=error.transitive,
+                    label=label,
                 )
-                scope.define(node.catch_var, caught, Kind.CATCH)
+                scope.define(node.catch_var, self.bound(caught), Kind.CATCH)
             token = _handling.set(error)
             try:
-                await self.exec_body(node.handler, scope, path)
+                # Strict mode: that the handler runs says the body failed.
+                with pc.raised(flows.under(CONCRETE, NO_LABEL, label, self.strict)):
+                    await self.exec_body(node.handler, scope, path)
             finally:
                 _handling.reset(token)
         except asyncio.CancelledError:
@@ -123,8 +134,8 @@ class FlowMixin:
             if current is not None:
                 raise current
             raise ThrownError("an error was thrown", node.span, source=self.source)
-        value = await self.eval(node.value, scope, path)
-        message, kind = v.to_text(value), "thrown"
+        value = self.bound(await self.eval(node.value, scope, path))
+        message, kind = v.to_text(value), kinds.THROWN
         if isinstance(value.data, dict):
             message = v.to_text(v.member(value, "message")) if "message" in value.data else message
             kind_value = v.member(value, "kind").data
@@ -137,8 +148,7 @@ class FlowMixin:
             kind=kind,
             value=value,
             slot=slot if isinstance(slot, str) else None,
-            provenance=value.provenance,
-            transitive=value.transitive,
+            label=flows.thrown(CONCRETE, value.label),
         )
 
     async def exec_block_def(
@@ -161,7 +171,7 @@ class FlowMixin:
                 )
             local = home.child()
             for name, arg in zip(block.params, node.args, strict=True):
-                local.define(name, await self.eval(arg, scope, path), Kind.VAR)
+                local.define(name, self.bound(await self.eval(arg, scope, path)), Kind.VAR)
             body = block.body
         where = f"{path}/do@{node.line}:{node.column}"
         try:

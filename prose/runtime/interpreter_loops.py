@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from prose.runtime.conditions import condition_holds
+from prose.lang import flows
+from prose.lang.flows import CONCRETE, NO_LABEL, Label
+from prose.runtime import pc
 from prose.runtime.errors import LoopControlError, ParallelRace, ProseRuntimeError, ValueTypeError
 from prose.runtime.parallel import Modifiers, parse_modifiers, run_branches
 from prose.runtime.scope import Kind, Scope
@@ -36,8 +38,14 @@ class LoopsMixin:
 
     ctx: RunContext
     source: str
+    strict: bool
 
     if TYPE_CHECKING:
+
+        def bound(self, value: Value) -> Value: ...
+        async def test(
+            self, condition: n.Condition, scope: Scope, path: str
+        ) -> tuple[bool, Label]: ...
 
         async def eval(
             self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False
@@ -65,25 +73,27 @@ class LoopsMixin:
     ) -> Value:
         if isinstance(node, n.Loop):
             return await self._loop(node, scope, path, collecting)
-        items = await self._items(node, scope, path)
+        items, depends = await self._items(node, scope, path)
         where = f"{path}/{'for' if isinstance(node, n.For) else 'repeat'}@{node.line}:{node.column}"
-        if node.parallel:
-            outcome = await self._parallel_iterations(node, items, scope, where)
-            return outcome if collecting else NULL
-        collected: list[Value] = []
-        for position, (item, counter) in enumerate(items):
-            self._bind_loop_vars(node, scope, item, counter)
-            value = await self._iteration(node.body, scope, f"{where}#{position}", collecting)
-            if value is _BREAK:
-                break
-            assert isinstance(value, Value)
-            collected.append(value)
-        return Value(tuple(collected)) if collecting else NULL
+        # Strict mode: the body runs once per item, so it depends on the list (or count).
+        with pc.raised(flows.under(CONCRETE, NO_LABEL, depends, self.strict)):
+            if node.parallel:
+                outcome = await self._parallel_iterations(node, items, scope, where)
+                return self.bound(outcome) if collecting else NULL
+            collected: list[Value] = []
+            for position, (item, counter) in enumerate(items):
+                self._bind_loop_vars(node, scope, item, counter)
+                value = await self._iteration(node.body, scope, f"{where}#{position}", collecting)
+                if value is _BREAK:
+                    break
+                assert isinstance(value, Value)
+                collected.append(value)
+            return self.bound(Value(tuple(collected))) if collecting else NULL
 
     async def _items(
         self, node: n.Repeat | n.For, scope: Scope, path: str
-    ) -> list[tuple[Value, Value]]:
-        """(loop variable value, counter) per iteration."""
+    ) -> tuple[list[tuple[Value, Value]], Label]:
+        """(loop variable value, counter) per iteration, and the label the count depends on."""
         if isinstance(node, n.For):
             iterable = await self.eval(node.iterable, scope, path)
             if not isinstance(iterable.data, tuple):
@@ -92,11 +102,12 @@ class LoopsMixin:
                     node.iterable.span,
                     source=self.source,
                 )
-            return [(item, Value(i)) for i, item in enumerate(iterable.data)]
-        count = await self._count(node.count, scope, path, "repeat")
-        return [(Value(i), Value(i)) for i in range(1, count + 1)]
+            items = [(item, Value(i)) for i, item in enumerate(iterable.data)]
+            return items, iterable.label
+        count, label = await self._count(node.count, scope, path, "repeat")
+        return [(Value(i), Value(i)) for i in range(1, count + 1)], label
 
-    async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> int:
+    async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
         value = await self.eval(expr, scope, path)
         if not isinstance(value.data, int) or isinstance(value.data, bool) or value.data < 0:
             raise ValueTypeError(
@@ -104,17 +115,17 @@ class LoopsMixin:
                 expr.span,
                 source=self.source,
             )
-        return value.data
+        return value.data, value.label
 
     def _bind_loop_vars(
         self, node: n.Repeat | n.For, scope: Scope, item: Value, counter: Value
     ) -> None:
         if isinstance(node, n.For):
-            scope.define(node.var, item, Kind.LOOP)
+            scope.define(node.var, self.bound(item), Kind.LOOP)
             if node.index_var is not None:
-                scope.define(node.index_var, counter, Kind.LOOP)
+                scope.define(node.index_var, self.bound(counter), Kind.LOOP)
         elif node.var is not None:
-            scope.define(node.var, item, Kind.LOOP)
+            scope.define(node.var, self.bound(item), Kind.LOOP)
 
     async def _iteration(
         self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool
@@ -136,7 +147,8 @@ class LoopsMixin:
             raise ValueTypeError(
                 "a `loop` needs a bound: `(max: N)`", node.span, source=self.source
             )
-        limit = await self._count(node.max, scope, path, "max")
+        limit, depends = await self._count(node.max, scope, path, "max")
+        depends = flows.under(CONCRETE, NO_LABEL, depends, self.strict)
         where = f"{path}/loop@{node.line}:{node.column}"
         collected: list[Value] = []
         count = 0
@@ -153,22 +165,21 @@ class LoopsMixin:
                 )
                 break
             if node.condition is not None:
-                try:
-                    holds = await condition_holds(
-                        self.ctx, node.condition, scope, f"{where}#{count}", self._operand
-                    )
-                except ProseRuntimeError as error:
-                    raise error.at(node.condition.span, self.source) from None
+                with pc.raised(depends):
+                    holds, label = await self.test(node.condition, scope, f"{where}#{count}")
+                depends = depends | label
                 if holds == (node.kind == "until"):
                     break
             count += 1
-            if node.var is not None:
-                scope.define(node.var, Value(count), Kind.LOOP)
-            value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
+            with pc.raised(depends):
+                if node.var is not None:
+                    scope.define(node.var, self.bound(Value(count)), Kind.LOOP)
+                value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
             if value is _BREAK:
                 break
             collected.append(value)
-        return Value(tuple(collected)) if collecting else NULL
+        with pc.raised(depends):
+            return self.bound(Value(tuple(collected))) if collecting else NULL
 
     # --- parallel ------------------------------------------------------------------
 

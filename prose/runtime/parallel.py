@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from prose.lang.flows import CONCRETE
 from prose.runtime.errors import ProseRuntimeError, TooFewSuccesses, ValueTypeError
 from prose.runtime.values import Value, error_object
 
@@ -128,8 +129,7 @@ async def run_branches(
                         error.kind,
                         error.slot,
                         line=error.span.line if error.span else None,
-                        provenance=error.provenance,
-                        transitive=error.transitive,
+                        label=error.label,
                     )
                     finished[position] = True
             if modifiers.mode == "all" and not pending:
@@ -142,7 +142,8 @@ async def run_branches(
     if len(successes) < wanted:
         last = f": {failures[-1].message}" if failures else ""
         raise TooFewSuccesses(
-            f'"{modifiers.mode}" needed {wanted} successful branch(es), {len(successes)} succeeded{last}'
+            f'"{modifiers.mode}" needed {wanted} successful branch(es), {len(successes)} succeeded{last}',
+            label=CONCRETE.join(failure.label for failure in failures),
         )
     if modifiers.mode == "first":
         return Outcome(values, successes[0], finished)

@@ -77,6 +77,8 @@ class RunOptions:
     cache_dir: str | Path | None = None
     resume_trace: str | Path | None = None
     require_distinct_models: bool = False
+    # Strict mode for implicit flows (`prose.lang.flows`), besides the pattern's `flow: strict`.
+    strict_flow: bool = False
     show_prompts: bool = False
     progress: Callable[[str, Mapping[str, Any]], None] | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -162,9 +164,9 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         )
         config = config_values(loaded.spec, options.config, "config")
         inputs = input_values(loaded.spec, options.inputs, config)
-        from prose.check.policy import compile_policy
+        from prose.lang.policy import compile_policy
 
-        policy = compile_policy(loaded.spec)
+        policy = compile_policy(loaded.spec, strict=options.strict_flow or None)
         if options.require_distinct_models:
             check_distinct_models(policy, bindings, default_model or "")
         prompts = _prompts(options)
@@ -374,9 +376,9 @@ async def run_nested(
         )
         config = config_values(loaded.spec, service.config, f"nested pattern `{slot}`")
         values = input_values(loaded.spec, inputs, config)
-        from prose.check.policy import compile_policy
+        from prose.lang.policy import compile_policy
 
-        policy = compile_policy(loaded.spec)
+        policy = compile_policy(loaded.spec, strict=parent.policy.strict or None)
     except InputError as error:
         raise error.at(node.span, parent.source) from None
     ctx = RunContext(
@@ -392,15 +394,5 @@ async def run_nested(
         prefix=f"{parent.prefix}{slot}>",
         aliases=uses(loaded.program),
     )
-    try:
-        return await Interpreter(ctx).run(globals_scope(ctx, config, values))
-    except ProseRuntimeError as error:
-        if not error.catchable or isinstance(error, CallFailed):
-            raise
-        raise CallFailed(
-            f"the nested pattern `{slot}` failed: {error.message}",
-            node.span,
-            source=parent.source,
-            slot=slot,
-            kind=error.kind,
-        ) from None
+    # A catchable error inside becomes this call's error in `pattern_attempt`.
+    return await Interpreter(ctx).run(globals_scope(ctx, config, values))

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from prose.lang.flows import NO_LABEL, Label
 from prose.runtime.errors import MemberError, ValueTypeError
 
 EMPTY: frozenset[str] = frozenset()
@@ -89,6 +90,32 @@ class Value:
     @property
     def type_name(self) -> str:
         return type_name(self.data)
+
+    @property
+    def label(self) -> Label:
+        """What the value carries (`prose.lang.flows.Label`)."""
+        if not (self.provenance or self.transitive or self.literal):
+            return NO_LABEL
+        return Label(self.provenance, self.transitive, self.literal)
+
+
+def labelled(data: Data, label: Label) -> Value:
+    """A value of `data` carrying `label` (and whatever its elements carry)."""
+    return Value(data, label.provenance, label.transitive, label.literal)
+
+
+def relabel(value: Value, label: Label, *, deep: bool = False) -> Value:
+    """`value` also carrying `label`; `deep`: every element too (a value bound under a
+    strict-mode program counter, so that a member read cannot shed it)."""
+    if not label:
+        return value
+    data = value.data
+    if deep and isinstance(data, tuple):
+        data = tuple(relabel(item, label, deep=True) for item in data)
+    elif deep and isinstance(data, dict):
+        data = {key: relabel(item, label, deep=True) for key, item in data.items()}
+    joined = value.label | label
+    return Value(data, joined.provenance, joined.transitive, joined.literal)
 
 
 NULL = Value(None)
@@ -281,19 +308,19 @@ def error_object(
     slot: str | None,
     *,
     line: int | None = None,
-    provenance: frozenset[str] = EMPTY,
-    transitive: frozenset[str] = EMPTY,
+    label: Label = NO_LABEL,
 ) -> Value:
     """What `catch as err` binds: `{message, kind, slot, line}`.
 
-    It carries the provenance of the failed call's slot (a failed call's
-    message may quote what the model returned).
+    Every field carries the error's label (`prose.lang.flows.error_object`): a
+    failed call's message may quote what the model returned, and a thrown
+    object's `kind` or `slot` may be any text.
     """
     return Value(
         {
-            "message": Value(message, provenance, transitive),
-            "kind": Value(kind),
-            "slot": Value(slot),
-            "line": Value(line),
+            "message": labelled(message, label),
+            "kind": labelled(kind, label),
+            "slot": labelled(slot, label),
+            "line": labelled(line, label),
         }
     )

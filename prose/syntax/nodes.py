@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
 
+from prose.lang.properties import RESERVED_PROPERTIES as RESERVED_PROPERTIES
 from prose.source import Span
 
 NO_SPAN = Span("<none>", 0, 0, 0, 0)
@@ -122,7 +123,6 @@ class Property(Node):
     value: Expr
 
 
-RESERVED_PROPERTIES = frozenset({"prompt", "model", "retry", "backoff", "schema"})
 
 
 @dataclass(frozen=True, slots=True)

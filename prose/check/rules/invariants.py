@@ -16,7 +16,7 @@ from prose.check.invariant_checks import (
 )
 from prose.check.rule import CheckContext, Rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.syntax import nodes as n
+from prose.lang.properties import RESERVED_PROPERTIES
 
 
 def _invariant_label(span: Any, text: str) -> Label:
@@ -71,7 +71,7 @@ class SeesOnlyViolated(Rule):
             allowed = set(form.inputs)
             for site in calls_to(ctx, form.slot):
                 for entry in site.inputs.values():
-                    if entry.name in n.RESERVED_PROPERTIES or entry.name in allowed:
+                    if entry.name in RESERVED_PROPERTIES or entry.name in allowed:
                         continue
                     listed = ", ".join(f"`{name}`" for name in form.inputs)
                     yield self.diagnostic(

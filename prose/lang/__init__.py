@@ -1,0 +1,16 @@
+"""The language's rules, written once, for the linter, the run time and the audit.
+
+Each module here is one kind of rule, imported by `prose.check`, `prose.runtime`
+and `prose.ledger` alike (none of those imports another for a rule):
+
+- `properties`: the reserved call properties and which of them reach the model;
+- `words`: how names and phrases split into words, `requires:` matching, whole-word search;
+- `error_kinds`: the kinds an error object can have (`err.kind`) and which a retry cannot fix;
+- `flows`: how provenance and literal text pass through every construct, normal and strict;
+- `channels`: what a call sends into a model, channel by channel;
+- `policy`: the checkable invariants compiled into a `Policy`, whose `violations` is the
+  one judge of a call (the PH rules ask it about static flows, the interpreter about
+  carried provenance, the audit about recorded provenance).
+
+This package imports nothing from `check`, `runtime`, `ledger` or `llm`.
+"""

@@ -1,0 +1,67 @@
+"""What a call sends into a model, channel by channel (LANGUAGE.md 4.4).
+
+A model call's messages are built from exactly these channels: each input
+(its name is sent as a label, its value as text), the call's `prompt`, the
+`schema` it asks for (field names and type words go to the model as the
+response format), the slot's own `ensures` text (the system message) and the
+service's role prompt. Every channel counts for hiding. The interpreter
+renders the messages from the same channels it checks, and the linter builds
+them from the flows it proves possible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+ChannelKind = Literal["input", "prompt", "schema", "ensures", "role"]
+EMPTY: frozenset[str] = frozenset()
+
+
+class Carried(Protocol):
+    """What a value carries (a run-time value, or a label the linter resolved)."""
+
+    @property
+    def provenance(self) -> frozenset[str]: ...
+    @property
+    def transitive(self) -> frozenset[str]: ...
+    @property
+    def literal(self) -> frozenset[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """One way text reaches the model: its provenance and the pattern's own text in it."""
+
+    name: str
+    kind: ChannelKind
+    provenance: frozenset[str] = EMPTY
+    transitive: frozenset[str] = EMPTY
+    literal: tuple[str, ...] = ()
+
+
+def _carried(name: str, kind: ChannelKind, value: Carried, *extra: str) -> Channel:
+    return Channel(name, kind, value.provenance, value.transitive | value.provenance,
+                   (*extra, *sorted(value.literal)))
+
+
+def call_channels(
+    inputs: Mapping[str, Carried],
+    *,
+    prompt: Carried | None = None,
+    schema: Carried | None = None,
+    ensures: str | None = None,
+    role: str | None = None,
+) -> list[Channel]:
+    """The channels of one call. An input's name is literal text too: it is sent as a label."""
+    channels = [_carried(name, "input", value, name) for name, value in inputs.items()]
+    if prompt is not None:
+        channels.append(_carried("prompt", "prompt", prompt))
+    if schema is not None:
+        channels.append(_carried("schema", "schema", schema))
+    if ensures:
+        channels.append(Channel("ensures", "ensures", literal=(ensures,)))
+    if role:
+        channels.append(Channel("role", "role", literal=(role,)))
+    return channels

@@ -1,0 +1,26 @@
+"""The kinds of errors a program can catch (`err.kind`), spelled once.
+
+The LLM layer's error classes take their `kind` from here, the interpreter
+its own kinds, and `retry:` the kinds another attempt cannot fix.
+"""
+
+from __future__ import annotations
+
+AUTH = "auth"
+RATE_LIMIT = "rate-limit"
+TIMEOUT = "timeout"
+CONTEXT_WINDOW = "context-window"
+BAD_REQUEST = "bad-request"
+PROVIDER = "provider"
+SCHEMA = "schema"
+SCRIPT_EXHAUSTED = "script-exhausted"
+LLM = "llm"
+PYTHON = "python"
+THROWN = "thrown"
+CANCELLED = "cancelled"
+CONFIG = "config"
+
+# A model error of these kinds fails the same way on every attempt: `retry:` skips them.
+NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})
+
+MODEL_KINDS = (AUTH, RATE_LIMIT, TIMEOUT, CONTEXT_WINDOW, BAD_REQUEST, PROVIDER, SCHEMA)

@@ -1,0 +1,207 @@
+"""How provenance and literal text pass through every construct: one rule per construct.
+
+A *label* is what a value carries: its provenance (the slots whose outputs it
+copies), its transitive provenance (also what those outputs were computed
+from) and the pattern's own literal text it contains. The rules below are
+written once over an abstract `Algebra` of labels. The interpreter applies
+them to concrete labels (`Label`, sets of slot names and texts); the linter
+applies them to abstract ones (sets of definitions, which also remember the
+path a value took, for diagnostics). The differential soundness test checks
+that the linter's result always covers the run's.
+
+Strict mode (opt-in: `flow: strict` in a pattern's frontmatter, or
+`--strict-flow`) adds implicit flows, as CaMeL's STRICT mode and the program
+counter label of Denning's model do: a value bound or chosen under a
+condition, an index, a loop's count or list, a `catch` taken, or a judge's
+decision that depends on B carries B. That a call happens is not an
+observation (every call starts a fresh context), so the program counter
+taints values, never calls.
+
+`FLOW_TABLE` is the reference table of docs/language.md (a test keeps the
+two the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from prose.source import Span
+
+L = TypeVar("L")
+EMPTY: frozenset[str] = frozenset()
+STRICT_VALUES = ("strict",)
+
+
+class Algebra(Protocol, Generic[L]):
+    """The operations a label domain provides; the rules below are built from them."""
+
+    def nothing(self) -> L: ...
+    def join(self, labels: Iterable[L]) -> L: ...
+    def text(self, text: str, where: Span) -> L: ...
+    def output(self, slot: str, given: L, where: Span) -> L: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """A concrete label, as values carry it at run time."""
+
+    provenance: frozenset[str] = EMPTY
+    transitive: frozenset[str] = EMPTY
+    literal: frozenset[str] = EMPTY
+
+    def __or__(self, other: Label) -> Label:
+        if not (other.provenance or other.transitive or other.literal):
+            return self
+        if not (self.provenance or self.transitive or self.literal):
+            return other
+        return Label(self.provenance | other.provenance, self.transitive | other.transitive,
+                     self.literal | other.literal)
+
+    def __bool__(self) -> bool:
+        return bool(self.provenance or self.transitive or self.literal)
+
+
+NO_LABEL = Label()
+
+
+class Concrete:
+    """The run-time algebra: labels are sets of slots and texts."""
+
+    def nothing(self) -> Label:
+        return NO_LABEL
+
+    def join(self, labels: Iterable[Label]) -> Label:
+        out = NO_LABEL
+        for label in labels:
+            out = out | label
+        return out
+
+    def text(self, text: str, where: Span) -> Label:
+        return Label(literal=frozenset((text,))) if text.strip() else NO_LABEL
+
+    def output(self, slot: str, given: Label, where: Span) -> Label:
+        return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance)
+
+
+CONCRETE = Concrete()
+
+
+# --- the rules -------------------------------------------------------------------
+
+
+def string(alg: Algebra[L], pieces: Sequence[str], values: Sequence[L], where: Span) -> L:
+    """`"text {x} text"`: the interpolated values' labels, and the pieces as literal text."""
+    return alg.join([*values, *(alg.text(piece, where) for piece in pieces if piece.strip())])
+
+
+def member(alg: Algebra[L], container: L, element: L | None) -> L:
+    """`x.k`: the element's own label. Where the element is not known (an analysis that
+    does not track it, `.length`), the container's, which includes every element's."""
+    return container if element is None else element
+
+
+def index(alg: Algebra[L], container: L, element: L | None, key: L, strict: bool) -> L:
+    """`x[i]`: as a member; in strict mode the index's label too (a selection by `i`)."""
+    chosen = member(alg, container, element)
+    return alg.join([chosen, key]) if strict else chosen
+
+
+def container(alg: Algebra[L], items: Iterable[L], keys: Sequence[str], where: Span) -> L:
+    """An array or object literal: the union of its items; an object's keys are literal text
+    (a key such as `adversary_notes` is the pattern's own text wherever the object goes)."""
+    return alg.join([*items, *(alg.text(key, where) for key in keys)])
+
+
+def predicate(alg: Algebra[L], operands: Sequence[L]) -> L:
+    """A comparison or test used as a value: its operands' labels (an explicit flow)."""
+    return alg.join(operands)
+
+
+def call_output(alg: Algebra[L], slot: str, given: L, where: Span) -> L:
+    """A call's result: the called slot only (a call is a boundary); transitively also
+    everything the call was given. A failed call's error carries the same label."""
+    return alg.output(slot, given, where)
+
+
+def error_object(alg: Algebra[L], error: L) -> L:
+    """`catch as err`, or a failed branch under `on-fail: "continue"`: every field
+    (`message`, `kind`, `slot`, `line`) carries the error's label."""
+    return error
+
+
+def thrown(alg: Algebra[L], value: L) -> L:
+    """`throw EXPR`: the error carries the thrown value's label, literal text included."""
+    return value
+
+
+def bind(alg: Algebra[L], value: L, pc: L, strict: bool) -> L:
+    """A value bound (`let`, assignment, `record`, loop and catch variables, block
+    parameters, a loop's iteration value, a `return`): in strict mode it also carries
+    the program counter, the labels of the conditions it was bound under."""
+    return alg.join([value, pc]) if strict else value
+
+
+def under(alg: Algebra[L], pc: L, condition: L, strict: bool) -> L:
+    """The program counter inside a body that runs depending on `condition` (an `if`
+    arm, a loop, a `choice` option, a `catch`): in strict mode it adds the condition."""
+    return alg.join([pc, condition]) if strict else pc
+
+
+def default_texts(default: Any) -> tuple[str, ...]:
+    """The strings inside a config default: the pattern's own literal text, sent wherever
+    the key's value goes when no run overrides it."""
+    if isinstance(default, str):
+        return (default,) if default.strip() else ()
+    if isinstance(default, Mapping):
+        return tuple(text for key, item in default.items() for text in (str(key), *default_texts(item)))
+    if isinstance(default, list | tuple):
+        return tuple(text for item in default for text in default_texts(item))
+    return ()
+
+
+def strict_requested(frontmatter: Mapping[str, Any]) -> bool:
+    """Whether a pattern asks for strict mode (`flow: strict` in its frontmatter)."""
+    return str(frontmatter.get("flow", "")).strip().lower() in STRICT_VALUES
+
+
+# --- the reference table -----------------------------------------------------------
+
+# (construct, what the value carries in normal mode, what strict mode adds)
+FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("parameter, config key", "nothing (a config default's string is the pattern's literal text)", ""),
+    ("string literal", "its text as literal text", ""),
+    ('interpolation `"a {x}"`', "the interpolated values' labels, plus the pieces as literal text", ""),
+    ("array / object literal", "the union of the items; object keys as literal text", ""),
+    ("`x.k`, `x.length`", "the element's own label (`.length`: the container's)", ""),
+    ("`x[i]`", "the element's own label", "the index's label"),
+    ("comparison, `is` test as a value", "the operands' labels", ""),
+    ("`call S` (result)", "`S`; transitively also everything the call was given", ""),
+    ("a failed call's error", "as the call's result", ""),
+    ("`throw EXPR`", "the thrown value's label", ""),
+    ("`catch as err` (every field)", "every error the `try` body may raise: failed calls, "
+     "thrown values, errors of inner `try`s without `catch`", "the errors' labels (a `catch` "
+     "taken)"),
+    ("`let`, `x = v`, `x.k = v`", "the value's label (`x.k = v` keeps the rest of `x`)",
+     "the program counter"),
+    ("`record v in xs`, `append v to xs`", "the list's label and the value's", "the program counter"),
+    ("`let { a, b } = v`", "each name the member's label", "the program counter"),
+    ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body"),
+    ("`repeat N`, `loop ... (max: N)`", "the counter carries nothing", "`N`'s label and the "
+     "condition's in the body"),
+    ("loop / `parallel for` in value position", "the union of the iterations' values", "the program counter"),
+    ("`do block(args)` (parameters, value)", "each parameter its argument's label; the value "
+     "the block's `return` or last statement", "the program counter"),
+    ("`block` definitions", "any definition that may run (also inside `if`) is followed", ""),
+    ("a service value (`let w = s`, a block parameter)", "the slots it may denote: a call "
+     "through it is a call of each", ""),
+    ("`parallel:` branch `let`s", "published at the join, also when nested in `if`/`for`/`try`", ""),
+    ('`on-fail: "continue"`', "a failed branch's value is its error object", ""),
+    ("`if` / `elif` / `else`, `choice`", "nothing", "the conditions' labels (a judge: the "
+     "mentioned values') in the arms"),
+    ("nested pattern call", "as a call of the slot it is bound to; its errors too", ""),
+    ("channels into a model", "each input (its name as literal text), `prompt`, `schema` "
+     "(keys and type words), the slot's `ensures`, the service's role prompt", "`prompt` "
+     "of a `sees only` slot may carry no slot output"),
+)

@@ -1,0 +1,334 @@
+"""The information-hiding policy: `requires:` and the checkable invariants, compiled once.
+
+`Policy.violations` is the one judge of a call. The linter asks it about the
+flows its analysis proves possible, the interpreter about the provenance the
+values it is about to send actually carry, and the audit about the
+provenance a trace recorded. The policy is plain data (JSON round-trip), so a
+trace records exactly what was enforced, `unmerged` and `only grows` included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from prose.lang.channels import Channel
+from prose.lang.flows import strict_requested
+from prose.lang.words import names_word, requirement_matches
+
+# Rule names (what a violation is called in traces, errors and the audit).
+REQUIRES = "requires"
+SEES_ONLY = "sees-only"
+NEVER_SEES = "never-sees"
+NEVER_SEES_INDIRECTLY = "never-sees-indirectly"
+UNAWARE_OF = "unaware-of"
+INDEPENDENT = "independent"
+UNMERGED = "unmerged"
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """A slot whose outputs a slot must not receive, and the invariant that says so.
+
+    `form` is the invariant's form (`never-sees`, `never-sees-indirectly`,
+    `unaware-of`, `independent`); `line` its line in the pattern file.
+    """
+
+    other: str
+    form: str
+    line: int = 0
+    text: str = ""
+
+    @property
+    def transitive(self) -> bool:
+        return self.form == NEVER_SEES_INDIRECTLY
+
+
+@dataclass(frozen=True, slots=True)
+class ForbiddenWord:
+    """A word the pattern's literal text sent to a slot must not contain (`is unaware of`)."""
+
+    word: str
+    other: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Unmerged:
+    """`the result returns A and B unmerged`: no call receives both."""
+
+    a: str
+    b: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SlotPolicy:
+    """What one slot may receive.
+
+    `requires`: the slot's `requires:` entries (None when it declares none:
+    then any input name is allowed by that rule). `sees_only`: input names
+    from `sees only` invariants (None: no such invariant). `hidden`: slots
+    whose outputs must not reach it. `forbidden_words`: words its literal
+    text must not contain.
+    """
+
+    slot: str
+    requires: tuple[str, ...] | None = None
+    sees_only: tuple[str, ...] | None = None
+    sees_only_line: int = 0
+    hidden: tuple[Hidden, ...] = ()
+    forbidden_words: tuple[ForbiddenWord, ...] = ()
+
+    @property
+    def never_sees(self) -> tuple[str, ...]:
+        """Slots whose direct outputs this slot must not receive (any direct form)."""
+        return tuple(dict.fromkeys(h.other for h in self.hidden if not h.transitive))
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One reason a call must not be sent.
+
+    `channel` is the input name (or `prompt`, `schema`, `ensures`, `role`)
+    that carries it; `other` the hidden slot, `word` the forbidden word, and
+    `line` the invariant's line, where they apply.
+    """
+
+    slot: str
+    rule: str
+    message: str
+    channel: str | None = None
+    other: str | None = None
+    word: str | None = None
+    line: int = 0
+
+    @property
+    def input(self) -> str | None:
+        return self.channel
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The compiled policy of one pattern.
+
+    `independent` lists the slot pairs that `--require-distinct-models` keeps
+    on different models. `strict` is strict mode for implicit flows (see
+    `prose.lang.flows`): it also makes `are independent` transitive and
+    forbids run-time values in the `prompt` of a slot that `sees only`.
+    """
+
+    pattern: str
+    slots: Mapping[str, SlotPolicy] = field(default_factory=dict)
+    independent: tuple[tuple[str, str], ...] = ()
+    unmerged: tuple[Unmerged, ...] = ()
+    only_grows: tuple[str, ...] = ()
+    strict: bool = False
+
+    def violations(self, slot: str, channels: Sequence[Channel]) -> list[Violation]:
+        """Every violation a call to `slot` sending these channels would commit."""
+        rules = self.slots.get(slot)
+        found: list[Violation] = []
+        if rules is not None:
+            for channel in channels:
+                found.extend(self._channel(rules, channel))
+            found.extend(_words(rules, channels))
+        found.extend(self._unmerged(slot, channels))
+        return found
+
+    def with_strict(self, strict: bool) -> Policy:
+        if strict == self.strict:
+            return self
+        return Policy(self.pattern, self.slots, self.independent, self.unmerged,
+                      self.only_grows, strict)
+
+    def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
+        slot, name = rules.slot, channel.name
+        found: list[Violation] = []
+        if channel.kind == "input":
+            if rules.requires is not None and not any(
+                requirement_matches(entry, name) for entry in rules.requires
+            ):
+                found.append(Violation(slot, REQUIRES, f"`{slot}` does not require `{name}`", name))
+            if rules.sees_only is not None and name not in rules.sees_only:
+                allowed = ", ".join(f"`{item}`" for item in rules.sees_only)
+                found.append(Violation(slot, SEES_ONLY, f"`{slot}` sees only {allowed}, not `{name}`",
+                                       name, line=rules.sees_only_line))
+        elif (channel.kind == "prompt" and self.strict and rules.sees_only is not None
+              and channel.provenance):
+            outputs = ", ".join(f"`{other}`" for other in sorted(channel.provenance))
+            found.append(Violation(
+                slot, SEES_ONLY, f"`{slot}` sees only its listed inputs, but `prompt` carries "
+                f"output of {outputs} (strict mode)", name, line=rules.sees_only_line))
+        reported: set[str] = set()
+        for hidden in rules.hidden:
+            transitive = hidden.transitive or (hidden.form == INDEPENDENT and self.strict)
+            carried = channel.transitive if transitive else channel.provenance
+            if hidden.other not in carried or (hidden.transitive and hidden.other in reported):
+                continue
+            if hidden.transitive and hidden.other in channel.provenance and hidden.other in {
+                h.other for h in rules.hidden if not h.transitive
+            }:
+                continue  # the direct form already says it
+            reported.add(hidden.other)
+            found.append(Violation(slot, _rule(hidden), _message(slot, name, hidden, transitive),
+                                   name, hidden.other, line=hidden.line))
+        return found
+
+    def _unmerged(self, slot: str, channels: Sequence[Channel]) -> list[Violation]:
+        carried = frozenset().union(*(channel.provenance for channel in channels))
+        return [
+            Violation(slot, UNMERGED, f"the call would receive both `{rule.a}` and `{rule.b}`, "
+                      "which the result must return unmerged", other=rule.b, line=rule.line)
+            for rule in self.unmerged
+            if rule.a in carried and rule.b in carried
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "slots": {name: asdict(rules) for name, rules in self.slots.items()},
+            "independent": [list(pair) for pair in self.independent],
+            "unmerged": [asdict(rule) for rule in self.unmerged],
+            "only_grows": list(self.only_grows),
+            "strict": self.strict,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Policy:
+        slots = {}
+        for name, raw in data.get("slots", {}).items():
+            hidden = [Hidden(**item) for item in raw.get("hidden", ())]
+            # Traces written before `hidden` recorded plain lists.
+            hidden += [Hidden(other, NEVER_SEES) for other in raw.get("never_sees", ())]
+            hidden += [Hidden(other, NEVER_SEES_INDIRECTLY)
+                       for other in raw.get("never_sees_indirectly", ())]
+            words = [ForbiddenWord(**item) if isinstance(item, Mapping) else ForbiddenWord(item, "")
+                     for item in raw.get("forbidden_words", ())]
+            slots[name] = SlotPolicy(
+                slot=raw["slot"],
+                requires=tuple(raw["requires"]) if raw.get("requires") is not None else None,
+                sees_only=tuple(raw["sees_only"]) if raw.get("sees_only") is not None else None,
+                sees_only_line=int(raw.get("sees_only_line", 0)),
+                hidden=tuple(hidden),
+                forbidden_words=tuple(words),
+            )
+        independent = tuple((pair[0], pair[1]) for pair in data.get("independent", ()))
+        unmerged = tuple(Unmerged(**item) for item in data.get("unmerged", ()))
+        return cls(data.get("pattern", ""), slots, independent, unmerged,
+                   tuple(data.get("only_grows", ())), bool(data.get("strict", False)))
+
+
+def _rule(hidden: Hidden) -> str:
+    if hidden.form == INDEPENDENT:
+        return INDEPENDENT
+    if hidden.form == NEVER_SEES_INDIRECTLY:
+        return NEVER_SEES_INDIRECTLY
+    return NEVER_SEES
+
+
+def _message(slot: str, name: str, hidden: Hidden, transitive: bool) -> str:
+    other = hidden.other
+    if hidden.form == INDEPENDENT:
+        how = "a value derived from the output" if transitive else "output"
+        return f"`{slot}` and `{other}` are independent, but `{name}` carries {how} of `{other}`"
+    if transitive:
+        return (f"`{name}` carries output derived from `{other}`, which `{slot}` must never see, "
+                "even indirectly")
+    return f"`{name}` carries output of `{other}`, which `{slot}` must never see"
+
+
+def _words(rules: SlotPolicy, channels: Sequence[Channel]) -> list[Violation]:
+    found: list[Violation] = []
+    for forbidden in rules.forbidden_words:
+        for channel in channels:
+            if any(names_word(text, forbidden.word) for text in channel.literal):
+                found.append(Violation(
+                    rules.slot, UNAWARE_OF,
+                    f"literal text sent to `{rules.slot}` names `{forbidden.word}` "
+                    f"(in {channel.name if channel.kind != 'input' else f'`{channel.name}`'})",
+                    channel.name, forbidden.other, forbidden.word,
+                    forbidden.line))
+                break
+    return found
+
+
+def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
+    """Compile a pattern spec's `requires:` lists and checkable invariants into a Policy.
+
+    Invariant forms that name something other than a slot are skipped (the
+    spec loader reports them as PS150). `strict` overrides the pattern's own
+    `flow: strict` frontmatter.
+    """
+    slots_by_name: dict[str, Any] = {}
+    for slot in spec.slots:
+        slots_by_name.setdefault(slot.name, slot)
+    requires = {
+        name: tuple(item.text for item in slot.requires) if slot.requires_declared else None
+        for name, slot in slots_by_name.items()
+    }
+    sees_only: dict[str, tuple[set[str], int]] = {}
+    hidden: dict[str, list[Hidden]] = {name: [] for name in slots_by_name}
+    words: dict[str, list[ForbiddenWord]] = {name: [] for name in slots_by_name}
+    independent: list[tuple[str, str]] = []
+    unmerged: list[Unmerged] = []
+    only_grows: list[str] = []
+    pattern = str(getattr(spec, "name", "") or "")
+
+    def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
+        if not any(h.other == other and h.form == form for h in hidden[slot]):
+            hidden[slot].append(Hidden(other, form, line, text))
+
+    def forbid(slot: str, word: str | None, other: str, line: int, text: str) -> None:
+        if word and word.lower() not in (item.word.lower() for item in words[slot]):
+            words[slot].append(ForbiddenWord(word, other, line, text))
+
+    for invariant in spec.invariants:
+        form: Any = invariant.form
+        if form is None:
+            continue
+        names = form.slot_names() if hasattr(form, "slot_names") else ()
+        if any(name not in slots_by_name for name in names):
+            continue
+        line, text = invariant.span.line, invariant.text.strip()
+        kind = form.kind
+        if kind == "sees_only":
+            allowed = set(form.inputs)
+            if form.slot in sees_only:
+                allowed &= sees_only[form.slot][0]
+            sees_only[form.slot] = (allowed, line)
+        elif kind == "never_sees":
+            hide(form.slot, form.other, NEVER_SEES_INDIRECTLY if form.indirectly else NEVER_SEES,
+                 line, text)
+        elif kind == "unaware_of":
+            hide(form.slot, form.other, UNAWARE_OF, line, text)
+            forbid(form.slot, form.other, form.other, line, text)
+            forbid(form.slot, slots_by_name[form.other].role_word, form.other, line, text)
+            forbid(form.slot, pattern or None, form.other, line, text)
+        elif kind == "independent":
+            hide(form.a, form.b, INDEPENDENT, line, text)
+            hide(form.b, form.a, INDEPENDENT, line, text)
+            independent.append((form.a, form.b))
+        elif kind == "distinct_models":
+            independent.append((form.a, form.b))
+        elif kind == "returns_unmerged":
+            unmerged.append(Unmerged(form.a, form.b, line, text))
+        elif kind == "only_grows":
+            only_grows.append(form.name)
+    slots = {
+        name: SlotPolicy(
+            slot=name,
+            requires=requires[name],
+            sees_only=tuple(sorted(sees_only[name][0])) if name in sees_only else None,
+            sees_only_line=sees_only[name][1] if name in sees_only else 0,
+            hidden=tuple(hidden[name]),
+            forbidden_words=tuple(words[name]),
+        )
+        for name in slots_by_name
+    }
+    if strict is None:
+        strict = strict_requested(getattr(spec, "frontmatter", {}) or {})
+    return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict)

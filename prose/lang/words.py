@@ -1,0 +1,52 @@
+"""Words of names and phrases: `requires:` matching (LANGUAGE.md 1.1) and whole-word search."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# Words after which the rest of a `requires:` entry is excluded, not required:
+# "summary of the attack, but never the raw attack" requires `summary`, not `attack`.
+NEGATIONS = frozenset({"never", "not", "no", "without", "except", "excluding"})
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of a name or phrase (split on `_`, `-` and non-letters)."""
+    return [word for word in re.split(r"[^a-z0-9]+", text.lower()) if word]
+
+
+def entry_words(entry: str) -> list[str]:
+    """The words of a `requires:` entry that an input name may match.
+
+    Text in parentheses (a condition) is not part of them, nor anything from
+    a negation on ("but never the raw attack").
+    """
+    found = words(re.sub(r"\([^)]*\)", " ", entry))
+    for position, word in enumerate(found):
+        if word in NEGATIONS:
+            return found[:position]
+    return found
+
+
+def requirement_matches(entry: str, input_name: str) -> bool:
+    """LANGUAGE.md 1.1: the input name's words occur consecutively in the entry's words."""
+    name_words = words(input_name)
+    candidates = entry_words(entry)
+    if not name_words:
+        return False
+    width = len(name_words)
+    return any(
+        candidates[start : start + width] == name_words
+        for start in range(len(candidates) - width + 1)
+    )
+
+
+@lru_cache(maxsize=512)
+def whole_word(word: str) -> re.Pattern[str]:
+    """`word` as a whole word, ignoring case; `_` and `-` separate words (LANGUAGE.md 1.1)."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
+
+
+def names_word(text: str, word: str) -> bool:
+    """Whether `text` contains `word` as a whole word, ignoring case."""
+    return whole_word(word).search(text) is not None

@@ -1,0 +1,844 @@
+"""Random, runnable pattern programs for the soundness property (tests/test_soundness.py).
+
+`patterns()` is a hypothesis strategy of `GeneratedPattern`s: a complete
+`*.prose.md` text (frontmatter, title, summary, `### Slots` without
+`requires:`, `### Config`, `### Invariants` in the checkable forms of
+LANGUAGE.md 5, `### Parameters`, `### Returns`, `### Delegation`), the
+invariants it declares, and a script for the scripted model.
+
+The programs cover the whole language that runs deterministically: `let`,
+reassignment, member assignment, `record`/`append`, object and array
+literals, member and index reads, interpolation, `if`/`elif`/`else` on
+deterministic predicates, `for`, `repeat`, `loop until`, `parallel:` blocks
+(branches that are `let`s, or `if`/`for` holding `let`s), `parallel for`,
+loops in value position, `try`/`catch as`/`finally`, `throw`, blocks defined
+at the top level and inside `if`, `do`, anonymous `do:`, service variables
+(`let w = proposer`, `w = adversary`), and calls through block parameters.
+No condition is discretion text: no judge is ever asked.
+
+The generator tracks a coarse kind for every name (an object shaped like a
+scripted reply, a string, a list of strings or objects, a number, a boolean,
+a service, a caught error, anything) so that most programs run to the end.
+Some still stop with a run-time error (a name bound only in a branch not
+taken, a `throw` nobody catches, a scripted call failure): that is fine, the
+calls sent before the stop are still checked.
+
+Every scripted reply is an object holding a marker that names its slot and
+its position, `{"text": "MARK-adversary-3", "flaws": ["MARK-adversary-3f"],
+"ok": true, "n": 3}`, and some replies are failures (`{"$error":
+"MARK-adversary-4e"}`), so the test can see in a sent call which slots'
+outputs it carries.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+
+T = TypeVar("T")
+
+PATTERN_NAME = "sparring"
+# The slots, their `ensures:` lines and the role word (first noun) of each.
+SLOTS: dict[str, str] = {
+    "proposer": "proposal text answering the brief",
+    "adversary": "attack listing flaws",
+    "summariser": "summary of a text",
+}
+ROLES: dict[str, str] = {"proposer": "proposal", "adversary": "attack", "summariser": "summary"}
+REPLIES_PER_SLOT = 150
+MARKER_PREFIX = "MARK"
+
+# Words for string literals: neutral ones, and the names, roles and pattern name
+# that an `is unaware of` invariant forbids in literal text.
+WORDS = ("please", "consider", "the", "notes", "draft", "check", "brief", "again",
+         "adversary", "attack", "proposer", "proposal", "summariser", "summary", PATTERN_NAME)
+INPUT_NAMES = ("text", "notes", "draft", "context", "material", "attack_notes")
+OBJECT_KEYS = ("text", "flaws", "ok", "n")  # the shape of a scripted reply
+
+
+# --- invariants ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One checkable invariant: `form` is never, indirect, unaware or independent."""
+
+    form: str
+    a: str
+    b: str
+
+    def bullet(self) -> str:
+        return {
+            "never": f"- `{self.a}` never sees `{self.b}`",
+            "indirect": f"- `{self.a}` never sees `{self.b}`, even indirectly",
+            "unaware": f"- `{self.a}` is unaware of `{self.b}`",
+            "independent": f"- `{self.a}` and `{self.b}` are independent",
+        }[self.form]
+
+    def rules(self) -> Iterator[tuple[str, str, str]]:
+        """(viewer, source, how): `viewer` must not get `source`'s output `how`.
+
+        `how` is `direct` (a copy of the output), `transitive` (anything computed
+        from it, through other calls too) or `words` (literal text naming it).
+        """
+        if self.form == "independent":
+            yield self.a, self.b, "direct"
+            yield self.b, self.a, "direct"
+            return
+        yield self.a, self.b, "transitive" if self.form == "indirect" else "direct"
+        if self.form == "unaware":
+            yield self.a, self.b, "words"
+
+
+def forbidden_words(source: str) -> tuple[str, ...]:
+    """What literal text sent to a slot unaware of `source` must not contain."""
+    return (source, ROLES[source], PATTERN_NAME)
+
+
+# --- the generated pattern ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GeneratedPattern:
+    text: str
+    program: str
+    invariants: tuple[Invariant, ...]
+    script: dict[str, Any]
+    program_start: int  # the markdown line of the program's first line
+    constructs: frozenset[str]  # what the program uses, for statistics
+
+    def numbered(self) -> str:
+        """The pattern text with markdown line numbers, for failure messages."""
+        return "\n".join(f"{number:3} | {line}" for number, line in
+                         enumerate(self.text.splitlines(), start=1))
+
+
+def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, int]:
+    """A complete pattern file around `program`; also the line the program starts on."""
+    slots = "\n".join(f"- `{name}`\n  - ensures: {ensures}" for name, ensures in SLOTS.items())
+    bullets = "\n".join(invariant.bullet() for invariant in invariants)
+    head = textwrap.dedent(
+        """\
+        ---
+        name: {name}
+        kind: pattern
+        version: 0.1.0
+        ---
+
+        # Sparring
+
+        A generated pattern for the soundness property.
+
+        ### Slots
+
+        {slots}
+
+        ### Config
+
+        - `rounds` (integer, default: 2): how many rounds to run
+
+        ### Invariants
+
+        {bullets}
+        - Every answer is polite.
+
+        ### Parameters
+
+        - `task_brief`: string -- what the proposer answers
+
+        ### Returns
+
+        - `result`: what the pattern produced
+
+        ### Delegation
+
+        ```prose
+        """
+    ).format(name=PATTERN_NAME, slots="{slots}", bullets="{bullets}")
+    head = head.replace("{slots}", slots).replace("{bullets}", bullets)
+    start = head.count("\n") + 1
+    return f"{head}{program}\n```\n", start
+
+
+def reply(slot: str, index: int, ok: bool) -> dict[str, Any]:
+    mark = f"{MARKER_PREFIX}-{slot}-{index}"
+    return {"text": mark, "flaws": [f"{mark}f"], "ok": ok, "n": index}
+
+
+def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) -> dict[str, Any]:
+    """Replies for every slot: markers everywhere, `ok` cycling, some failures."""
+    slots: dict[str, list[Any]] = {}
+    for slot in SLOTS:
+        replies: list[Any] = []
+        for index in range(REPLIES_PER_SLOT):
+            if index in failures.get(slot, frozenset()):
+                replies.append({"$error": f"{MARKER_PREFIX}-{slot}-{index}e"})
+            else:
+                replies.append(reply(slot, index, ok_cycle[index % len(ok_cycle)]))
+        slots[slot] = replies
+    return {"slots": slots}
+
+
+# --- scope tracking --------------------------------------------------------------------
+
+# Kinds: obj (shaped like a reply), str, num, bool, list:str, list:obj, list:any,
+# svc (a service value), err (a caught error), any (anything but a service).
+VALUE_KINDS = ("obj", "str", "list:str", "list:obj", "num", "bool")
+
+
+@dataclass(frozen=True)
+class Var:
+    kind: str
+    mutable: bool = True
+    maybe: bool = False  # may be unbound where it is read
+    nonempty: bool = False  # a list known to have an element
+
+
+@dataclass
+class Block:
+    params: tuple[str, ...]  # the kind of each parameter
+    maybe: bool = False  # defined inside an `if`
+
+
+@dataclass
+class Ctx:
+    """Where the statement being generated stands."""
+
+    depth: int = 0
+    frozen: frozenset[str] = frozenset()  # outer names a branch or block must not change
+    in_loop: bool = False  # `break`/`continue` allowed
+    in_try: bool = False
+    in_parallel: bool = False
+    top: bool = False
+
+    def inner(self, **changes: Any) -> Ctx:
+        return replace(self, depth=self.depth + 1, top=False, **changes)
+
+
+Scope = dict[str, Var]
+Lines = list[str]
+
+
+def indent(lines: Lines) -> Lines:
+    return ["  " + line for line in lines]
+
+
+@dataclass
+class Generator:
+    """Draws one program. Choices shrink towards the first option, the simplest."""
+
+    draw: Callable[[st.SearchStrategy[Any]], Any]
+    budget: int = 24  # statements left
+    counters: dict[str, int] = field(default_factory=dict)
+    blocks: dict[str, Block] = field(default_factory=dict)
+    constructs: set[str] = field(default_factory=set)
+
+    # --- drawing helpers ------------------------------------------------------------
+
+    def pick(self, options: Sequence[T]) -> T:
+        return self.draw(st.sampled_from(list(options)))
+
+    def weighted(self, options: Sequence[tuple[int, T]]) -> T:
+        total = sum(weight for weight, _ in options)
+        roll = self.draw(st.integers(0, total - 1))
+        for weight, option in options:
+            if roll < weight:
+                return option
+            roll -= weight
+        raise AssertionError("unreachable")
+
+    def flip(self) -> bool:
+        return bool(self.draw(st.booleans()))
+
+    def fresh(self, prefix: str) -> str:
+        self.counters[prefix] = self.counters.get(prefix, 0) + 1
+        return f"{prefix}{self.counters[prefix]}"
+
+    def names(self, scope: Scope, *kinds: str, sure: bool = False,
+               assignable: Ctx | None = None) -> list[str]:
+        """Names in scope of these kinds (all value kinds for `any`)."""
+        wanted = set(kinds)
+        if "any" in wanted:
+            wanted |= {*VALUE_KINDS, "list:any", "err", "any"}
+        out = []
+        for name, var in scope.items():
+            if var.kind not in wanted or (sure and var.maybe):
+                continue
+            if assignable is not None and (not var.mutable or name in assignable.frozen):
+                continue
+            out.append(name)
+        return out
+
+    def some_name(self, scope: Scope, *kinds: str) -> str | None:
+        """A name of these kinds, rarely one that may be unbound."""
+        sure = self.names(scope, *kinds, sure=True)
+        maybe = [name for name in self.names(scope, *kinds) if name not in sure]
+        if maybe and self.weighted([(6, False), (1, True)] if sure else [(3, False), (1, True)]):
+            return self.pick(maybe)
+        return self.pick(sure) if sure else None
+
+    # --- expressions ------------------------------------------------------------------
+
+    def expr(self, kind: str, scope: Scope, nonempty: bool = False, depth: int = 0) -> str:
+        """An expression of `kind` (`nonempty` for lists that are indexed later)."""
+        deep = depth >= 2
+        if kind == "any":
+            kind = self.weighted([(4, "obj"), (3, "str"), (1, "list:str"), (1, "list:obj"),
+                                  (1, "num"), (1, "bool"), (3, "var")])
+            if kind == "var":
+                name = self.some_name(scope, "any")
+                return name if name is not None else "task_brief"
+        if kind == "svc":
+            name = self.some_name(scope, "svc") if self.flip() else None
+            return name if name is not None else self.pick(list(SLOTS))
+        options: list[tuple[int, Callable[[], str | None]]] = []
+        var = lambda: self.some_name(scope, kind)  # noqa: E731
+        obj = lambda: self.some_name(scope, "obj")  # noqa: E731
+        if kind == "obj":
+            options = [(5, var), (2 if not deep else 0, lambda: self.object_literal(scope, depth)),
+                       (1, lambda: self._first(scope, "list:obj"))]
+        elif kind == "str":
+            options = [(2, lambda: "task_brief"), (3, lambda: self._member(obj(), "text")),
+                       (3, lambda: self.string(scope)), (1, var),
+                       (1, lambda: self._member(obj(), "flaws[0]")),
+                       (1, lambda: self._member(self.some_name(scope, "err"), "message"))]
+        elif kind == "list:str":
+            options = [(3, lambda: self._member(obj(), "flaws")),
+                       (2 if not deep else 0,
+                        lambda: self.array(lambda: self.expr("str", scope, depth=depth + 1))),
+                       (2, lambda: self._list_var(scope, kind, nonempty))]
+            if not nonempty:
+                options.append((1, lambda: "[]"))
+        elif kind == "list:obj":
+            options = [(2, lambda: self._list_var(scope, kind, nonempty)),
+                       (2 if not deep else 0,
+                        lambda: self.array(lambda: self.expr("obj", scope, depth=depth + 1)))]
+            if not nonempty:
+                options.append((1, lambda: "[]"))
+        elif kind == "num":
+            options = [(2, lambda: str(self.draw(st.integers(0, 3)))),
+                       (2, lambda: self._member(obj(), "n")), (1, var),
+                       (1, lambda: self._member(self._list_var(scope, "list:str", False)
+                                                or self._list_var(scope, "list:obj", False),
+                                                "length"))]
+        elif kind == "bool":
+            options = [(2, lambda: self.pick(["true", "false"])),
+                       (3, lambda: self._member(obj(), "ok")), (1, var)]
+        else:
+            raise AssertionError(kind)
+        while options:
+            chosen = self.weighted([(w, i) for i, (w, _) in enumerate(options) if w > 0])
+            text = options[chosen][1]()
+            if text is not None:
+                return text
+            options = [(w if i != chosen else 0, f) for i, (w, f) in enumerate(options)]
+            if not any(w for w, _ in options):
+                break
+        return self._fallback(kind)
+
+    @staticmethod
+    def _fallback(kind: str) -> str:
+        return {
+            "obj": '{ text: task_brief, flaws: ["none"], ok: true, n: 0 }',
+            "str": "task_brief",
+            "list:str": "[task_brief]",
+            "list:obj": '[{ text: task_brief, flaws: ["none"], ok: true, n: 0 }]',
+            "num": "1",
+            "bool": "true",
+        }[kind]
+
+    @staticmethod
+    def _member(name: str | None, path: str) -> str | None:
+        if name is None:
+            return None
+        return f"{name}[0]" if path == "[0]" else f"{name}.{path}"
+
+    def _first(self, scope: Scope, kind: str) -> str | None:
+        names = [n for n in self.names(scope, kind, sure=True) if scope[n].nonempty]
+        return f"{self.pick(names)}[0]" if names else None
+
+    def _list_var(self, scope: Scope, kind: str, nonempty: bool) -> str | None:
+        names = [n for n in self.names(scope, kind) if scope[n].nonempty or not nonempty]
+        return self.pick(names) if names else None
+
+    def array(self, item: Callable[[], str]) -> str:
+        count = self.draw(st.integers(1, 2))
+        return "[" + ", ".join(item() for _ in range(count)) + "]"
+
+    def object_literal(self, scope: Scope, depth: int) -> str:
+        self.constructs.add("object literal")
+        entries = [
+            f"text: {self.expr('str', scope, depth=depth + 1)}",
+            f"flaws: {self.expr('list:str', scope, nonempty=True, depth=depth + 1)}",
+            f"ok: {self.expr('bool', scope, depth=depth + 1)}",
+            f"n: {self.expr('num', scope, depth=depth + 1)}",
+        ]
+        extra = self.weighted([(3, None), (2, "extra"), (1, "attack"), (1, "shorthand")])
+        if extra == "shorthand":
+            name = self.some_name(scope, "any")
+            if name is not None and name not in OBJECT_KEYS:
+                entries.append(name)
+        elif extra is not None:
+            entries.append(f"{extra}: {self.expr('any', scope, depth=depth + 1)}")
+        return "{ " + ", ".join(entries) + " }"
+
+    def string(self, scope: Scope) -> str:
+        """A string literal: words, and interpolations of values in scope."""
+        parts = []
+        for _ in range(self.draw(st.integers(1, 3))):
+            if self.weighted([(1, False), (1, True)]):
+                name = self.some_name(scope, "any")
+                if name is not None:
+                    self.constructs.add("interpolation")
+                    kind = scope[name].kind
+                    member = (self.pick(["", ".text", ".flaws"]) if kind == "obj"
+                              else ".message" if kind == "err" and self.flip() else "")
+                    if member:
+                        self.constructs.add("interpolated member")
+                    parts.append("{" + name + member + "}")
+                    continue
+            parts.append(self.pick(WORDS))
+        return '"' + " ".join(parts) + '"'
+
+    def condition(self, scope: Scope, null_safe: bool = False) -> str:
+        """A deterministic predicate (LANGUAGE.md 4.5); `null_safe` avoids orderings."""
+        options: list[tuple[int, Callable[[], str | None]]] = [
+            (2, lambda: self.pick(["true", "false", 'task_brief == "the brief"'])),
+            (3, lambda: self._member(self.some_name(scope, "obj"), "ok")),
+            (1, lambda: f"not {o}.ok" if (o := self.some_name(scope, "obj")) else None),
+            (2, lambda: (f"{name} is {self.pick(['empty', 'not empty', 'null', 'not null'])}"
+                         if (name := self.some_name(scope, "any")) else None)),
+            (1, lambda: self.some_name(scope, "any")),
+        ]
+        if not null_safe:
+            options += [
+                (2, lambda: (f"{o}.n {self.pick(['>', '<=', '==', '!='])} {self.draw(st.integers(0, 3))}"
+                             if (o := self.some_name(scope, "obj")) else None)),
+                (1, lambda: (f"{xs}.length >= {self.draw(st.integers(1, 3))}"
+                             if (xs := self.some_name(scope, "list:str", "list:obj", "list:any"))
+                             else None)),
+            ]
+        text = None
+        while text is None:
+            text = options[self.weighted([(w, i) for i, (w, _) in enumerate(options)])][1]()
+        if self.weighted([(5, False), (1, True)]):
+            other = self.condition(scope, null_safe)
+            text = f"{text} {self.pick(['and', 'or'])} {other}"
+        return text
+
+    # --- calls ----------------------------------------------------------------------------
+
+    def call(self, scope: Scope, head: str) -> Lines:
+        """`head` is `call` or `let r = call`; the target and properties are drawn here."""
+        target = self.weighted([(4, "slot"), (2, "svc")])
+        if target == "svc" and (services := self.names(scope, "svc")):
+            name = self.pick(services)
+            self.constructs.add("call through a service value")
+        else:
+            name = self.pick(list(SLOTS))
+        lines = [f"{head} {name}"]
+        used: set[str] = set()
+        for _ in range(self.draw(st.integers(0, 2))):
+            label = self.weighted([(3, "text"), (2, "notes"), (1, "draft"), (1, "context"),
+                                   (1, "material"), (1, "attack_notes")])
+            if label not in used:
+                used.add(label)
+                lines.append(f"  {label}: {self.expr('any', scope)}")
+        if self.weighted([(2, False), (1, True)]):
+            self.constructs.add("prompt")
+            lines.append(f"  prompt: {self.string(scope)}")
+        return lines
+
+    # --- statements -------------------------------------------------------------------------
+
+    def body(self, scope: Scope, ctx: Ctx, least: int = 1, most: int = 3,
+             last: str | None = None) -> Lines:
+        """A statement list; `last` = `value` ends it with a statement that has a value."""
+        count = self.draw(st.integers(least, most))
+        lines: Lines = []
+        for position in range(count):
+            if self.budget <= 0 and position >= least:
+                break
+            self.budget -= 1
+            if last == "value" and position == count - 1:
+                lines += self.value_statement(scope, ctx)
+            else:
+                lines += self.statement(scope, ctx)
+        if not lines:
+            lines = self.value_statement(scope, ctx) if last == "value" else self.let_value(scope, ctx)
+        return lines
+
+    def statement(self, scope: Scope, ctx: Ctx) -> Lines:
+        deep = ctx.depth >= 3 or self.budget <= 2
+        choices: list[tuple[int, str]] = [
+            (4, "let"), (6, "let call"), (3, "call"), (2, "assign"), (2, "member assign"),
+            (2, "record"), (2, "service variable"),
+        ]
+        if not deep:
+            choices += [(3, "if"), (5, "loop"), (2, "parallel"), (3, "collecting loop"),
+                        (2, "try"), (1, "anonymous do")]
+            if ctx.top:
+                choices.append((2, "block in if"))
+        if self.blocks:
+            choices.append((3, "do"))
+        if ctx.in_try:
+            choices.append((2, "throw"))
+        if ctx.in_loop:
+            choices.append((1, "loop control"))
+        kind = self.weighted(choices)
+        return getattr(self, "s_" + kind.replace(" ", "_"))(scope, ctx)
+
+    def let_value(self, scope: Scope, ctx: Ctx) -> Lines:
+        return self.s_let(scope, ctx)
+
+    def value_statement(self, scope: Scope, ctx: Ctx) -> Lines:
+        """The last statement of a collecting body: it gives the iteration's value."""
+        kind = self.weighted([(3, "call"), (2, "let call"), (1, "let"), (2, "return"),
+                              (3 if self.blocks else 0, "do"),
+                              (1 if ctx.depth < 3 else 0, "collecting loop")])
+        if kind == "return":
+            self.constructs.add("return in a collecting loop")
+            return [f"return {self.expr('any', scope)}"]
+        if kind == "collecting loop":
+            return self.loop(scope, ctx, collecting=True, head="")
+        if kind == "do":
+            self.constructs.add("do value collected")
+        return getattr(self, "s_" + kind.replace(" ", "_"))(scope, ctx)
+
+    def s_let(self, scope: Scope, ctx: Ctx) -> Lines:
+        kind = self.weighted([(3, "obj"), (3, "str"), (2, "list:str"), (2, "list:obj"),
+                              (1, "num"), (1, "bool"), (1, "destructure")])
+        if kind == "destructure":
+            source = self.some_name(scope, "obj")
+            if source is not None and not ctx.in_parallel and not any(
+                    name in scope and (not scope[name].mutable or name in ctx.frozen)
+                    for name in ("text", "n")):
+                self.constructs.add("destructuring")
+                scope["text"], scope["n"] = Var("str"), Var("num")
+                return [f"let {{ text, n }} = {source}"]
+            kind = "obj"
+        value = self.expr(kind, scope)
+        # Sometimes `let` an existing name again (it assigns, LANGUAGE.md 4.1).
+        again = [name for name in self.names(scope, kind, sure=True, assignable=ctx)
+                 if name not in ("text", "n")]
+        if again and not ctx.in_parallel and self.weighted([(6, False), (1, True)]):
+            name = self.pick(again)
+            self.constructs.add("second let")
+        else:
+            name = self.fresh({"obj": "o", "str": "s", "list:str": "xs", "list:obj": "os",
+                               "num": "k", "bool": "b"}[kind])
+        nonempty = kind.startswith("list") and value.startswith("[") and value != "[]"
+        scope[name] = Var(kind, nonempty=nonempty or value.endswith(".flaws"))
+        return [f"let {name} = {value}"]
+
+    def s_let_call(self, scope: Scope, ctx: Ctx) -> Lines:
+        name = self.fresh("r")
+        lines = self.call(scope, f"let {name} = call")
+        scope[name] = Var("obj")
+        return lines
+
+    def s_call(self, scope: Scope, ctx: Ctx) -> Lines:
+        return self.call(scope, "call")
+
+    def s_assign(self, scope: Scope, ctx: Ctx) -> Lines:
+        targets = self.names(scope, *VALUE_KINDS, sure=True, assignable=ctx)
+        if not targets:
+            return self.s_let_call(scope, ctx)
+        name = self.pick(targets)
+        var = scope[name]
+        self.constructs.add("reassignment")
+        if var.kind == "obj" and self.flip():
+            lines = self.call(scope, f"{name} = call")
+        else:
+            lines = [f"{name} = {self.expr(var.kind, scope, nonempty=var.nonempty)}"]
+        scope[name] = replace(var, maybe=False)
+        return lines
+
+    def s_member_assign(self, scope: Scope, ctx: Ctx) -> Lines:
+        targets = self.names(scope, "obj", sure=True, assignable=ctx)
+        if not targets:
+            return self.s_let(scope, ctx)
+        name = self.pick(targets)
+        key = self.pick([*OBJECT_KEYS, "extra"])
+        kind = {"text": "str", "flaws": "list:str", "ok": "bool", "n": "num"}.get(key, "any")
+        self.constructs.add("member assignment")
+        return [f"{name}.{key} = {self.expr(kind, scope, nonempty=True)}"]
+
+    def s_record(self, scope: Scope, ctx: Ctx) -> Lines:
+        targets = self.names(scope, "list:str", "list:obj", "list:any", sure=True, assignable=ctx)
+        if not targets:
+            name = self.fresh("xs")
+            scope[name] = Var("list:str")
+            return [f"let {name} = []", *self.s_record(scope, ctx)]
+        name = self.pick(targets)
+        kind = scope[name].kind
+        value = self.expr("any" if kind == "list:any" else kind.split(":")[1], scope)
+        self.constructs.add("record/append")
+        scope[name] = replace(scope[name], nonempty=scope[name].nonempty or ctx.depth == 0)
+        if self.flip():
+            return [f"append {value} to {name}"]
+        return [f"record {value} in {name}"]
+
+    def s_service_variable(self, scope: Scope, ctx: Ctx) -> Lines:
+        services = self.names(scope, "svc", sure=True, assignable=ctx)
+        if services and self.flip():
+            name = self.pick(services)
+            self.constructs.add("service variable reassigned")
+            return [f"{name} = {self.expr('svc', scope)}"]
+        name = self.fresh("w")
+        value = self.expr("svc", scope)
+        scope[name] = Var("svc")
+        self.constructs.add("service variable")
+        return [f"let {name} = {value}"]
+
+    def s_do(self, scope: Scope, ctx: Ctx) -> Lines:
+        if not self.blocks:
+            return self.s_call(scope, ctx)
+        name = self.pick(sorted(self.blocks))
+        args = [self.expr(kind, scope) for kind in self.blocks[name].params]
+        self.constructs.add("do")
+        if self.blocks[name].maybe:
+            self.constructs.add("do of a block defined in an if")
+        return [f"do {name}({', '.join(args)})"]
+
+    def s_anonymous_do(self, scope: Scope, ctx: Ctx) -> Lines:
+        inner = dict(scope)
+        self.constructs.add("anonymous do")
+        body = self.body(inner, ctx.inner(frozen=frozenset(scope), in_loop=False), 1, 2)
+        return ["do:", *indent(body)]
+
+    def s_throw(self, scope: Scope, ctx: Ctx) -> Lines:
+        self.constructs.add("throw")
+        value = self.weighted([(3, "expr"), (1, "bare")])
+        line = "throw" if value == "bare" else f"throw {self.expr('any', scope)}"
+        if self.flip():
+            return [f"if {self.condition(scope)}:", f"  {line}"]
+        return [line]
+
+    def s_loop_control(self, scope: Scope, ctx: Ctx) -> Lines:
+        self.constructs.add("break/continue")
+        return [f"if {self.condition(scope)}:", f"  {self.pick(['continue', 'break'])}"]
+
+    # --- compound statements --------------------------------------------------------------------
+
+    def s_if(self, scope: Scope, ctx: Ctx) -> Lines:
+        lines: Lines = []
+        arms: list[Scope] = []
+        count = self.draw(st.integers(1, 3))
+        for position in range(count):
+            keyword = "if" if position == 0 else "elif"
+            arm = dict(scope)
+            body = self.body(arm, ctx.inner(), 1, 2)
+            lines += [f"{keyword} {self.condition(scope)}:", *indent(body)]
+            arms.append(arm)
+        if self.flip():
+            arm = dict(scope)
+            lines += ["else:", *indent(self.body(arm, ctx.inner(), 1, 2))]
+            arms.append(arm)
+            exhaustive = True
+        else:
+            exhaustive = False
+        self.constructs.add("if/elif/else" if count > 1 or exhaustive else "if")
+        merge(scope, arms, exhaustive)
+        return lines
+
+    def s_block_in_if(self, scope: Scope, ctx: Ctx) -> Lines:
+        name = self.fresh("blk")
+        definition = self.block_def(name, scope, maybe=True)
+        condition = self.pick(["true", 'task_brief == "the brief"', "task_brief is not empty"])
+        self.constructs.add("block defined in an if")
+        return [f"if {condition}:", *indent(definition)]
+
+    def block_def(self, name: str, scope: Scope, maybe: bool) -> Lines:
+        params = []
+        inner = {key: var for key, var in scope.items() if not var.maybe}
+        kinds = []
+        for _ in range(self.draw(st.integers(1, 2))):
+            kind = self.weighted([(3, "svc"), (2, "any"), (1, "obj"), (1, "str")])
+            param = self.fresh("p")
+            params.append(param)
+            kinds.append(kind)
+            inner[param] = Var(kind, mutable=False)  # the linter holds parameters read-only
+        if "svc" in kinds:
+            self.constructs.add("call through a block parameter")
+        ctx = Ctx(depth=1, frozen=frozenset(n for n in inner if n not in params))
+        body = self.body(inner, ctx, 1, 3, last=self.pick([None, "value"]))
+        self.blocks[name] = Block(tuple(kinds), maybe)
+        return [f"block {name}({', '.join(params)}):", *indent(body)]
+
+    def loop(self, scope: Scope, ctx: Ctx, collecting: bool, head: str) -> Lines:
+        """A `for`, `repeat`, `loop until`, `parallel for` or `parallel repeat` loop.
+
+        `head` is what comes before it (`let ys = ` for a loop in value position).
+        """
+        kind = self.weighted([(3, "for"), (2, "repeat"), (1, "loop until"),
+                              (2, "parallel for"), (1, "parallel repeat")])
+        parallel = kind.startswith("parallel")
+        body_scope = dict(scope)
+        var = index = None
+        if kind.endswith("for"):
+            list_kind = self.pick(["list:str", "list:obj", "list:any"])
+            source = None
+            if self.weighted([(3, True), (1, False)]):
+                source = self.some_name(scope, list_kind)
+            if source is None and list_kind == "list:str" and self.flip():
+                source = self._member(self.some_name(scope, "obj"), "flaws")
+            if source is None:
+                list_kind = "list:obj" if list_kind == "list:obj" else "list:str"
+                source = self.expr(list_kind, scope, nonempty=True)
+            var = self.fresh("x")
+            body_scope[var] = Var(list_kind.split(":")[1], mutable=False)
+            header = f"for {var}"
+            if self.weighted([(3, False), (1, True)]):
+                index = self.fresh("i")
+                body_scope[index] = Var("num", mutable=False)
+                header += f", {index}"
+            header += f" in {source}"
+        elif kind.endswith("repeat"):
+            header = f"repeat {self.pick(['1', '2', 'rounds'])}"
+            if self.flip():
+                index = self.fresh("i")
+                body_scope[index] = Var("num", mutable=False)
+                header += f" as {index}"
+        else:
+            header = "loop until {condition} (max: " + self.pick(["2", "3", "rounds"]) + ")"
+        if parallel:
+            header = "parallel " + header
+            modifiers = self.weighted([(4, ""), (1, ' ("all", on-fail: "continue")'),
+                                       (1, ' ("all", on-fail: "ignore")')])
+            header += modifiers
+        frozen = frozenset(scope) if parallel else ctx.frozen
+        inner = ctx.inner(frozen=frozen, in_loop=not parallel, in_parallel=parallel or ctx.in_parallel)
+        body = self.body(body_scope, inner, 1, 3, last="value" if collecting else None)
+        if kind == "loop until":
+            # Chosen after the body so that it may name what the body binds (null before).
+            header = header.format(condition=self.condition(body_scope, null_safe=True))
+            if self.weighted([(3, False), (1, True)]):
+                header += f" as {self.fresh('i')}"
+        self.constructs.add(("collecting " if collecting else "") + kind)
+        if not parallel:
+            merge(scope, [body_scope], exhaustive=False)
+            if var is not None:
+                scope[var] = replace(body_scope[var], maybe=True)
+        return [f"{head}{header}:", *indent(body)]
+
+    def s_loop(self, scope: Scope, ctx: Ctx) -> Lines:
+        return self.loop(scope, ctx, collecting=False, head="")
+
+    def s_collecting_loop(self, scope: Scope, ctx: Ctx) -> Lines:
+        assignable = self.names(scope, "list:any", sure=True, assignable=ctx)
+        if assignable and self.weighted([(3, False), (1, True)]):
+            name = self.pick(assignable)
+            lines = self.loop(scope, ctx, collecting=True, head=f"{name} = ")
+        else:
+            name = self.fresh("ys")
+            lines = self.loop(scope, ctx, collecting=True, head=f"let {name} = ")
+        scope[name] = Var("list:any")
+        return lines
+
+    def s_parallel(self, scope: Scope, ctx: Ctx) -> Lines:
+        lines: Lines = []
+        published: Scope = {}
+        inner = ctx.inner(frozen=frozenset(scope), in_loop=False, in_parallel=True)
+        for _ in range(self.draw(st.integers(2, 3))):
+            branch = dict(scope)
+            kind = self.weighted([(3, "let call"), (2, "let"), (2, "nested if"), (1, "nested for"),
+                                  (1, "call"), (1 if self.blocks else 0, "do")])
+            if kind == "nested if":
+                self.constructs.add("let nested in a parallel branch")
+                body = self.body(branch, inner.inner(), 1, 2)
+                condition = self.pick(["true", self.condition(scope)])
+                lines += [f"if {condition}:", *indent(body)]
+                maybe = True
+            elif kind == "nested for":
+                self.constructs.add("let nested in a parallel branch")
+                lines += self.loop(branch, inner, collecting=False, head="")
+                maybe = True
+            else:
+                lines += getattr(self, "s_" + kind.replace(" ", "_"))(branch, inner)
+                maybe = False
+            for name, var in branch.items():
+                if name not in scope:
+                    published[name] = replace(var, maybe=var.maybe or maybe)
+        modifiers = self.weighted([(5, ""), (1, ' ("all", on-fail: "continue")')])
+        self.constructs.add("parallel block")
+        scope.update(published)
+        return [f"parallel{modifiers}:", *indent(lines)]
+
+    def s_try(self, scope: Scope, ctx: Ctx) -> Lines:
+        body_scope = dict(scope)
+        lines = ["try:", *indent(self.body(body_scope, ctx.inner(in_try=True), 1, 3))]
+        arms = [body_scope]
+        shape = self.weighted([(4, "catch as"), (1, "catch"), (1, "finally")])
+        if shape != "finally":
+            handler = dict(scope)
+            if shape == "catch as":
+                err = self.fresh("err")
+                handler[err] = Var("err", mutable=False)
+                lines.append(f"catch as {err}:")
+                self.constructs.add("catch variable")
+            else:
+                lines.append("catch:")
+            lines += indent(self.body(handler, ctx.inner(), 1, 2))
+            arms.append(handler)
+        merge(scope, arms, exhaustive=False)
+        if shape == "finally" or self.weighted([(3, False), (1, True)]):
+            lines += ["finally:", *indent(self.body(scope, ctx.inner(), 1, 2))]
+        self.constructs.add("try")
+        return lines
+
+
+def merge(scope: Scope, arms: list[Scope], exhaustive: bool) -> None:
+    """After branches: a name bound in every arm of an exhaustive choice is bound."""
+    new = set().union(*(arm.keys() for arm in arms)) - set(scope)
+    for name in new:
+        present = [arm[name] for arm in arms if name in arm]
+        sure = exhaustive and len(present) == len(arms) and not any(v.maybe for v in present)
+        scope[name] = replace(present[-1], maybe=not sure,
+                              nonempty=all(v.nonempty for v in present))
+    for name in set(scope) & set().union(*(arm.keys() for arm in arms)):
+        changed = [arm[name] for arm in arms if name in arm]
+        if changed and name in scope and scope[name] not in changed:
+            # An assignment in an arm: the kind is unchanged; stay conservative on emptiness.
+            scope[name] = replace(scope[name], nonempty=scope[name].nonempty and all(
+                v.nonempty for v in changed))
+
+
+@st.composite
+def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
+    """A complete pattern with checkable invariants, a program and a script."""
+    invariants = draw(st.lists(
+        st.builds(Invariant, st.sampled_from(["never", "indirect", "unaware", "independent"]),
+                  st.sampled_from(list(SLOTS)), st.sampled_from(list(SLOTS)))
+        .filter(lambda invariant: invariant.a != invariant.b),
+        min_size=1, max_size=3, unique=True))
+    generator = Generator(draw)
+    scope: Scope = {"task_brief": Var("str", mutable=False)}
+    lines: Lines = []
+    for _ in range(draw(st.integers(0, 2))):
+        lines += generator.block_def(generator.fresh("blk"), scope, maybe=False)
+        generator.constructs.add("block")
+    lines += generator.body(scope, Ctx(top=True), 2, 10)
+    result = generator.expr("any", scope)
+    lines.append(f"return {{ result: {result} }}")
+    program = "\n".join(lines)
+    ok_cycle = draw(st.lists(st.booleans(), min_size=1, max_size=4))
+    failures = draw(st.dictionaries(st.sampled_from(list(SLOTS)),
+                                    st.frozensets(st.integers(0, 8), max_size=2), max_size=2))
+    text, start = pattern_text(program, invariants)
+    return GeneratedPattern(text, program, tuple(invariants), script_for(ok_cycle, failures),
+                            start, frozenset(generator.constructs))
+
+
+def describe_script(script: dict[str, Any]) -> str:
+    """The script's failures and `ok` values, short, for failure messages."""
+    out = []
+    for slot, replies in script["slots"].items():
+        shown = [json.dumps(r, sort_keys=True) for r in replies[:6]]
+        out.append(f"  {slot}: {', '.join(shown)}, ...")
+    return "\n".join(out)
