@@ -1,31 +1,29 @@
 """The compiled run-time Policy: compilation, JSON round-trip, violations, matching.
 
-The last tests compare the policy with the linter on every leak fixture: the
-calls the run-time policy would stop (given the provenance the static
-analysis computes) are exactly the calls the linter reports.
+The linter asks the same `Policy.violations` about the flows it proves
+possible (tests/test_leaks.py), and tests/test_soundness.py checks that the
+linter's flows cover the run's.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from prose.check.policy import (
-    InputFlow,
+
+from prose.lang.channels import Channel
+from prose.lang.policy import (
+    ForbiddenWord,
+    Hidden,
     Policy,
     SlotPolicy,
     Violation,
     compile_policy,
-    requirement_matches,
 )
-
-from prose.check import lint_text
-from prose.check.invariant_checks import literal_texts
+from prose.lang.words import requirement_matches
 from prose.spec import PatternSpec, load_spec, load_spec_file
 from tests.conftest import ROOT
-from tests.test_leaks import Twin, leak_paths, load_leak_fixture
 from tests.test_rules import build_pattern
 
 PATTERNS = ROOT / "patterns"
@@ -47,12 +45,28 @@ def _policy_of(invariants: str, slots: str | None = None, name: str = "duel") ->
     return compile_policy(loaded.spec)
 
 
-FLOW_NONE = InputFlow()
+FLOW_NONE = Channel("", "input")
 
 
-def flow(*direct: str, via: tuple[str, ...] = ()) -> InputFlow:
+def flow(*direct: str, via: tuple[str, ...] = ()) -> Channel:
     """An input's provenance: `direct` slots, plus `via` slots reached only through calls."""
-    return InputFlow(frozenset(direct), frozenset(direct) | frozenset(via))
+    return Channel("", "input", frozenset(direct), frozenset(direct) | frozenset(via))
+
+
+def violations(policy: Policy, slot: str, inputs: dict[str, Channel],
+               literal: list[str] | tuple[str, ...] = ()) -> list[Violation]:
+    """`policy.violations` with channels named like call properties (`prompt`, `schema`,
+    control properties skipped) and the pattern's literal text as one more channel."""
+    channels = []
+    for name, given in inputs.items():
+        if name in ("model", "retry", "backoff"):
+            continue
+        kind = name if name in ("prompt", "schema") else "input"
+        label = (name,) if kind == "input" else ()
+        channels.append(Channel(name, kind, given.provenance, given.transitive, label))  # type: ignore[arg-type]
+    if literal:
+        channels.append(Channel("text", "prompt", literal=tuple(literal)))
+    return policy.violations(slot, channels)
 
 
 # --- compiling the shipped patterns --------------------------------------------------
@@ -62,19 +76,17 @@ def test_compile_proposer_adversary() -> None:
     policy = compile_policy(_spec(PATTERNS / "proposer-adversary.prose.md"))
     assert policy.pattern == "proposer-adversary"
     assert policy.independent == ()
-    assert policy.slots["proposer"] == SlotPolicy(
-        slot="proposer",
-        requires=("task_brief",),
-        sees_only=("task_brief",),
-        never_sees=("adversary",),
-        never_sees_indirectly=(),
-        forbidden_words=("adversary", "attack", "proposer-adversary"),
-    )
-    assert policy.slots["adversary"] == SlotPolicy(
-        slot="adversary",
-        requires=("proposal", "original task_brief"),
-        sees_only=("proposal", "task_brief"),
-    )
+    proposer = policy.slots["proposer"]
+    assert (proposer.requires, proposer.sees_only) == (("task_brief",), ("task_brief",))
+    assert [(h.other, h.form) for h in proposer.hidden] == [("adversary", "unaware-of")]
+    assert proposer.never_sees == ("adversary",)
+    assert [w.word for w in proposer.forbidden_words] == ["adversary", "attack", "proposer-adversary"]
+    assert all(isinstance(w, ForbiddenWord) and w.other == "adversary" and w.line > 0
+               for w in proposer.forbidden_words)
+    adversary = policy.slots["adversary"]
+    assert adversary.requires == ("proposal", "original task_brief")
+    assert adversary.sees_only == ("task_brief", "proposal")
+    assert (adversary.hidden, adversary.forbidden_words) == ((), ())
 
 
 def test_compile_dialectic() -> None:
@@ -82,17 +94,17 @@ def test_compile_dialectic() -> None:
     assert policy.pattern == "dialectic"
     assert set(policy.slots) == {"thesis", "antithesis"}
     thesis, antithesis = policy.slots["thesis"], policy.slots["antithesis"]
-    assert thesis.sees_only == ("prior_antithesis", "task_brief")
-    assert antithesis.sees_only == ("prior_thesis", "task_brief")
+    assert thesis.sees_only == ("task_brief", "prior_antithesis")
+    assert antithesis.sees_only == ("task_brief", "prior_thesis")
     assert thesis.requires is not None and len(thesis.requires) == 2
     assert thesis.requires[0] == "task_brief"
     assert requirement_matches(thesis.requires[1], "prior_antithesis")
-    assert (thesis.never_sees, thesis.never_sees_indirectly, thesis.forbidden_words) == ((), (), ())
+    assert (thesis.hidden, thesis.forbidden_words) == ((), ())
     # The dialectic's own calls pass the policy: each side sees the other's latest argument.
-    assert policy.violations("thesis", {"task_brief": FLOW_NONE,
+    assert violations(policy, "thesis", {"task_brief": FLOW_NONE,
                                         "prior_antithesis": flow("antithesis"),
                                         "prompt": FLOW_NONE}) == []
-    assert policy.violations("antithesis", {"task_brief": FLOW_NONE,
+    assert violations(policy, "antithesis", {"task_brief": FLOW_NONE,
                                             "prior_thesis": flow("thesis")}) == []
 
 
@@ -114,7 +126,8 @@ def test_json_round_trip_of_every_field() -> None:
     )
     data = json.loads(json.dumps(policy.to_dict()))
     assert data["independent"] == [["writer", "critic"]]
-    assert data["slots"]["writer"]["never_sees_indirectly"] == ["critic"]
+    assert [h["other"] for h in data["slots"]["writer"]["hidden"]
+            if h["form"] == "never-sees-indirectly"] == ["critic"]
     assert Policy.from_dict(data) == policy
     # A slot without `requires:` keeps None (any input), not an empty list (no input).
     free = _policy_of("- `writer` sees only `brief`",
@@ -138,11 +151,13 @@ def test_compile_every_invariant_form() -> None:
     )
     writer, critic = policy.slots["writer"], policy.slots["critic"]
     assert writer.sees_only == ("brief",)  # two `sees only` bullets: the intersection
-    assert writer.never_sees_indirectly == ("critic",)
+    assert [(h.other, h.form) for h in writer.hidden] == [
+        ("critic", "never-sees-indirectly"), ("critic", "independent")]
     assert writer.never_sees == ("critic",)  # from the independence
     assert critic.never_sees == ("writer",)  # unaware-of and independence, not twice
+    assert [h.form for h in critic.hidden] == ["unaware-of", "independent"]
     # B's name, B's role (first noun of its `ensures`) and the pattern's name.
-    assert critic.forbidden_words == ("writer", "draft", "duel")
+    assert [w.word for w in critic.forbidden_words] == ["writer", "draft", "duel"]
     assert policy.independent == (("writer", "critic"),)
 
 
@@ -171,15 +186,15 @@ def _rules(found: list[Violation]) -> list[tuple[str, str | None]]:
 
 
 def test_a_legal_call_has_no_violation(proposer_adversary: Policy) -> None:
-    assert proposer_adversary.violations("proposer", {"task_brief": FLOW_NONE}) == []
-    assert proposer_adversary.violations(
+    assert violations(proposer_adversary, "proposer", {"task_brief": FLOW_NONE}) == []
+    assert violations(proposer_adversary,
         "adversary", {"task_brief": FLOW_NONE, "proposal": flow("proposer")}
     ) == []
-    assert proposer_adversary.violations("unknown-slot", {"anything": flow("adversary")}) == []
+    assert violations(proposer_adversary, "unknown-slot", {"anything": flow("adversary")}) == []
 
 
 def test_requires_and_sees_only(proposer_adversary: Policy) -> None:
-    found = proposer_adversary.violations("proposer", {"task_brief": FLOW_NONE, "history": FLOW_NONE})
+    found = violations(proposer_adversary, "proposer", {"task_brief": FLOW_NONE, "history": FLOW_NONE})
     assert _rules(found) == [("requires", "history"), ("sees-only", "history")]
     messages = {violation.rule: violation.message for violation in found}
     assert messages["requires"] == "`proposer` does not require `history`"
@@ -190,82 +205,81 @@ def test_requires_and_sees_only(proposer_adversary: Policy) -> None:
 def test_sees_only_without_requires() -> None:
     policy = _policy_of("- `writer` sees only `brief`",
                         slots="- `writer`\n  - ensures: draft\n- `critic`\n  - ensures: verdict")
-    assert _rules(policy.violations("writer", {"brief": FLOW_NONE, "tone": FLOW_NONE})) == [
+    assert _rules(violations(policy, "writer", {"brief": FLOW_NONE, "tone": FLOW_NONE})) == [
         ("sees-only", "tone")
     ]
-    assert policy.violations("critic", {"anything": FLOW_NONE}) == []
+    assert violations(policy, "critic", {"anything": FLOW_NONE}) == []
 
 
 def test_reserved_properties_are_not_inputs_but_carry_provenance(proposer_adversary: Policy) -> None:
     reserved = {name: FLOW_NONE for name in ("prompt", "model", "retry", "backoff", "schema")}
-    assert proposer_adversary.violations("proposer", {"task_brief": FLOW_NONE, **reserved}) == []
-    found = proposer_adversary.violations("proposer", {"task_brief": FLOW_NONE,
+    assert violations(proposer_adversary, "proposer", {"task_brief": FLOW_NONE, **reserved}) == []
+    found = violations(proposer_adversary, "proposer", {"task_brief": FLOW_NONE,
                                                        "prompt": flow("adversary")})
     assert _rules(found) == [("never-sees", "prompt")]
 
 
 def test_never_sees(proposer_adversary: Policy) -> None:
-    found = proposer_adversary.violations("proposer", {"task_brief": flow("adversary")})
+    found = violations(proposer_adversary, "proposer", {"task_brief": flow("adversary")})
     assert _rules(found) == [("never-sees", "task_brief")]
     assert found[0].message == (
         "`task_brief` carries output of `adversary`, which `proposer` must never see"
     )
     # Direct provenance only: a value the adversary merely influenced is not its output.
-    assert proposer_adversary.violations(
+    assert violations(proposer_adversary,
         "proposer", {"task_brief": flow(via=("adversary",))}
     ) == []
 
 
 def test_never_sees_indirectly() -> None:
     policy = _policy_of("- `writer` never sees `critic`, even indirectly")
-    found = policy.violations("writer", {"brief": flow("summariser", via=("critic",))})
+    found = violations(policy, "writer", {"brief": flow("summariser", via=("critic",))})
     assert _rules(found) == [("never-sees-indirectly", "brief")]
     assert "even indirectly" in found[0].message
-    assert _rules(policy.violations("writer", {"brief": flow("critic")})) == [
+    assert _rules(violations(policy, "writer", {"brief": flow("critic")})) == [
         ("never-sees-indirectly", "brief")
     ]
-    assert policy.violations("writer", {"brief": flow("writer")}) == []
+    assert violations(policy, "writer", {"brief": flow("writer")}) == []
 
 
 def test_never_sees_and_even_indirectly_together() -> None:
     policy = _policy_of(
         "- `writer` is unaware of `critic`\n- `writer` never sees `critic`, even indirectly"
     )
-    found = policy.violations("writer", {"brief": flow("summariser", via=("critic",))})
+    found = violations(policy, "writer", {"brief": flow("summariser", via=("critic",))})
     assert _rules(found) == [("never-sees-indirectly", "brief")]
 
 
 def test_unaware_of_literal_text(proposer_adversary: Policy) -> None:
-    found = proposer_adversary.violations(
+    found = violations(proposer_adversary,
         "proposer", {"task_brief": FLOW_NONE}, ["Answer the brief.", "Expect an ATTACK on it."]
     )
-    assert _rules(found) == [("unaware-of", None)]
-    assert found[0].message == "literal text sent to `proposer` names `attack`"
+    assert _rules(found) == [("unaware-of", "text")]
+    assert found[0].message == "literal text sent to `proposer` names `attack` (in text)"
     # Whole words only, case-insensitive; a dash separates words.
-    assert proposer_adversary.violations(
+    assert violations(proposer_adversary,
         "proposer", {}, ["be adversarial", "attacker", "counterattack"]
     ) == []
-    found = proposer_adversary.violations("proposer", {}, ["a Proposer-Adversary run"])
-    assert sorted(violation.message for violation in found) == [
-        "literal text sent to `proposer` names `adversary`",
-        "literal text sent to `proposer` names `proposer-adversary`",
-    ]
+    found = violations(proposer_adversary, "proposer", {}, ["a Proposer-Adversary run"])
+    assert sorted(violation.word or "" for violation in found) == ["adversary", "proposer-adversary"]
     # Each forbidden word is one violation, however many texts contain it.
-    found = proposer_adversary.violations("proposer", {}, ["adversary", "the adversary", "attack"])
-    assert sorted(violation.message.rsplit(" ", 1)[1] for violation in found) == [
-        "`adversary`", "`attack`"
-    ]
+    found = violations(proposer_adversary, "proposer", {}, ["adversary", "the adversary", "attack"])
+    assert sorted(violation.word or "" for violation in found) == ["adversary", "attack"]
     # The adversary may be told anything.
-    assert proposer_adversary.violations("adversary", {"proposal": FLOW_NONE,
+    assert violations(proposer_adversary, "adversary", {"proposal": FLOW_NONE,
                                                        "task_brief": FLOW_NONE},
                                          ["you attack the proposer"]) == []
 
 
 def test_independence_in_both_directions() -> None:
     policy = _policy_of("- `writer` and `critic` are independent")
-    assert _rules(policy.violations("writer", {"brief": flow("critic")})) == [("never-sees", "brief")]
-    assert _rules(policy.violations("critic", {"draft": flow("writer")})) == [("never-sees", "draft")]
-    assert policy.violations("critic", {"draft": flow(via=("writer",))}) == []
+    assert _rules(violations(policy, "writer", {"brief": flow("critic")})) == [("independent", "brief")]
+    assert _rules(violations(policy, "critic", {"draft": flow("writer")})) == [("independent", "draft")]
+    assert violations(policy, "critic", {"draft": flow(via=("writer",))}) == []
+    # Strict mode: independence survives intermediaries (a summariser between them).
+    strict = policy.with_strict(True)
+    assert _rules(violations(strict, "critic", {"draft": flow(via=("writer",))})) == [
+        ("independent", "draft")]
 
 
 # --- requirement matching (LANGUAGE.md 1.1) ---------------------------------------------------
@@ -297,48 +311,46 @@ def test_requirement_matching(entry: str, name: str, matches: bool) -> None:
 
 def test_requires_uses_the_same_matching(proposer_adversary: Policy) -> None:
     inputs = {"original_task_brief": FLOW_NONE, "proposal": FLOW_NONE}
-    assert [v.rule for v in proposer_adversary.violations("adversary", inputs)] == ["sees-only"]
+    assert [v.rule for v in violations(proposer_adversary, "adversary", inputs)] == ["sees-only"]
 
 
-# --- the policy agrees with the linter on every leak fixture ----------------------------------
+@pytest.mark.parametrize(
+    ("entry", "name", "matches"),
+    [
+        ("summary of the attack, but never the raw attack", "summary", True),
+        ("summary of the attack, but never the raw attack", "raw_attack", False),
+        ("anything except the verdict", "verdict", False),
+        ("the brief (not the notes)", "brief", True),
+    ],
+)
+def test_a_negated_part_of_a_requires_entry_is_not_required(entry: str, name: str,
+                                                          matches: bool) -> None:
+    assert requirement_matches(entry, name) is matches
 
-_LINT_CODES = {"PH601", "PH603", "PH604", "PH605", "PH606", "PH607"}
+
+def test_unmerged_and_only_grows_are_part_of_the_policy() -> None:
+    policy = _policy_of("- the result returns `writer` and `critic` unmerged\n"
+                        "- `history` only grows")
+    assert [(u.a, u.b) for u in policy.unmerged] == [("writer", "critic")]
+    assert policy.only_grows == ("history",)
+    found = violations(policy, "writer", {"a": flow("writer"), "b": flow("critic")})
+    assert [v for v in _rules(found) if v[0] == "unmerged"] == [("unmerged", None)]
+    assert Policy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
 
 
-def _twins() -> list[Any]:
-    params = []
-    for path in leak_paths():
-        for twin in load_leak_fixture(path):
-            params.append(pytest.param(twin, id=f"{twin.channel}:{twin.kind}"))
-    return params
+def test_every_channel_counts_for_unaware_of(proposer_adversary: Policy) -> None:
+    for kind in ("prompt", "schema", "ensures", "role"):
+        channel = Channel(kind, kind, literal=("watch out for the adversary",))  # type: ignore[arg-type]
+        found = proposer_adversary.violations("proposer", [channel])
+        assert [(v.rule, v.channel) for v in found] == [("unaware-of", kind)], kind
 
 
-@pytest.mark.parametrize("twin", _twins())
-def test_policy_stops_exactly_the_calls_the_linter_reports(twin: Twin) -> None:
-    pattern = twin.build()
-    result = lint_text(pattern.text, "leak.prose.md")
-    assert result.spec is not None and result.context is not None
-    policy = compile_policy(result.spec)
-    analysis = result.context.flow
-    stopped: set[int] = set()
-    reported: set[int] = set()
-    diagnostics = [d for d in result.diagnostics if d.code in _LINT_CODES]
-    for site in analysis.calls.values():
-        if site.slot is None:
-            continue
-        inputs = {
-            name: InputFlow(analysis.provenance(entry.value), analysis.transitive(entry.value))
-            for name, entry in site.inputs.items()
-        }
-        literal = [text for text, _ in literal_texts(site.call)]
-        if policy.violations(site.slot, inputs, literal):
-            stopped.add(site.call.span.line)
-        first = site.call.span.line
-        last = max([first, *(prop.span.end_line for prop in site.call.properties)])
-        if any(first <= d.span.line <= last for d in diagnostics):
-            reported.add(first)
-    assert stopped == reported
-    if twin.kind == "clean":
-        assert stopped == set()
-    else:
-        assert stopped
+def test_old_traces_policies_still_load() -> None:
+    old = {"pattern": "p", "slots": {"a": {"slot": "a", "never_sees": ["b"],
+                                           "never_sees_indirectly": ["c"],
+                                           "forbidden_words": ["b"]}}}
+    policy = Policy.from_dict(old)
+    assert policy.slots["a"].hidden == (Hidden("b", "never-sees"),
+                                        Hidden("c", "never-sees-indirectly"))
+    assert [w.word for w in policy.slots["a"].forbidden_words] == ["b"]
+    assert SlotPolicy("a").never_sees == ()

@@ -1,31 +1,63 @@
-"""Provenance analysis: which slots' outputs may reach each call input.
+"""Provenance analysis: an abstract interpretation of the program over `prose.lang.flows`.
 
-A reaching-definitions analysis over the AST. Every place that binds a
-variable (a `let`, an assignment, a `record`/`append`, a loop or catch
-variable, a destructuring, a branch result published at a join) is a
-*definition* with the definitions it copies from (`sources`) and the slots
-whose call output it holds directly (`slots`). A call is a boundary: the
-definition of a call's result has the called slot as its only provenance; for
-the "even indirectly" form its *transitive* provenance also includes
-everything the call was given. Loops are iterated to a fixpoint, so a value
-recorded in iteration k reaches the calls of iteration k+1. Member and index
-reads carry the whole container's provenance (coarser than the runtime,
-never finer, as LANGUAGE.md 5 allows).
+Every construct passes labels by the rule `prose.lang.flows` writes for it;
+the interpreter applies the same rules to concrete values. Here a label is a
+set of *definitions*: a place that binds a value (a `let`, an assignment, a
+`record`, a loop or catch variable, a block parameter, a loop's collected
+value), a call's output, or a piece of the pattern's literal text. A
+definition remembers what it copies (`sources`), the slots whose output it
+is (`slots`) and, for a call, what the call was given (`call_inputs`), so a
+diagnostic can show the path a value took.
+
+An abstract value is a label plus what is known of its shape: the labels of
+an object's members (so reading the clean member of a mixed object is
+clean, as at run time) and the slots it may denote as a service (so a call
+through a variable or a block parameter is a call of each of them). Loops
+run to a fixpoint; branches join; every block definition that may run is
+followed; errors (failed calls, thrown values) flow to `catch` variables
+and to parallel branches kept by `on-fail: "continue"`. A node the analysis
+does not know is refused (`UnknownNode`), never skipped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from prose.check.declarations import Declarations
-from prose.check.semantic import SemanticModel
 from prose.diagnostics.model import Label
+from prose.lang import flows
+from prose.lang.flows import default_texts
+from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
 from prose.syntax import nodes as n
 
-State = dict[str, frozenset[int]]
+Defs = frozenset[int]
+NONE: Defs = frozenset()
 MAX_BLOCK_DEPTH = 8
+MAX_SHAPE_DEPTH = 4
+MAX_ITERATIONS = 100
+
+
+class UnknownNode(TypeError):
+    """The analysis met a node it has no rule for (a new node type without a flow rule)."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """What an expression evaluates to, abstractly (see the module docstring)."""
+
+    label: Defs = NONE
+    fields: Mapping[str, Value] | None = None
+    services: frozenset[str] = frozenset()
+
+    @property
+    def defs(self) -> Defs:
+        return self.label
+
+
+CONSTANT = Value(fields={})  # a literal: carries nothing, and no member carries anything
 
 
 @dataclass
@@ -33,24 +65,16 @@ class Definition:
     id: int
     name: str
     span: Span
-    kind: str  # let, assign, record, loop, catch, call, param, join
+    kind: str  # let, assign, record, loop, catch, call, param, join, string, config, error
     slots: set[str] = field(default_factory=set)
     sources: set[int] = field(default_factory=set)
-    call_inputs: set[int] = field(default_factory=set)  # for call results: what the call was given
-    text: str | None = None  # for string literals: the pattern's own literal text
-
-
-@dataclass
-class Value:
-    """What an expression evaluates to, abstractly."""
-
-    defs: frozenset[int] = frozenset()
-    calls: frozenset[int] = frozenset()  # call-result definitions created by the expression
+    call_inputs: set[int] = field(default_factory=set)
+    text: str | None = None  # the pattern's own literal text
 
 
 @dataclass
 class InputFlow:
-    """One input of one call site: where its value may come from."""
+    """One property of one call site: where its value may come from."""
 
     name: str
     prop: n.Property
@@ -59,11 +83,17 @@ class InputFlow:
 
 @dataclass
 class CallFlow:
+    """A call site: every slot it may call and what each property may carry."""
+
     call: n.Call
-    slot: str | None
-    target: str
+    slots: set[str] = field(default_factory=set)
+    target: str = "slot"
     inputs: dict[str, InputFlow] = field(default_factory=dict)
-    result: int | None = None  # the definition holding the call's output
+
+    @property
+    def slot(self) -> str | None:
+        """The slot called, when there is exactly one."""
+        return next(iter(self.slots)) if len(self.slots) == 1 else None
 
 
 @dataclass
@@ -72,38 +102,45 @@ class JudgeFlow:
     mentions: dict[str, Value] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """A label resolved to what `prose.lang.channels.Carried` asks for."""
+
+    provenance: frozenset[str]
+    transitive: frozenset[str]
+    literal: frozenset[str]
+
+
 class FlowAnalysis:
     """The result: definitions, call sites with their inputs, judges, final returns."""
 
-    def __init__(self, decl: Declarations) -> None:
+    def __init__(self, decl: Declarations, strict: bool = False) -> None:
         self.decl = decl
+        self.strict = strict
         self.defs: list[Definition] = []
         self.calls: dict[int, CallFlow] = {}
         self.judges: dict[int, JudgeFlow] = {}
         self.returns: list[tuple[n.Return, Value]] = []
-        self._provenance: dict[int, frozenset[str]] = {}
-        self._transitive: dict[int, frozenset[str]] = {}
+        self._closures: dict[tuple[int, bool], frozenset[str]] = {}
 
     # --- queries -------------------------------------------------------------
 
     def provenance(self, value: Value) -> frozenset[str]:
         """Slots whose outputs the value may carry (a call is a boundary)."""
-        out: set[str] = set()
-        for def_id in value.defs | value.calls:
-            out |= self._closure(def_id, transitive=False)
-        return frozenset(out)
+        return frozenset().union(*(self._closure(d, False) for d in _flatten(value).label))
 
     def transitive(self, value: Value) -> frozenset[str]:
         """Slots whose outputs may have influenced the value, through calls too."""
-        out: set[str] = set()
-        for def_id in value.defs | value.calls:
-            out |= self._closure(def_id, transitive=True)
-        return frozenset(out)
+        return frozenset().union(*(self._closure(d, True) for d in _flatten(value).label))
+
+    def resolve(self, value: Value) -> Resolved:
+        return Resolved(self.provenance(value), self.transitive(value),
+                        frozenset(text for text, _ in self.literal_texts(value)))
 
     def reaches_unchanged(self, value: Value, slot: str) -> bool:
         """Whether `slot`'s output reaches the value as it came back (not only inside new text)."""
         seen: set[int] = set()
-        stack = list(value.defs | value.calls)
+        stack = list(_flatten(value).label)
         while stack:
             current = stack.pop()
             if current in seen:
@@ -118,10 +155,10 @@ class FlowAnalysis:
         return False
 
     def literal_texts(self, value: Value) -> list[tuple[str, Span]]:
-        """The pattern's literal strings that make up the value (not through calls)."""
+        """The pattern's literal texts that make up the value (not through calls)."""
         out: list[tuple[str, Span]] = []
         seen: set[int] = set()
-        stack = list(value.defs | value.calls)
+        stack = list(_flatten(value).label)
         while stack:
             current = stack.pop()
             if current in seen:
@@ -135,7 +172,7 @@ class FlowAnalysis:
 
     def path(self, value: Value, slot: str, transitive: bool = False) -> list[Definition]:
         """Definitions from the value back to one producing `slot`, source first."""
-        start = list(value.defs | value.calls)
+        start = sorted(value.label) or sorted(_flatten(value).label)
         parent: dict[int, int | None] = {def_id: None for def_id in start}
         queue = list(start)
         while queue:
@@ -155,11 +192,11 @@ class FlowAnalysis:
                     queue.append(source)
         return []
 
-    def path_labels(self, call: n.Call, prop: n.Property, slot: str | None = None,
+    def path_labels(self, call: n.Call, prop: n.Property | None, slot: str | None = None,
                     transitive: bool = False) -> list[Label]:
-        """Secondary labels showing where an input's value came from."""
+        """Secondary labels showing where a property's value came from."""
         site = self.calls.get(id(call))
-        if site is None or prop.name not in site.inputs:
+        if site is None or prop is None or prop.name not in site.inputs:
             return []
         value = site.inputs[prop.name].value
         found = self.transitive(value) if transitive else self.provenance(value)
@@ -176,14 +213,17 @@ class FlowAnalysis:
                     labels.append(Label(step.span, f"passed to `{step.name.strip('<>')}`, whose output carries it"))
                 elif step.kind == "string":
                     labels.append(Label(step.span, "interpolated into a string here"))
+                elif step.kind == "error":
+                    labels.append(Label(step.span, "raised as an error here"))
                 elif not step.name.startswith("<"):
                     labels.append(Label(step.span, f"copied into `{step.name}` here"))
         return labels
 
     def _closure(self, def_id: int, transitive: bool) -> frozenset[str]:
-        cache = self._transitive if transitive else self._provenance
-        if def_id in cache:
-            return cache[def_id]
+        key = (def_id, transitive)
+        cached = self._closures.get(key)
+        if cached is not None:
+            return cached
         seen: set[int] = set()
         stack = [def_id]
         out: set[str] = set()
@@ -198,123 +238,348 @@ class FlowAnalysis:
             if transitive:
                 stack.extend(definition.call_inputs)
         result = frozenset(out)
-        cache[def_id] = result
+        self._closures[key] = result
         return result
 
 
-def analyse(decl: Declarations, program: n.Program, model: SemanticModel) -> FlowAnalysis:
-    """Run the provenance analysis over `program`."""
-    analysis = FlowAnalysis(decl)
-    slots_by_call = {id(site.call): (site.slot, site.target) for site in model.calls}
-    _Analyser(analysis, slots_by_call, program).run()
+def analyse(decl: Declarations, program: n.Program, *, strict: bool = False) -> FlowAnalysis:
+    """Run the provenance analysis over `program` (strict mode: implicit flows too)."""
+    analysis = FlowAnalysis(decl, strict)
+    _Analyser(analysis, program).run()
     return analysis
 
 
+State = dict[str, Value]
+
+
+def _join(values: Iterable[Value], depth: int = 0) -> Value:
+    """The least value covering all of `values` (a shape survives only if all have one)."""
+    items = list(values)
+    if not items:
+        return Value()
+    if len(items) == 1:
+        return items[0]
+    services = frozenset().union(*(item.services for item in items))
+    if depth >= MAX_SHAPE_DEPTH or any(item.fields is None for item in items):
+        return Value(frozenset().union(*(_flatten(item).label for item in items)), None, services)
+    keys: dict[str, None] = {}
+    for item in items:
+        keys.update(dict.fromkeys(item.fields or {}))
+    fields = {key: _join([(item.fields or {}).get(key, CONSTANT) for item in items], depth + 1)
+              for key in keys}
+    return Value(frozenset().union(*(item.label for item in items)), fields, services)
+
+
+def _join_states(outcomes: list[State]) -> State:
+    names: dict[str, None] = {}
+    for outcome in outcomes:
+        names.update(dict.fromkeys(outcome))
+    return {name: _join([o[name] for o in outcomes if name in o]) for name in names}
+
+
+def _flatten(value: Value) -> Value:
+    """The value with its shape forgotten: the label then covers every member."""
+    if value.fields is None:
+        return value
+    inner = [_flatten(item) for item in value.fields.values()]
+    label = value.label.union(*(item.label for item in inner))
+    return Value(label, None, value.services.union(*(item.services for item in inner)))
+
+
 class _Analyser:
-    def __init__(self, result: FlowAnalysis, slots_by_call: Mapping[int, tuple[str | None, str]],
-                 program: n.Program) -> None:
+    """The abstract interpreter; also the static `Algebra` of `prose.lang.flows`."""
+
+    def __init__(self, result: FlowAnalysis, program: n.Program) -> None:
         self.result = result
-        self.slots_by_call = slots_by_call
+        self.decl = result.decl
+        self.strict = result.strict
         self.program = program
-        self.sites: dict[tuple[Span, str, str], int] = {}
-        self.blocks = {s.name: s for s in program.body if isinstance(s, n.BlockDef)}
+        self.sites: dict[tuple[Any, ...], int] = {}
+        self.blocks: dict[str, set[n.BlockDef]] = {}
         self.block_depth = 0
-        self.collecting: list[set[int]] = []
-        self.thrown: list[set[int]] = []
+        self.pc: Defs = NONE
+        self.collecting: list[set[int]] = []  # returns of the innermost collecting body
+        self.raised: list[set[int]] = [set()]  # errors the innermost `try` or branch may see
+        self.handling: list[Defs] = []  # errors a `catch` body handles (for a bare `throw`)
+        self.let_frames: list[set[str]] = [set()]  # names bound by `let` per branch/block scope
+        self.try_states: list[State] = []
+        self._statements: dict[type, Callable[[Any, State], Value]] = {
+            n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
+            n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
+            n.Repeat: self._loop_stmt, n.For: self._loop_stmt, n.Loop: self._loop_stmt,
+            n.Parallel: self._parallel, n.If: self._if, n.Choice: self._choice,
+            n.Try: self._try, n.Orphan: self._orphan, n.Do: self._do,
+            n.BlockDef: self._block_def, n.Use: self._use,
+            n.Continue: self._nothing, n.Break: self._nothing,
+        }
 
-    def run(self) -> None:
-        state: State = {}
-        self._body(self.program.body, state, top=True)
+    # --- the algebra of prose.lang.flows ---------------------------------------
 
-    # --- definitions ------------------------------------------------------------
+    def nothing(self) -> Defs:
+        return NONE
+
+    def join(self, labels: Iterable[Defs]) -> Defs:
+        return frozenset().union(*labels)
+
+    def text(self, text: str, where: Span) -> Defs:
+        if not text.strip():
+            return NONE
+        def_id = self._define("<text>", where, "text", key=text)
+        self.result.defs[def_id].text = text
+        return frozenset({def_id})
+
+    def output(self, slot: str, given: Defs, where: Span) -> Defs:
+        return frozenset({self._define(f"<{slot}>", where, "call", slots=(slot,), call_inputs=given)})
+
+    # --- definitions -----------------------------------------------------------
 
     def _define(self, name: str, span: Span, kind: str, sources: Iterable[int] = (),
-                slots: Iterable[str] = (), call_inputs: Iterable[int] = ()) -> int:
-        key = (span, name, kind)
-        def_id = self.sites.get(key)
+                slots: Iterable[str] = (), call_inputs: Iterable[int] = (), key: Any = None) -> int:
+        site = (span, name, kind, key)
+        def_id = self.sites.get(site)
         if def_id is None:
             def_id = len(self.result.defs)
             self.result.defs.append(Definition(def_id, name, span, kind))
-            self.sites[key] = def_id
+            self.sites[site] = def_id
         definition = self.result.defs[def_id]
         definition.sources.update(sources)
         definition.slots.update(slots)
         definition.call_inputs.update(call_inputs)
         return def_id
 
-    # --- statements ---------------------------------------------------------------
+    def _bind(self, name: str, value: Value, span: Span, kind: str) -> Value:
+        """A value bound to a name: a definition (for the path), under the program counter."""
+        # The definition covers the whole value (its path label shows the copy); the shape
+        # is kept beside it, so that a member read stays precise.
+        label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
+        def_id = self._define(name, span, kind, label)
+        shaped = value if not (self.strict and self.pc) else _flatten(value)
+        return Value(frozenset({def_id}), shaped.fields, value.services)
 
-    def _body(self, body: tuple[n.Stmt, ...], state: State, top: bool = False,
-              collecting: bool = False) -> Value:
-        """Run a block; the value is the last statement's (a collecting body's iteration value)."""
-        last = Value()
+    # --- statements ------------------------------------------------------------
+
+    def run(self) -> None:
+        state: State = {}
+        for statement in self.program.body:  # top-level blocks and `use` aliases are hoisted
+            if isinstance(statement, n.BlockDef):
+                self.blocks.setdefault(statement.name, set()).add(statement)
+            elif isinstance(statement, n.Use):
+                state[statement.alias] = Value(services=frozenset({statement.alias}))
+        self._body(self.program.body, state)
+
+    def _body(self, body: tuple[n.Stmt, ...], state: State, collecting: bool = False) -> Value:
+        """Run a block; its value is the last statement's (a collecting body's iteration value)."""
+        last = CONSTANT
         for position, statement in enumerate(body):
-            if collecting and position == len(body) - 1 and isinstance(statement, n.Repeat | n.For | n.Loop):
-                # LANGUAGE.md 4.3: a loop ending a collecting body is itself collecting.
-                last = self._loop(statement, state, collecting=True)
+            self._snapshot(state)
+            if (collecting and position == len(body) - 1
+                    and isinstance(statement, n.Repeat | n.For | n.Loop)):
+                last = self._loop(statement, state, collecting=True)  # LANGUAGE.md 4.3
             else:
-                last = self._statement(statement, state, top)
+                last = self._statement(statement, state)
+        self._snapshot(state)
         return last
 
-    def _statement(self, statement: n.Stmt, state: State, top: bool = False) -> Value:
-        if isinstance(statement, n.Let):
-            value = self._expr(statement.value, state)
-            where = statement.head if statement.head.line else statement.span
-            for name in statement.names:
-                def_id = self._define(name, where, "let", value.defs | value.calls)
-                state[name] = frozenset({def_id})
+    def _snapshot(self, state: State) -> None:
+        """A `catch` may start from any state its `try` body passes through."""
+        if self.try_states:
+            self.try_states[-1] = _join_states([self.try_states[-1], state])
+
+    def _statement(self, statement: n.Stmt, state: State) -> Value:
+        handler = self._statements.get(type(statement))
+        if handler is None:
+            raise UnknownNode(f"the flow analysis has no rule for a `{type(statement).__name__}` node")
+        return handler(statement, state)
+
+    def _nothing(self, statement: n.Stmt, state: State) -> Value:
+        return CONSTANT
+
+    def _let(self, statement: n.Let, state: State) -> Value:
+        value = self._expr(statement.value, state)
+        where = statement.head if statement.head.line else statement.span
+        for name in statement.names:
+            part = self._member(value, name) if statement.destructure else value
+            state[name] = self._bind(name, part, where, "let")
+            self.let_frames[-1].add(name)
+        return value
+
+    def _assign(self, statement: n.Assign, state: State) -> Value:
+        value = self._expr(statement.value, state)
+        root = _root_name(statement.target)
+        if root is None:
             return value
-        if isinstance(statement, n.Assign):
-            value = self._expr(statement.value, state)
-            target_name = _root_name(statement.target)
-            if target_name is not None:
-                name = target_name
-                # `x.key = v` keeps the rest of `x`; `x = v` replaces it.
-                partial = not isinstance(statement.target, n.Name)
-                keep = state.get(name, frozenset()) if partial else frozenset()
-                def_id = self._define(name, statement.span, "assign", value.defs | value.calls | keep)
-                state[name] = frozenset({def_id})
+        if isinstance(statement.target, n.Name):
+            state[root] = self._bind(root, value, statement.span, "assign")
             return value
-        if isinstance(statement, n.Append):
-            value = self._expr(statement.value, state)
-            target_name = _root_name(statement.target)
-            if target_name is not None:
-                name = target_name
-                sources = value.defs | value.calls | state.get(name, frozenset())
-                def_id = self._define(name, statement.span, "record", sources)
-                state[name] = frozenset({def_id})
-            return Value()
-        if isinstance(statement, n.ExprStmt):
-            return self._expr(statement.expr, state)
-        if isinstance(statement, n.Return):
-            value = self._expr(statement.value, state) if statement.value is not None else Value()
-            if self.collecting:
-                self.collecting[-1].update(value.defs | value.calls)
-            else:
-                self.result.returns.append((statement, value))
+        # `x.k = v` keeps the rest of `x` (its shape where it is known); `x[i] = v` too.
+        old = state.get(root, self._name(root, state))
+        keys: list[Defs] = []
+        updated = self._store(old, statement.target, value, state, keys)
+        if updated.fields is None:
+            label = _flatten(old).label | _flatten(value).label
+        else:
+            label = old.label
+        merged = Value(label | frozenset().union(*keys), updated.fields,
+                       old.services | value.services)
+        state[root] = self._bind(root, merged, statement.span, "assign")
+        return value
+
+    def _store(self, old: Value, target: n.Expr, value: Value, state: State,
+               keys: list[Defs]) -> Value:
+        """`old` with the member or index that `target` names set to `value` (shape kept)."""
+        if isinstance(target, n.Name):
             return value
-        if isinstance(statement, n.Throw):
-            if statement.value is not None:
-                value = self._expr(statement.value, state)
-                if self.thrown:
-                    self.thrown[-1].update(value.defs | value.calls)
-            return Value()
-        if isinstance(statement, n.Repeat | n.For | n.Loop):
-            return self._loop(statement, state, collecting=False)
-        if isinstance(statement, n.Parallel):
-            published: dict[str, frozenset[int]] = {}
-            for branch in statement.branches:
-                child = dict(state)
-                self._statement(branch, child)
-                if isinstance(branch, n.Let):
-                    for name in branch.names:
-                        published[name] = child[name]
-            state.update(published)
-            return Value()
-        if isinstance(statement, n.If):
-            outcomes = []
+        if isinstance(target, n.Index):
+            key = self._expr(target.index, state)
+            keys.append(_flatten(key).label if self.strict else NONE)
+            container = self._store(old, target.obj, Value(), state, keys)
+            return Value(container.label, None, container.services)
+        assert isinstance(target, n.Member)
+        path: list[str] = []
+        node: n.Expr = target
+        while isinstance(node, n.Member):
+            path.append(node.name)
+            node = node.obj
+        if not isinstance(node, n.Name):
+            return Value(old.label, None)
+        return _set_path(old, list(reversed(path)), value)
+
+    def _append(self, statement: n.Append, state: State) -> Value:
+        value = self._expr(statement.value, state)
+        root = _root_name(statement.target)
+        if root is not None:
+            old = state.get(root, self._name(root, state))
+            merged = Value(old.label | _flatten(value).label | _flatten(old).label)
+            state[root] = self._bind(root, merged, statement.span, "record")
+        return CONSTANT
+
+    def _expr_stmt(self, statement: n.ExprStmt, state: State) -> Value:
+        return self._expr(statement.expr, state)
+
+    def _return(self, statement: n.Return, state: State) -> Value:
+        value = self._expr(statement.value, state) if statement.value is not None else CONSTANT
+        label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
+        if self.collecting:
+            self.collecting[-1].update(label)
+        else:
+            self.result.returns.append((statement, replace(value, label=label)))
+        return value
+
+    def _throw(self, statement: n.Throw, state: State) -> Value:
+        if statement.value is None:
+            if self.handling:
+                self.raised[-1].update(self.handling[-1])
+            return CONSTANT
+        value = _flatten(self._expr(statement.value, state))
+        label = flows.thrown(self, flows.bind(self, value.label, self.pc, self.strict))
+        self.raised[-1].add(self._define("<error>", statement.span, "error", label))
+        return CONSTANT
+
+    def _loop_stmt(self, loop: n.Repeat | n.For | n.Loop, state: State) -> Value:
+        return self._loop(loop, state, collecting=False)
+
+    def _loop(self, loop: n.Repeat | n.For | n.Loop, state: State, collecting: bool) -> Value:
+        parallel = bool(getattr(loop, "parallel", False))
+        depends: Defs = NONE
+        element = Value()
+        if isinstance(loop, n.Repeat):
+            depends = self._expr(loop.count, state).label
+        elif isinstance(loop, n.Loop) and loop.max is not None:
+            depends = self._expr(loop.max, state).label
+        elif isinstance(loop, n.For):
+            iterable = self._expr(loop.iterable, state)
+            depends = _flatten(iterable).label
+            element = Value(depends, None, iterable.services)
+        saved_pc = self.pc
+        collected: set[int] = set()
+        errors: set[int] = set()
+        try:
+            self.pc = flows.under(self, self.pc, depends, self.strict)
+            for _ in range(MAX_ITERATIONS):
+                before, blocks_before = dict(state), self._block_count()
+                body_state = dict(state) if parallel else state
+                if isinstance(loop, n.For):
+                    body_state[loop.var] = self._bind(loop.var, element, loop.span, "loop")
+                    if loop.index_var:
+                        body_state[loop.index_var] = self._bind(loop.index_var, CONSTANT, loop.span,
+                                                                "loop")
+                elif loop.var:
+                    body_state[loop.var] = self._bind(loop.var, CONSTANT, loop.span, "loop")
+                if isinstance(loop, n.Loop) and loop.condition is not None:
+                    depends = depends | self._condition(loop.condition, body_state)
+                    self.pc = flows.under(self, self.pc, depends, self.strict)
+                # A `return` belongs to the innermost collecting loop, or ends a parallel
+                # branch (LANGUAGE.md 4.3); in a plain loop it passes through.
+                collects = collecting or parallel
+                if collects:
+                    self.collecting.append(set())
+                if parallel:
+                    self.raised.append(set())
+                    self.let_frames.append(set())
+                try:
+                    last = self._body(loop.body, body_state, collecting=collecting)
+                finally:
+                    returned = self.collecting.pop() if collects else set()
+                    if parallel:
+                        errors |= self.raised.pop()
+                        self.let_frames.pop()
+                collected |= returned | _flatten(last).label
+                if parallel:
+                    self.raised[-1].update(errors)
+                else:
+                    state.update(_join_states([before, state]))
+                if state == before and self._block_count() == blocks_before and not parallel:
+                    break
+                if parallel and self._block_count() == blocks_before:
+                    break
+            if parallel and _may_continue(getattr(loop, "modifiers", ())):
+                collected |= errors
+            if not collecting:
+                return CONSTANT
+            label = flows.bind(self, frozenset(collected), self.pc, self.strict)
+            return Value(frozenset({self._define("<loop>", loop.span, "join", label)}))
+        finally:
+            self.pc = saved_pc
+
+    def _block_count(self) -> int:
+        return sum(len(found) for found in self.blocks.values())
+
+    def _parallel(self, statement: n.Parallel, state: State) -> Value:
+        published: dict[str, list[Value]] = {}
+        values: set[int] = set()
+        errors: set[int] = set()
+        for modifier in statement.modifiers:
+            self._expr(modifier.value, state)
+        for branch in statement.branches:
+            child = dict(state)
+            self.collecting.append(set())
+            self.raised.append(set())
+            self.let_frames.append(set())
+            try:
+                last = self._statement(branch, child)
+            finally:
+                values |= self.collecting.pop()
+                errors |= self.raised.pop()
+                names = self.let_frames.pop()
+            values |= _flatten(last).label
+            for name in names:  # every `let` of the branch, nested ones too (LANGUAGE.md 4.1)
+                published.setdefault(name, []).append(child[name])
+        self.raised[-1].update(errors)
+        for name, candidates in published.items():
+            state[name] = _join(candidates)
+            self.let_frames[-1].add(name)
+        if _may_continue(statement.modifiers):
+            values |= errors
+        return Value(frozenset(values))
+
+    def _if(self, statement: n.If, state: State) -> Value:
+        outcomes: list[State] = []
+        saved_pc = self.pc
+        depends: Defs = NONE
+        try:
             for arm in statement.branches:
-                self._condition(arm.condition, state)
+                depends = depends | self._condition(arm.condition, state)
+                self.pc = flows.under(self, saved_pc, depends, self.strict)
                 child = dict(state)
                 self._body(arm.body, child)
                 outcomes.append(child)
@@ -322,198 +587,266 @@ class _Analyser:
             if statement.orelse is not None:
                 self._body(statement.orelse, other)
             outcomes.append(other)
-            _join_into(state, outcomes)
-            return Value()
-        if isinstance(statement, n.Choice):
-            self._condition(statement.criteria, state)
-            outcomes = []
+        finally:
+            self.pc = saved_pc
+        state.update(_join_states(outcomes))
+        return CONSTANT
+
+    def _choice(self, statement: n.Choice, state: State) -> Value:
+        depends = self._condition(statement.criteria, state)
+        saved_pc = self.pc
+        outcomes: list[State] = []
+        try:
+            self.pc = flows.under(self, saved_pc, depends, self.strict)
             for option in statement.options:
                 child = dict(state)
                 self._body(option.body, child)
                 outcomes.append(child)
-            _join_into(state, outcomes or [dict(state)])
-            return Value()
-        if isinstance(statement, n.Try):
-            before = dict(state)
-            calls_before = len(self.result.calls)
-            self.thrown.append(set())
-            try:
-                self._body(statement.body, state)
-            finally:
-                thrown = self.thrown.pop()
-            after_body = dict(state)
-            if statement.handler is not None:
-                handler_state = dict(before)
-                _join_into(handler_state, [before, after_body])
-                new_calls = list(self.result.calls.values())[calls_before:]
-                # An error carries the slot of the call that failed (through that
-                # call's definition) and whatever a `throw` in the body threw.
-                results = {site.result for site in new_calls if site.result is not None}
-                if statement.catch_var:
-                    def_id = self._define(statement.catch_var, statement.span, "catch", results | thrown)
-                    handler_state[statement.catch_var] = frozenset({def_id})
-                self._body(statement.handler, handler_state)
-                _join_into(state, [after_body, handler_state])
-            if statement.final is not None:
-                self._body(statement.final, state)
-            return Value()
-        if isinstance(statement, n.Orphan):
-            self._body(statement.body, dict(state))
-            return Value()
-        if isinstance(statement, n.Do):
-            self._do(statement, state)
-            return Value()
-        return Value()
-
-    def _loop(self, loop: n.Repeat | n.For | n.Loop, state: State, collecting: bool) -> Value:
-        if isinstance(loop, n.Repeat):
-            self._expr(loop.count, state)
-        elif isinstance(loop, n.Loop) and loop.max is not None:
-            self._expr(loop.max, state)
-        iterable = self._expr(loop.iterable, state) if isinstance(loop, n.For) else Value()
-        collected: set[int] = set()
-        for _ in range(50):  # the lattice is finite; this is a safety net
-            before = dict(state)
-            body_state = dict(state) if getattr(loop, "parallel", False) else state
-            if isinstance(loop, n.For):
-                def_id = self._define(loop.var, loop.span, "loop", iterable.defs | iterable.calls)
-                body_state[loop.var] = frozenset({def_id})
-                if loop.index_var:
-                    body_state[loop.index_var] = frozenset({self._define(loop.index_var, loop.span, "loop")})
-            elif loop.var:
-                body_state[loop.var] = frozenset({self._define(loop.var, loop.span, "loop")})
-            if isinstance(loop, n.Loop) and loop.condition is not None:
-                self._condition(loop.condition, body_state)
-            # A `return` belongs to the innermost collecting loop (LANGUAGE.md 4.3);
-            # inside a plain loop it ends the pattern (or an outer collecting loop).
-            if collecting:
-                self.collecting.append(set())
-            try:
-                last = self._body(loop.body, body_state, collecting=collecting)
-            finally:
-                returned = self.collecting.pop() if collecting else set()
-            collected |= returned | last.defs | last.calls
-            if body_state is not state:
-                _join_into(state, [before, body_state])
-                for name in list(state):
-                    if name not in before:
-                        del state[name]
-            else:
-                _join_into(state, [before, dict(state)])
-            if state == before:
-                break
-        value_id = self._define("<loop>", loop.span, "join", collected) if collecting else None
-        return Value(frozenset({value_id})) if value_id is not None else Value()
-
-    def _do(self, statement: n.Do, state: State) -> None:
-        if statement.name is None:
-            self._body(statement.body, dict(state))
-            return
-        block = self.blocks.get(statement.name)
-        if block is None or self.block_depth >= MAX_BLOCK_DEPTH:
-            return
-        inner: State = dict(state)
-        for param, arg in zip(block.params, statement.args, strict=False):
-            value = self._expr(arg, state)
-            inner[param] = frozenset({self._define(param, statement.span, "param", value.defs | value.calls)})
-        self.block_depth += 1
-        try:
-            self.collecting.append(set())
-            self._body(block.body, inner)
-            self.collecting.pop()
         finally:
-            self.block_depth -= 1
+            self.pc = saved_pc
+        state.update(_join_states(outcomes or [dict(state)]))
+        return CONSTANT
 
-    # --- expressions ------------------------------------------------------------------
+    def _try(self, statement: n.Try, state: State) -> Value:
+        before = dict(state)
+        self.raised.append(set())
+        self.try_states.append(dict(state))
+        try:
+            self._body(statement.body, state)
+        finally:
+            errors = frozenset(self.raised.pop())
+            seen = self.try_states.pop()
+        self._snapshot(state)
+        if statement.handler is None:
+            self.raised[-1].update(errors)
+        else:
+            handler_state = _join_states([before, seen, state])
+            label = flows.error_object(self, errors)
+            if statement.catch_var:
+                handler_state[statement.catch_var] = self._bind(
+                    statement.catch_var, Value(label), statement.span, "catch")
+            saved_pc = self.pc
+            self.pc = flows.under(self, self.pc, label, self.strict)
+            self.handling.append(errors)
+            try:
+                self._body(statement.handler, handler_state)
+            finally:
+                self.pc = saved_pc
+                self.handling.pop()
+            state.update(_join_states([state, handler_state]))
+        if statement.final is not None:
+            self._body(statement.final, state)
+        return CONSTANT
+
+    def _orphan(self, statement: n.Orphan, state: State) -> Value:
+        self._body(statement.body, dict(state))
+        return CONSTANT
+
+    def _block_def(self, statement: n.BlockDef, state: State) -> Value:
+        self.blocks.setdefault(statement.name, set()).add(statement)  # a definition that may run
+        return CONSTANT
+
+    def _use(self, statement: n.Use, state: State) -> Value:
+        state[statement.alias] = Value(services=frozenset({statement.alias}))
+        return CONSTANT
+
+    def _do(self, statement: n.Do, state: State) -> Value:
+        args = [self._expr(arg, state) for arg in statement.args]
+        if statement.name is None:
+            return self._invoke(statement.body, (), [], dict(state), statement.span)
+        values = []
+        for block in sorted(self.blocks.get(statement.name, ()), key=lambda b: (b.line, b.column)):
+            if self.block_depth >= MAX_BLOCK_DEPTH or len(block.params) != len(args):
+                continue
+            self.block_depth += 1
+            try:
+                values.append(self._invoke(block.body, block.params, args, dict(state),
+                                           statement.span))
+            finally:
+                self.block_depth -= 1
+        return _join(values) if values else CONSTANT
+
+    def _invoke(self, body: tuple[n.Stmt, ...], params: tuple[str, ...], args: list[Value],
+                inner: State, span: Span) -> Value:
+        """A block invocation: its own scope; its value is its `return` or last statement."""
+        for param, arg in zip(params, args, strict=True):
+            inner[param] = self._bind(param, arg, span, "param")
+        self.collecting.append(set())
+        self.let_frames.append(set())
+        try:
+            last = self._body(body, inner, collecting=True)
+        finally:
+            returned = self.collecting.pop()
+            self.let_frames.pop()
+        if not returned:
+            return last
+        return _join([last, Value(frozenset(returned))])
+
+    # --- expressions -------------------------------------------------------------
 
     def _expr(self, expr: n.Expr | None, state: State) -> Value:
         if expr is None:
-            return Value()
+            return CONSTANT
+        if isinstance(expr, n.Literal):
+            return CONSTANT
         if isinstance(expr, n.Name):
-            return Value(state.get(expr.name, frozenset()))
+            return self._name(expr.name, state)
         if isinstance(expr, n.String):
-            defs: set[int] = set()
-            for part in expr.parts:
-                if isinstance(part, n.Interpolation):
-                    defs |= state.get(part.path[0], frozenset())
-            text = "".join(part for part in expr.parts if isinstance(part, str))
-            def_id = self._define("<string>", expr.span, "string", defs)
-            self.result.defs[def_id].text = text
-            return Value(frozenset({def_id}))
+            return self._string(expr, state)
         if isinstance(expr, n.Member):
-            return self._expr(expr.obj, state)
+            return self._member(self._expr(expr.obj, state), expr.name)
         if isinstance(expr, n.Index):
-            inner = self._expr(expr.obj, state)
-            self._expr(expr.index, state)
-            return inner
+            return self._index(expr, state)
         if isinstance(expr, n.Array):
-            return _union(self._expr(item, state) for item in expr.items)
+            items = [self._expr(item, state) for item in expr.items]
+            label = flows.container(self, [_flatten(item).label for item in items], ())
+            return Value(label, None, frozenset().union(*(item.services for item in items)))
         if isinstance(expr, n.Object):
-            return _union(self._expr(entry.value, state) for entry in expr.entries)
+            entries = {entry.key: self._expr(entry.value, state) for entry in expr.entries}
+            keys = flows.container(self, (), [(e.key, e.span) for e in expr.entries])
+            return Value(keys, entries, frozenset().union(*(v.services for v in entries.values())))
         if isinstance(expr, n.Call):
             return self._call(expr, state)
         if isinstance(expr, n.Repeat | n.For | n.Loop):
             return self._loop(expr, state, collecting=True)
+        if isinstance(expr, n.Parallel):
+            return self._parallel(expr, state)
         if isinstance(expr, n.Compare):
-            return _union([self._expr(expr.left, state), self._expr(expr.right, state)])
+            operands = [self._expr(expr.left, state), self._expr(expr.right, state)]
+            return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
         if isinstance(expr, n.BoolOp):
-            return _union(self._expr(operand, state) for operand in expr.operands)
+            operands = [self._expr(operand, state) for operand in expr.operands]
+            return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
         if isinstance(expr, n.Not | n.IsTest):
-            return self._expr(expr.operand, state)
+            operand = _flatten(self._expr(expr.operand, state))
+            return Value(flows.predicate(self, [operand.label]), {})
+        raise UnknownNode(f"the flow analysis has no rule for a `{type(expr).__name__}` node")
+
+    def _name(self, name: str, state: State) -> Value:
+        if name in state:
+            return state[name]
+        if name in self.decl.slots:
+            return Value(services=frozenset({name}))
+        config = self.decl.config.get(name)
+        if config is not None:  # a default's strings are the pattern's own literal text
+            label: set[int] = set()
+            for text in default_texts(config.default):
+                def_id = self._define(name, config.span, "config", key=text)
+                self.result.defs[def_id].text = text
+                label.add(def_id)
+            return Value(frozenset(label))
         return Value()
 
+    def _string(self, expr: n.String, state: State) -> Value:
+        pieces: list[str] = []
+        values: list[Defs] = []
+        for part in expr.parts:
+            if isinstance(part, str):
+                pieces.append(part)
+                continue
+            value = self._name(part.path[0], state)
+            for name in part.path[1:]:
+                value = self._member(value, name)
+            values.append(_flatten(value).label)
+        label = flows.string(self, pieces, values, expr.span)
+        if not values:
+            return Value(label, {})
+        # One definition for the new text, so a path shows "interpolated into a string here".
+        return Value(frozenset({self._define("<string>", expr.span, "string", label)}), {})
+
+    def _member(self, value: Value, name: str) -> Value:
+        element: Value | None
+        if value.fields is not None and name in value.fields:
+            element = value.fields[name]
+        elif value.fields is not None and name != "length":
+            element = CONSTANT  # a missing key reads null
+        else:
+            element = None
+        label = flows.member(self, _flatten(value).label if element is None else value.label,
+                             None if element is None else _flatten(element).label)
+        if element is None:
+            return Value(label, None, value.services)
+        return Value(label, element.fields, element.services)
+
+    def _index(self, expr: n.Index, state: State) -> Value:
+        container = self._expr(expr.obj, state)
+        key = self._expr(expr.index, state)
+        element: Value | None = None
+        if (container.fields is not None and isinstance(expr.index, n.String)
+                and len(expr.index.parts) == 1 and isinstance(expr.index.parts[0], str)):
+            element = container.fields.get(expr.index.parts[0], CONSTANT)
+        label = flows.index(self, _flatten(container).label,
+                            None if element is None else _flatten(element).label,
+                            _flatten(key).label, self.strict)
+        return Value(label, element.fields if element is not None else None, container.services)
+
     def _call(self, call: n.Call, state: State) -> Value:
-        slot, target = self.slots_by_call.get(id(call), (None, "unknown"))
-        if isinstance(call.target, n.Name) and target == "service-variable":
-            self._expr(call.target, state)
+        target = self._expr(call.target, state)
         site = self.result.calls.get(id(call))
         if site is None:
-            site = CallFlow(call, slot, target)
-            self.result.calls[id(call)] = site
-        given: set[int] = set()
+            site = self.result.calls[id(call)] = CallFlow(call)
+        site.slots |= {slot for slot in target.services if slot in self.decl.slots}
+        if target.services and not site.slots:
+            site.target = "alias"
+        elif not target.services:
+            site.target = "unknown"
+        given: list[Defs] = []
         for prop in call.properties:
             value = self._expr(prop.value, state)
-            entry = site.inputs.setdefault(prop.name, InputFlow(prop.name, prop))
-            entry.value = _union([entry.value, value])
-            given |= value.defs | value.calls
-        produced = {slot} if slot else set()
+            entry = site.inputs.get(prop.name)
+            if entry is None:
+                site.inputs[prop.name] = InputFlow(prop.name, prop, value)
+            else:
+                entry.value = _join([entry.value, value])
+            if prop.name not in CONTROL_PROPERTIES:
+                given.append(_flatten(value).label)
         head = call.head if call.head.line else call.span
-        result = self._define(f"<{slot or 'call'}>", head, "call", (), produced, given)
-        site.result = result
-        return Value(calls=frozenset({result}))
+        joined = self.join(given)
+        label = self.join(flows.call_output(self, slot, joined, head)
+                          for slot in sorted(target.services))
+        self.raised[-1].update(label)  # a failed call's error carries the same label
+        return Value(label)
 
-    def _condition(self, condition: n.Condition, state: State) -> None:
+    def _condition(self, condition: n.Condition, state: State) -> Defs:
+        """Analyse a condition; its label (what a decision depends on)."""
         if condition.predicate is not None:
-            self._expr(condition.predicate, state)
-            return
+            return _flatten(self._expr(condition.predicate, state)).label
         judge = self.result.judges.setdefault(id(condition), JudgeFlow(condition))
+        labels: list[Defs] = []
         for mention in condition.mentions:
             head = mention.split(".")[0]
             if head in state:
-                previous = judge.mentions.get(mention, Value())
-                judge.mentions[mention] = _union([previous, Value(state[head])])
-            elif head in self.result.decl.config or (
-                head in self.result.decl.parameters and head not in self.result.decl.slots
+                value = _flatten(state[head])
+                judge.mentions[mention] = _join([judge.mentions.get(mention, Value()), value])
+                labels.append(value.label)
+            elif head in self.decl.config or (
+                head in self.decl.parameters and head not in self.decl.slots
             ):
                 judge.mentions.setdefault(mention, Value())
+        return self.join(labels)
 
 
-def _union(values: Iterable[Value]) -> Value:
-    defs: set[int] = set()
-    calls: set[int] = set()
-    for value in values:
-        defs |= value.defs
-        calls |= value.calls
-    return Value(frozenset(defs), frozenset(calls))
+def _set_path(old: Value, path: list[str], value: Value, depth: int = 0) -> Value:
+    if not path:
+        return value
+    if old.fields is None or depth >= MAX_SHAPE_DEPTH:
+        return Value(old.label | _flatten(value).label, None, old.services)
+    fields = dict(old.fields)
+    fields[path[0]] = _set_path(fields.get(path[0], CONSTANT), path[1:], value, depth + 1)
+    return Value(old.label, fields, old.services)
 
 
-def _join_into(state: State, outcomes: list[State]) -> None:
-    names = set().union(*(outcome.keys() for outcome in outcomes)) if outcomes else set()
-    for name in names:
-        merged: frozenset[int] = frozenset()
-        for outcome in outcomes:
-            merged |= outcome.get(name, frozenset())
-        state[name] = merged
+def _may_continue(modifiers: tuple[n.Modifier, ...]) -> bool:
+    """Whether failed branches may stay in the value (`on-fail: "continue"`, or not literal)."""
+    for modifier in modifiers:
+        value = modifier.value
+        literal = (value.parts[0] if isinstance(value, n.String) and len(value.parts) == 1
+                   and isinstance(value.parts[0], str) else None)
+        if literal is None:
+            return True
+        if literal == "continue":
+            return True
+    return False
 
 
 def _root_name(expr: n.Expr) -> str | None:

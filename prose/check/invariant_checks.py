@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prose.check.flow import CallFlow, InputFlow
 from prose.check.rule import CheckContext
-from prose.lang.properties import RESERVED_PROPERTIES
+from prose.diagnostics.model import Label
+from prose.lang.channels import call_channels
+from prose.lang.policy import Violation
+from prose.lang.properties import is_input
 from prose.source import Span
 from prose.syntax import nodes as n
 
@@ -34,34 +36,74 @@ def forms(ctx: CheckContext, kind: str) -> Iterator[Form]:
 
 def calls_to(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
     for site in ctx.flow.calls.values():
-        if site.slot == slot:
+        if slot in site.slots:
             yield site
 
 
-def literal_texts(call: n.Call) -> Iterator[tuple[str, n.Node]]:
-    """The pattern's own literal text a call sends: labels, string literals, the prompt."""
-    for prop in call.properties:
-        if prop.name not in RESERVED_PROPERTIES:
-            yield prop.name, prop
-        yield from _strings(prop.value) if prop.name not in ("model", "schema", "backoff", "retry") else ()
+@dataclass(frozen=True)
+class SiteViolation:
+    """What `Policy.violations` says of one call site and one slot it may call.
+
+    `prop` is the property of the channel that carries it (None for the
+    slot's own `ensures`, or a violation of the whole call).
+    """
+
+    site: CallFlow
+    slot: str
+    violation: Violation
+    prop: n.Property | None
 
 
-def _strings(expr: n.Expr) -> Iterator[tuple[str, n.Node]]:
-    if isinstance(expr, n.String):
-        text = "".join(part for part in expr.parts if isinstance(part, str))
-        yield text, expr
-    elif isinstance(expr, n.Array):
-        for item in expr.items:
-            yield from _strings(item)
-    elif isinstance(expr, n.Object):
-        for entry in expr.entries:
-            yield entry.key, entry
-            yield from _strings(entry.value)
+def site_violations(ctx: CheckContext) -> list[SiteViolation]:
+    """Ask the policy about every call the analysis found, with what may reach it."""
+    flow = ctx.flow
+    out: list[SiteViolation] = []
+    for site in ctx.flow.calls.values():
+        props = {entry.name: entry.prop for entry in site.inputs.values()}
+        inputs = {entry.name: flow.resolve(entry.value) for entry in site.inputs.values()
+                  if is_input(entry.name)}
+        prompt = site.inputs.get("prompt")
+        schema = site.inputs.get("schema")
+        for slot in sorted(site.slots):
+            info = ctx.decl.slots.get(slot)
+            channels = call_channels(
+                inputs,
+                prompt=flow.resolve(prompt.value) if prompt is not None else None,
+                schema=flow.resolve(schema.value) if schema is not None else None,
+                ensures=info.ensures if info is not None else None,
+            )
+            for violation in ctx.policy.violations(slot, channels):
+                out.append(SiteViolation(site, slot, violation, props.get(violation.channel or "")))
+    return out
 
 
-def whole_word(word: str) -> re.Pattern[str]:
-    """`word` as a whole word, ignoring case; `_` and `-` separate words (LANGUAGE.md 1.1)."""
-    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
+def of_rule(ctx: CheckContext, rule: str) -> Iterator[SiteViolation]:
+    """The site violations of one policy rule, once per call site, channel and cause."""
+    seen: set[tuple[int, str, str | None, str | None, str | None]] = set()
+    for found in ctx.violations:
+        violation = found.violation
+        if violation.rule != rule:
+            continue
+        key = (id(found.site.call), found.slot, violation.channel, violation.other, violation.word)
+        if key not in seen:
+            seen.add(key)
+            yield found
+
+
+def invariant_labels(ctx: CheckContext, line: int) -> list[Label]:
+    """A secondary label on the invariant (by its line in the pattern file)."""
+    for invariant in ctx.decl.invariants:
+        if invariant.span.line == line:
+            return [Label(invariant.span, f"invariant: {invariant.text.strip()}")]
+    return []
+
+
+def where(found: SiteViolation) -> Span:
+    """Where a diagnostic about a call's input points: the property, else the call head."""
+    if found.prop is not None:
+        return found.prop.span
+    call = found.site.call
+    return call.head if call.head.line else call.span
 
 
 def forbidden_words(ctx: CheckContext, other: str) -> list[str]:

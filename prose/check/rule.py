@@ -14,6 +14,7 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.check.flow import FlowAnalysis
+    from prose.lang.policy import Policy
 
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead")
 
@@ -26,7 +27,21 @@ class CheckContext:
     program: n.Program
     model: SemanticModel
     spec: Any = None
+    # Strict mode for implicit flows, besides the pattern's own `flow: strict`.
+    strict_flow: bool = False
     _flow: FlowAnalysis | None = field(default=None, repr=False)
+    _policy: Policy | None = field(default=None, repr=False)
+    _violations: list[Any] | None = field(default=None, repr=False)
+
+    @property
+    def policy(self) -> Policy:
+        """The pattern's compiled policy (`prose.lang.policy`), as the run time enforces it."""
+        if self._policy is None:
+            from prose.lang.policy import Policy, compile_policy
+
+            self._policy = (compile_policy(self.spec, strict=self.strict_flow or None)
+                            if self.spec is not None else Policy(self.decl.name))
+        return self._policy
 
     @property
     def flow(self) -> FlowAnalysis:
@@ -34,8 +49,17 @@ class CheckContext:
         if self._flow is None:
             from prose.check.flow import analyse
 
-            self._flow = analyse(self.decl, self.program, self.model)
+            self._flow = analyse(self.decl, self.program, strict=self.policy.strict)
         return self._flow
+
+    @property
+    def violations(self) -> list[Any]:
+        """What `Policy.violations` says of every call site the analysis found (cached)."""
+        if self._violations is None:
+            from prose.check.invariant_checks import site_violations
+
+            self._violations = site_violations(self)
+        return self._violations
 
 
     def invariant_coverage(self) -> tuple[int, int]:

@@ -108,10 +108,10 @@ def index(alg: Algebra[L], container: L, element: L | None, key: L, strict: bool
     return alg.join([chosen, key]) if strict else chosen
 
 
-def container(alg: Algebra[L], items: Iterable[L], keys: Sequence[str], where: Span) -> L:
+def container(alg: Algebra[L], items: Iterable[L], keys: Sequence[tuple[str, Span]]) -> L:
     """An array or object literal: the union of its items; an object's keys are literal text
     (a key such as `adversary_notes` is the pattern's own text wherever the object goes)."""
-    return alg.join([*items, *(alg.text(key, where) for key in keys)])
+    return alg.join([*items, *(alg.text(key, where) for key, where in keys)])
 
 
 def predicate(alg: Algebra[L], operands: Sequence[L]) -> L:

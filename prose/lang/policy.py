@@ -270,7 +270,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
         name: tuple(item.text for item in slot.requires) if slot.requires_declared else None
         for name, slot in slots_by_name.items()
     }
-    sees_only: dict[str, tuple[set[str], int]] = {}
+    sees_only: dict[str, tuple[list[str], int]] = {}
     hidden: dict[str, list[Hidden]] = {name: [] for name in slots_by_name}
     words: dict[str, list[ForbiddenWord]] = {name: [] for name in slots_by_name}
     independent: list[tuple[str, str]] = []
@@ -296,9 +296,10 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
         line, text = invariant.span.line, invariant.text.strip()
         kind = form.kind
         if kind == "sees_only":
-            allowed = set(form.inputs)
-            if form.slot in sees_only:
-                allowed &= sees_only[form.slot][0]
+            allowed = list(dict.fromkeys(form.inputs))
+            if form.slot in sees_only:  # two bullets: the intersection, in declaration order
+                earlier = sees_only[form.slot][0]
+                allowed = [name for name in earlier if name in allowed]
             sees_only[form.slot] = (allowed, line)
         elif kind == "never_sees":
             hide(form.slot, form.other, NEVER_SEES_INDIRECTLY if form.indirectly else NEVER_SEES,
@@ -322,7 +323,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
         name: SlotPolicy(
             slot=name,
             requires=requires[name],
-            sees_only=tuple(sorted(sees_only[name][0])) if name in sees_only else None,
+            sees_only=tuple(sees_only[name][0]) if name in sees_only else None,
             sees_only_line=sees_only[name][1] if name in sees_only else 0,
             hidden=tuple(hidden[name]),
             forbidden_words=tuple(words[name]),

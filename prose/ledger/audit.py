@@ -18,6 +18,7 @@ alone (plus the pattern file when it is at hand):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -157,6 +158,8 @@ def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
                                 "its call sites are not used")
         source = None
     if source is not None:
+        if recorded is not None and recorded.strict:  # `--strict-flow` on the run
+            source = dataclasses.replace(source, policy=source.policy.with_strict(True))
         if recorded is not None and recorded.to_dict() != source.policy.to_dict():
             report.findings.append(Finding(
                 "policy", "the policy recorded in run_start is not the one compiled from the "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.lang.policy import Policy
+from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.syntax import nodes as n
 
 
@@ -43,7 +44,8 @@ class PatternSource:
 
 def read_pattern(path: Path) -> PatternSource | None:
     """The pattern at `path`, or None when it cannot be read, loaded or parsed."""
-    from prose.check.invariant_checks import literal_texts
+    from prose.check.declarations import from_spec
+    from prose.check.flow import analyse
     from prose.cli.inputs import read_text
     from prose.errors import ProseError
     from prose.lang.policy import compile_policy
@@ -62,12 +64,19 @@ def read_pattern(path: Path) -> PatternSource | None:
         program = parse(text, filename)
     except ProseError:
         return None
+    policy = compile_policy(loaded.spec)
+    flow = analyse(from_spec(loaded.spec), program, strict=policy.strict)
     sites: dict[tuple[int, int], CallSite] = {}
     for call in _calls(program):
         names = tuple(prop.name for prop in call.inputs)
-        literals = tuple(text for text, _ in literal_texts(call) if text not in names)
+        site = flow.calls.get(id(call))
+        found: dict[str, None] = {}
+        for entry in site.inputs.values() if site is not None else ():
+            if is_input(entry.name) or entry.name in MODEL_CHANNELS:
+                found.update(dict.fromkeys(text for text, _ in flow.literal_texts(entry.value)))
+        literals = tuple(text for text in found if text not in names)
         sites[(call.line, call.column)] = CallSite(call.line, call.column, names, literals)
-    return PatternSource(path, hashlib.sha256(text.encode("utf-8")).hexdigest(), compile_policy(loaded.spec), sites)
+    return PatternSource(path, hashlib.sha256(text.encode("utf-8")).hexdigest(), policy, sites)
 
 
 def _calls(node: Any) -> Iterator[n.Call]:

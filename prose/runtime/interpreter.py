@@ -332,7 +332,7 @@ class Interpreter(FlowMixin, LoopsMixin):
 
     async def eval_object(self, node: n.Object, scope: Scope, path: str, lenient: bool) -> Value:
         entries = {entry.key: await self.eval(entry.value, scope, path) for entry in node.entries}
-        keys = flows.container(CONCRETE, (), list(entries), node.span)
+        keys = flows.container(CONCRETE, (), [(entry.key, entry.span) for entry in node.entries])
         return v.make_object(entries, literal=keys.literal)
 
     async def eval_predicate(self, node: n.Expr, scope: Scope, path: str, lenient: bool) -> Value:

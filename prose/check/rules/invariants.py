@@ -2,36 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
-from prose.check.flow import InputFlow
 from prose.check.invariant_checks import (
+    SiteViolation,
     calls_to,
     carrying,
-    forbidden_words,
-    forms,
-    literal_texts,
-    whole_word,
+    invariant_labels,
+    of_rule,
+    where,
 )
 from prose.check.rule import CheckContext, Rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.lang.properties import RESERVED_PROPERTIES
+from prose.lang import policy as rules
+from prose.lang.words import whole_word
 
 
-def _invariant_label(span: Any, text: str) -> Label:
-    return Label(span, f"invariant: {text.strip()}")
+def _leak(ctx: CheckContext, found: SiteViolation, transitive: bool = False) -> list[Label]:
+    """The path a hidden slot's output took to the call, then the invariant it breaks."""
+    other = found.violation.other
+    labels = ctx.flow.path_labels(found.site.call, found.prop, other, transitive=transitive)
+    return [*labels, *invariant_labels(ctx, found.violation.line)]
 
 
-def _leaks(
-    ctx: CheckContext, item: Any, slot: str, other: str, transitive: bool = False
-) -> Iterator[tuple[InputFlow, list[Label]]]:
-    """Each input of a call to `slot` that carries `other`'s output, with the labels of
-    its path (producing call, copies) and of the invariant it breaks."""
-    for site in calls_to(ctx, slot):
-        for entry in carrying(ctx, site, other, transitive=transitive):
-            labels = ctx.flow.path_labels(site.call, entry.prop, other, transitive=transitive)
-            yield entry, [*labels, _invariant_label(item.span, item.text)]
+def _channel(found: SiteViolation) -> str:
+    return found.violation.channel or "the call"
 
 
 class SeesOnlyViolated(Rule):
@@ -66,21 +62,17 @@ class SeesOnlyViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "sees_only"):
-            form: Any = item.form
-            allowed = set(form.inputs)
-            for site in calls_to(ctx, form.slot):
-                for entry in site.inputs.values():
-                    if entry.name in RESERVED_PROPERTIES or entry.name in allowed:
-                        continue
-                    listed = ", ".join(f"`{name}`" for name in form.inputs)
-                    yield self.diagnostic(
-                        entry.prop.span,
-                        f"`{form.slot}` sees only {listed}, but this call passes `{entry.name}`",
-                        secondary=[_invariant_label(item.span, item.text),
-                                   *ctx.flow.path_labels(site.call, entry.prop)],
-                    )
-
+        for found in of_rule(ctx, rules.SEES_ONLY):
+            slot, violation = found.slot, found.violation
+            allowed = ctx.policy.slots[slot].sees_only or ()
+            listed = ", ".join(f"`{name}`" for name in allowed)
+            message = (f"`{slot}` sees only {listed}, but this call passes `{violation.channel}`"
+                       if violation.channel != "prompt" else violation.message)
+            yield self.diagnostic(
+                where(found), message,
+                secondary=[*invariant_labels(ctx, violation.line),
+                           *ctx.flow.path_labels(found.site.call, found.prop)],
+            )
 
 class NeverSeesViolated(Rule):
     """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
@@ -117,21 +109,13 @@ class NeverSeesViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        pairs: dict[tuple[str, str], Any] = {}
-        for kind in ("never_sees", "unaware_of"):
-            for item in forms(ctx, kind):
-                form: Any = item.form
-                if kind == "never_sees" and form.indirectly:
-                    continue
-                pairs.setdefault((form.slot, form.other), item)
-        for (slot, other), item in pairs.items():
-            for entry, secondary in _leaks(ctx, item, slot, other):
-                yield self.diagnostic(
-                    entry.prop.span,
-                    f"`{slot}` receives output of `{other}` through `{entry.name}`",
-                    secondary=secondary,
-                )
-
+        for found in of_rule(ctx, rules.NEVER_SEES):
+            yield self.diagnostic(
+                where(found),
+                f"`{found.slot}` receives output of `{found.violation.other}` through "
+                f"`{_channel(found)}`",
+                secondary=_leak(ctx, found),
+            )
 
 class IndependenceViolated(Rule):
     """Two slots declared independent, and one receives the other's output.
@@ -169,17 +153,15 @@ class IndependenceViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "independent"):
-            form: Any = item.form
-            for slot, other in ((form.a, form.b), (form.b, form.a)):
-                for entry, secondary in _leaks(ctx, item, slot, other):
-                    yield self.diagnostic(
-                        entry.prop.span,
-                        f"`{slot}` and `{other}` are independent, but `{slot}` receives "
-                        f"output of `{other}` through `{entry.name}`",
-                        secondary=secondary,
-                    )
-
+        for found in of_rule(ctx, rules.INDEPENDENT):
+            slot, other = found.slot, found.violation.other
+            how = "a value derived from" if ctx.policy.strict else "output of"
+            yield self.diagnostic(
+                where(found),
+                f"`{slot}` and `{other}` are independent, but `{slot}` receives "
+                f"{how} `{other}` through `{_channel(found)}`",
+                secondary=_leak(ctx, found, transitive=ctx.policy.strict),
+            )
 
 class NeverSeesIndirectlyViolated(Rule):
     """A value influenced by `B`, even through other calls, reaches `A`.
@@ -212,17 +194,13 @@ class NeverSeesIndirectlyViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "never_sees"):
-            form: Any = item.form
-            if not form.indirectly:
-                continue
-            for entry, secondary in _leaks(ctx, item, form.slot, form.other, transitive=True):
-                yield self.diagnostic(
-                    entry.prop.span,
-                    f"`{form.slot}` receives a value derived from `{form.other}` through `{entry.name}`",
-                    secondary=secondary,
-                )
-
+        for found in of_rule(ctx, rules.NEVER_SEES_INDIRECTLY):
+            yield self.diagnostic(
+                where(found),
+                f"`{found.slot}` receives a value derived from `{found.violation.other}` "
+                f"through `{_channel(found)}`",
+                secondary=_leak(ctx, found, transitive=True),
+            )
 
 class UnawareOfViolated(Rule):
     """Literal text sent to `A` names `B`, `B`'s role, or the pattern.
@@ -260,31 +238,39 @@ class UnawareOfViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "unaware_of"):
-            form: Any = item.form
-            words = forbidden_words(ctx, form.other)
-            for site in calls_to(ctx, form.slot):
-                texts: list[tuple[str, Any, Any]] = [
-                    (text, node.span, None) for text, node in literal_texts(site.call)
-                ]
-                for entry in site.inputs.values():
-                    for text, origin in ctx.flow.literal_texts(entry.value):
-                        if not _within(origin, entry.prop.span):
-                            texts.append((text, entry.prop.span, origin))
-                reported: set[tuple[int, int]] = set()
-                for text, span, origin in texts:
-                    for word in words:
-                        if whole_word(word).search(text) and (span.line, span.column) not in reported:
-                            reported.add((span.line, span.column))
-                            secondary = [Label(origin, "the text is written here")] if origin else []
-                            yield self.diagnostic(
-                                span,
-                                f"literal text sent to `{form.slot}` names `{word}`",
-                                secondary=[*secondary, _invariant_label(item.span, item.text)],
-                                help=f"`{form.slot}` must not learn about `{form.other}`: reword it",
-                            )
-                            break
+        for found in of_rule(ctx, rules.UNAWARE_OF):
+            violation = found.violation
+            word = violation.word or ""
+            span, origin = self._locate(ctx, found, word)
+            secondary = [Label(origin, "the text is written here")] if origin else []
+            yield self.diagnostic(
+                span,
+                f"literal text sent to `{found.slot}` names `{word}`",
+                secondary=[*secondary, *invariant_labels(ctx, violation.line)],
+                help=f"`{found.slot}` must not learn about `{violation.other}`: reword it",
+            )
 
+    @staticmethod
+    def _locate(ctx: CheckContext, found: SiteViolation, word: str) -> tuple[Any, Any]:
+        """Where the offending text is: (the diagnostic's span, the text's origin if elsewhere)."""
+        if found.violation.channel == "ensures":
+            slot = ctx.decl.slots.get(found.slot)
+            spec_slot = next((s for s in getattr(ctx.spec, "slots", ()) if s.name == found.slot), None)
+            span = getattr(spec_slot, "ensures_span", None) or (slot.span if slot else where(found))
+            return span, None
+        prop = found.prop
+        if prop is None:
+            return where(found), None
+        if prop.name == found.violation.channel and whole_word(word).search(prop.name):
+            return prop.span, None  # the input's own label
+        entry = found.site.inputs.get(prop.name)
+        texts = ctx.flow.literal_texts(entry.value) if entry is not None else []
+        for text, origin in sorted(texts, key=lambda item: (item[1].line, item[1].column)):
+            if whole_word(word).search(text):
+                if _within(origin, prop.span):
+                    return origin, None
+                return prop.span, origin
+        return prop.span, None
 
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.

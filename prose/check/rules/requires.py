@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.invariant_checks import of_rule, where
 from prose.check.rule import CheckContext, Rule
 from prose.check.walk import terminal_returns
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.lang.properties import RESERVED_PROPERTIES as RESERVED
-from prose.lang.words import requirement_matches
+from prose.lang import policy as rules
 from prose.syntax import nodes as n
 
 
@@ -53,27 +53,18 @@ class UndeclaredInput(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for site in ctx.model.calls:
-            if site.slot is None:
-                continue
-            slot = ctx.decl.slots[site.slot]
-            if slot.requires is None:
-                continue
-            for prop in site.call.properties:
-                if prop.name in RESERVED:
-                    continue
-                if any(requirement_matches(entry, prop.name) for entry in slot.requires):
-                    continue
-                declared = ", ".join(f"`{entry.strip()}`" for entry in slot.requires) or "nothing"
-                secondary = [Label(slot.span, f"`{site.slot}` requires {declared}")]
-                secondary.extend(ctx.flow.path_labels(site.call, prop))
-                yield self.diagnostic(
-                    prop.span,
-                    f"`{site.slot}` does not require `{prop.name}`: passing it leaks information",
-                    secondary=secondary,
-                    help=f"remove `{prop.name}`, or add it to `requires:` of `{site.slot}`",
-                )
-
+        for found in of_rule(ctx, rules.REQUIRES):
+            slot = ctx.decl.slots[found.slot]
+            name = found.violation.channel
+            declared = ", ".join(f"`{entry.strip()}`" for entry in slot.requires or ()) or "nothing"
+            secondary = [Label(slot.span, f"`{found.slot}` requires {declared}")]
+            secondary.extend(ctx.flow.path_labels(found.site.call, found.prop))
+            yield self.diagnostic(
+                where(found),
+                f"`{found.slot}` does not require `{name}`: passing it leaks information",
+                secondary=secondary,
+                help=f"remove `{name}`, or add it to `requires:` of `{found.slot}`",
+            )
 
 _DESCRIPTIVE_STARTS = {
     "the", "a", "an", "number", "count", "list", "total", "which", "whether", "all", "each", "every",

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from prose.check.invariant_checks import forms
+from prose.check.invariant_checks import forms, of_rule, where
 from prose.check.rule import CheckContext, Rule
 from prose.check.rules.termination import static_bound
 from prose.check.walk import statements_in_loops, terminal_returns, walk_statements
 from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.lang import policy as rules
 from prose.syntax import nodes as n
 
 
@@ -191,16 +192,14 @@ class ReturnsMergedViolated(Rule):
                         + " into new text instead of returning it as it came back",
                         secondary=[label],
                     )
-            for site in ctx.flow.calls.values():
-                both: set[str] = set()
-                for entry in site.inputs.values():
-                    both |= ctx.flow.provenance(entry.value)
-                if form.a in both and form.b in both:
-                    yield self.diagnostic(
-                        site.call.head if site.call.head.line else site.call.span,
-                        f"this call receives outputs of both `{form.a}` and `{form.b}`: it merges them",
-                        secondary=[label],
-                    )
+            for found in of_rule(ctx, rules.UNMERGED):
+                if found.violation.line != item.span.line:
+                    continue
+                yield self.diagnostic(
+                    where(found),
+                    f"this call receives outputs of both `{form.a}` and `{form.b}`: it merges them",
+                    secondary=[label],
+                )
 
 
 def _root(expr: n.Expr) -> str | None:

@@ -1,0 +1,325 @@
+"""Soundness: the linter's information hiding over-approximates what a run does.
+
+Hypothesis generates whole patterns (tests/soundness_programs.py) with
+checkable invariants (`never sees`, `never sees ..., even indirectly`, `is
+unaware of`, `are independent`), lints each one, and runs it with the
+scripted model. Every scripted reply carries a marker naming its slot
+(`MARK-adversary-3`), so the messages of every call the run sent show whose
+output they copy. Then:
+
+1. a run the policy stopped (exit 5) must have been flagged by the linter
+   at that call;
+2. a sent call of slot A whose messages carry a marker of B, where A must
+   not see B, must have been flagged by the linter at that call; for the
+   `even indirectly` form the markers are followed through calls too (a
+   call's reply carries whatever its messages carried);
+3. a sent call of A whose literal text names B, B's role word or the
+   pattern, where A is unaware of B, must have been flagged at that call;
+4. the run-time policy must not have sent a call of 2. or 3. at all.
+
+"Flagged at that call" means an information-hiding error whose primary line
+is the call's head or one of its property lines and whose message names A.
+
+Which programs are skipped: those that do not parse (PS001), and those the
+linter rejects as unable to run (`CANNOT_RUN`) when the run agrees by
+stopping with the matching run-time error. A program the linter calls
+broken but that runs anyway is kept: its `undefined name` findings are
+exactly where the analysis lost a binding (a block defined inside an `if`,
+a `let` nested in a parallel branch), so that is where leaks hide.
+
+The precision of the linter (programs it flags whose run is clean) is not
+asserted, only reported: hypothesis statistics (`pytest
+--hypothesis-show-statistics`) and a summary line after the test.
+
+    PROSE_SOUNDNESS_EXAMPLES=3000 .venv/bin/pytest tests/test_soundness.py
+
+runs more examples (default 150). With `CI` set the examples are
+derandomized, so a failure reproduces run after run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+
+from prose.check import lint_text
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.llm import Script
+from prose.runtime import RunOptions, RunResult, run_pattern
+from tests.soundness_programs import MARKER_PREFIX, GeneratedPattern, forbidden_words, patterns
+
+EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", "150"))
+INFORMATION_HIDING = "information-hiding"
+MARKER = re.compile(rf"{MARKER_PREFIX}-([a-z]+)-(\d+)[a-z]?")
+
+# Lint errors that say the program cannot run, with the run-time errors that
+# confirm it (docs/language-runtime-decisions.md). A program with one of these
+# is skipped only when its run stops with one of the confirming codes.
+CANNOT_RUN: dict[str, frozenset[str]] = {
+    "PN101": frozenset({"R002"}),  # undefined name
+    "PN102": frozenset({"R002", "R004"}),  # unknown call target
+    "PN103": frozenset({"R003"}),  # assignment to a read-only name
+    "PN108": frozenset({"R004", "R002"}),  # block arity
+    "PF201": frozenset({"R015"}),  # break/continue outside a loop
+    "PF202": frozenset({"R001"}),  # orphan else/catch
+    "PF204": frozenset({"R006"}),  # two parallel branches bind one name
+    "PF205": frozenset({"R006"}),  # a parallel branch assigns an outer name
+}
+
+STATS: Counter[str] = Counter()
+
+
+# --- what the run did --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leak:
+    """A sent call that carried what an invariant forbids."""
+
+    viewer: str
+    source: str
+    how: str  # direct, transitive or words
+    line: int
+    messages: list[dict[str, Any]]
+    evidence: str
+
+    def describe(self) -> str:
+        what = {
+            "direct": f"carries output of `{self.source}` ({self.evidence})",
+            "transitive": f"carries something derived from `{self.source}` ({self.evidence})",
+            "words": f"has literal text naming `{self.evidence}` (unaware of `{self.source}`)",
+        }[self.how]
+        sent = "\n".join(f"    [{m.get('role')}] {_content(m)}".replace("\n", "\n      ")
+                         for m in self.messages)
+        return f"the call to `{self.viewer}` at line {self.line} {what}; it sent:\n{sent}"
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content", "")
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def whole_word(word: str) -> re.Pattern[str]:
+    """`word` as a whole word, ignoring case; `_` and `-` separate words (LANGUAGE.md 1.1)."""
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def leaks(pattern: GeneratedPattern, events: list[Any]) -> Iterator[Leak]:
+    """The sent calls that break an invariant, judged from the markers in their messages."""
+    rules = [rule for invariant in pattern.invariants for rule in invariant.rules()]
+    derived: dict[tuple[str, str], frozenset[str]] = {}  # marker -> slots it was computed from
+    for call in (e for e in events if e.type == "call"):
+        text = "\n".join(_content(message) for message in call.messages)
+        marks = set(MARKER.findall(text))
+        direct = {slot for slot, _ in marks}
+        transitive = set(direct).union(*(derived.get(mark, frozenset()) for mark in marks))
+        literal = MARKER.sub(" ", text)
+        for viewer, source, how in rules:
+            if call.slot != viewer:
+                continue
+            if how == "direct" and source in direct:
+                shown = sorted(f"{MARKER_PREFIX}-{s}-{i}" for s, i in marks if s == source)
+                yield Leak(viewer, source, how, call.line, call.messages, ", ".join(shown))
+            elif how == "transitive" and source in transitive:
+                shown = sorted(f"{MARKER_PREFIX}-{s}-{i}" for s, i in marks)
+                yield Leak(viewer, source, how, call.line, call.messages, ", ".join(shown))
+            elif how == "words":
+                for word in forbidden_words(source):
+                    if whole_word(word).search(literal):
+                        yield Leak(viewer, source, how, call.line, call.messages, word)
+                        break
+        produced = json.dumps([call.output, call.error])
+        for mark in MARKER.findall(produced):
+            derived[mark] = frozenset({call.slot, *transitive})
+
+
+# --- what the linter said ------------------------------------------------------------------
+
+
+def call_lines(text: str, line: int) -> range:
+    """The markdown lines of the call whose head is on `line`: the head and its properties."""
+    lines = text.splitlines()
+    head = lines[line - 1]
+    depth = len(head) - len(head.lstrip())
+    end = line
+    while end < len(lines) and lines[end].strip() and \
+            len(lines[end]) - len(lines[end].lstrip()) > depth and \
+            not lines[end].strip().startswith(("call ", "let ", "```")):
+        end += 1
+    return range(line, end + 1)
+
+
+def flagged(text: str, errors: list[Diagnostic], line: int, viewer: str) -> bool:
+    """Whether the linter reported an information-hiding error about `viewer` at that call."""
+    where = call_lines(text, line)
+    return any(d.span.line in where and whole_word(viewer).search(d.message) for d in errors)
+
+
+def render(diagnostics: list[Diagnostic]) -> str:
+    return "\n".join(f"    {d.code} line {d.span.line}: {d.message}" for d in diagnostics) or "    (none)"
+
+
+# --- the property ----------------------------------------------------------------------------
+
+
+def run(pattern: GeneratedPattern, path: Path) -> RunResult:
+    options = RunOptions(inputs={"task_brief": "the brief"},
+                         script=Script.from_mapping(pattern.script),
+                         trace_path=path.with_name("trace.jsonl"))
+    return asyncio.run(run_pattern(path, options))
+
+
+def report(what: str, pattern: GeneratedPattern, path: Path, diagnostics: list[Diagnostic],
+           result: RunResult, detail: str = "") -> str:
+    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
+    stopped = result.error.format() if result.error is not None else "none"
+    invariants = "\n".join("    " + invariant.bullet() for invariant in pattern.invariants)
+    return (
+        f"{what}\n\nPattern {path.name}:\n{pattern.numbered()}\n\n"
+        f"Invariants:\n{invariants}\n"
+        f"Lint errors:\n{render(errors)}\n"
+        f"Run: exit {result.exit_code}; error: {stopped}\n"
+        + (f"\n{detail}\n" if detail else "")
+    )
+
+
+def _skip_if_broken(diagnostics: list[Diagnostic], result: RunResult) -> None:
+    """Skip programs that do not parse, or that lint and run agree cannot run."""
+    codes = {d.code for d in diagnostics if d.severity is Severity.ERROR}
+    if "PS001" in codes:
+        STATS["skipped: syntax error"] += 1
+        event("skipped: syntax error")
+    assume("PS001" not in codes)
+    spec_errors = [d for d in diagnostics if d.code.startswith("PS1") and d.severity is Severity.ERROR]
+    assert not spec_errors, f"the generator wrote a broken pattern:\n{render(spec_errors)}"
+    confirmed = result.error is not None and any(
+        result.error.code in CANNOT_RUN[code] for code in codes & set(CANNOT_RUN))
+    if confirmed:
+        STATS["skipped: cannot run (lint and run agree)"] += 1
+        event("skipped: cannot run (lint and run agree)")
+    assume(not confirmed)
+
+
+def check_stopped_run_was_flagged(pattern: GeneratedPattern, path: Path,
+                                  diagnostics: list[Diagnostic], errors: list[Diagnostic],
+                                  result: RunResult) -> None:
+    if result.exit_code != 5:
+        return
+    error = result.error
+    assert error is not None and error.span is not None
+    viewer = error.slot or ""
+    assert flagged(pattern.text, errors, error.span.line, viewer), report(
+        f"The run-time policy stopped the call to `{viewer}` at line {error.span.line}, "
+        "but the linter reported no information-hiding error there.",
+        pattern, path, diagnostics, result)
+
+
+def check_sent_leak_was_flagged(pattern: GeneratedPattern, path: Path,
+                                diagnostics: list[Diagnostic], errors: list[Diagnostic],
+                                result: RunResult, found: list[Leak]) -> None:
+    for leak in found:
+        if leak.how != "words":
+            assert flagged(pattern.text, errors, leak.line, leak.viewer), report(
+                "The run sent a call that carries a forbidden slot's output, and the linter "
+                "reported no information-hiding error at that call (the run-time policy "
+                "did not stop it either).",
+                pattern, path, diagnostics, result, leak.describe())
+
+
+def check_literal_leak_was_flagged(pattern: GeneratedPattern, path: Path,
+                                   diagnostics: list[Diagnostic], errors: list[Diagnostic],
+                                   result: RunResult, found: list[Leak]) -> None:
+    for leak in found:
+        if leak.how == "words":
+            assert flagged(pattern.text, errors, leak.line, leak.viewer), report(
+                "The run sent literal text that an `is unaware of` invariant forbids, and "
+                "the linter reported no information-hiding error at that call (the run-time "
+                "policy did not stop it either).",
+                pattern, path, diagnostics, result, leak.describe())
+
+
+def check_run_time_policy_stopped_it(pattern: GeneratedPattern, path: Path,
+                                     diagnostics: list[Diagnostic], result: RunResult,
+                                     found: list[Leak]) -> None:
+    assert not found, report(
+        "The linter flagged the call, but the run-time policy sent it anyway.",
+        pattern, path, diagnostics, result, "\n".join(leak.describe() for leak in found))
+
+
+def record_statistics(pattern: GeneratedPattern, errors: list[Diagnostic], result: RunResult,
+                      found: list[Leak]) -> None:
+    STATS["examples"] += 1
+    STATS[f"exit {result.exit_code}"] += 1
+    event(f"exit {result.exit_code}")
+    for construct in pattern.constructs:
+        STATS[f"construct: {construct}"] += 1
+    if errors:
+        STATS["lint flagged"] += 1
+        if result.exit_code == 0 and not found:
+            STATS["lint flagged, run clean (exit 0, nothing leaked)"] += 1
+            event("precision: flagged but the run was clean")
+        elif result.exit_code == 5 or found:
+            event("flagged and the run leaked or was stopped")
+    elif result.exit_code == 0:
+        event("clean")
+
+
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=bool(os.environ.get("CI")),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                           HealthCheck.data_too_large],
+    print_blob=True,
+)
+@given(pattern=patterns())
+def test_lint_over_approximates_the_run(pattern: GeneratedPattern) -> None:
+    with tempfile.TemporaryDirectory(prefix="prose-soundness-") as directory:
+        path = Path(directory) / "generated.prose.md"
+        path.write_text(pattern.text, encoding="utf-8")
+        diagnostics = list(lint_text(pattern.text, str(path)).diagnostics)
+        result = run(pattern, path)
+    _skip_if_broken(diagnostics, result)
+    assert not [e for e in result.events if e.type == "judge"], "the generator wrote a discretion condition"
+    errors = [d for d in diagnostics
+              if d.category == INFORMATION_HIDING and d.severity is Severity.ERROR]
+    found = list(leaks(pattern, result.events))
+    record_statistics(pattern, errors, result, found)
+    check_stopped_run_was_flagged(pattern, path, diagnostics, errors, result)
+    check_sent_leak_was_flagged(pattern, path, diagnostics, errors, result, found)
+    check_literal_leak_was_flagged(pattern, path, diagnostics, errors, result, found)
+    check_run_time_policy_stopped_it(pattern, path, diagnostics, result, found)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _summary(pytestconfig: pytest.Config) -> Iterator[None]:
+    """After the module: how many programs ran, how they ended, and the linter's precision."""
+    STATS.clear()
+    yield
+    flagged_runs = STATS["lint flagged"]
+    false_alarms = STATS["lint flagged, run clean (exit 0, nothing leaked)"]
+    ratio = f"{false_alarms}/{flagged_runs}" + (
+        f" = {false_alarms / flagged_runs:.0%}" if flagged_runs else "")
+    lines = [f"soundness: {STATS['examples']} programs checked; flagged by lint but clean "
+             f"when run: {ratio}"]
+    lines += [f"  {key}: {value}" for key, value in sorted(STATS.items())]
+    target = os.environ.get("PROSE_SOUNDNESS_REPORT")
+    if target:
+        Path(target).write_text(json.dumps(dict(STATS), indent=2, sort_keys=True) + "\n")
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    if capture is None:
+        print("\n".join(lines))
+        return
+    with capture.global_and_fixture_disabled():
+        print("\n" + "\n".join(lines))
