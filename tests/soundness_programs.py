@@ -32,7 +32,6 @@ outputs it carries.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -105,12 +104,20 @@ def forbidden_words(source: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class GeneratedPattern:
-    text: str
+    text: str = field(repr=False)
     program: str
     invariants: tuple[Invariant, ...]
-    script: dict[str, Any]
-    program_start: int  # the markdown line of the program's first line
-    constructs: frozenset[str]  # what the program uses, for statistics
+    script: dict[str, Any] = field(repr=False)
+    program_start: int = field(repr=False)  # the markdown line of the program's first line
+    constructs: frozenset[str] = field(repr=False)  # what the program uses, for statistics
+
+    def __repr__(self) -> str:
+        bullets = "\n".join(invariant.bullet() for invariant in self.invariants)
+        return f"GeneratedPattern(\n{bullets}\n\n{self.program}\n\n{describe_failures(self.script)})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """What hypothesis prints for a failing example: the program, not the script."""
+        printer.text(repr(self))
 
     def numbered(self) -> str:
         """The pattern text with markdown line numbers, for failure messages."""
@@ -212,7 +219,7 @@ class Ctx:
     depth: int = 0
     frozen: frozenset[str] = frozenset()  # outer names a branch or block must not change
     in_loop: bool = False  # `break`/`continue` allowed
-    in_try: bool = False
+    can_throw: bool = False  # inside `try`, or a parallel branch whose failure is kept
     in_parallel: bool = False
     top: bool = False
 
@@ -233,6 +240,7 @@ class Generator:
     """Draws one program. Choices shrink towards the first option, the simplest."""
 
     draw: Callable[[st.SearchStrategy[Any]], Any]
+    viewers: frozenset[str] = frozenset()  # slots an invariant keeps something from
     budget: int = 24  # statements left
     counters: dict[str, int] = field(default_factory=dict)
     blocks: dict[str, Block] = field(default_factory=dict)
@@ -254,6 +262,10 @@ class Generator:
 
     def flip(self) -> bool:
         return bool(self.draw(st.booleans()))
+
+    def slot(self) -> str:
+        """A slot for a service value; slots that an invariant protects are likelier."""
+        return self.weighted([(3 if name in self.viewers else 1, name) for name in SLOTS])
 
     def fresh(self, prefix: str) -> str:
         self.counters[prefix] = self.counters.get(prefix, 0) + 1
@@ -278,9 +290,14 @@ class Generator:
         """A name of these kinds, rarely one that may be unbound."""
         sure = self.names(scope, *kinds, sure=True)
         maybe = [name for name in self.names(scope, *kinds) if name not in sure]
-        if maybe and self.weighted([(6, False), (1, True)] if sure else [(3, False), (1, True)]):
-            return self.pick(maybe)
-        return self.pick(sure) if sure else None
+        if maybe and self.weighted([(12, False), (1, True)] if sure else [(7, False), (1, True)]):
+            return self.recent(maybe)
+        return self.recent(sure) if sure else None
+
+    def recent(self, names: list[str]) -> str:
+        """One of `names` (in binding order), the last bound ones more likely: values flow on."""
+        return self.weighted([(3 if position >= len(names) - 3 else 1, name)
+                              for position, name in enumerate(names)])
 
     # --- expressions ------------------------------------------------------------------
 
@@ -288,14 +305,14 @@ class Generator:
         """An expression of `kind` (`nonempty` for lists that are indexed later)."""
         deep = depth >= 2
         if kind == "any":
-            kind = self.weighted([(4, "obj"), (3, "str"), (1, "list:str"), (1, "list:obj"),
-                                  (1, "num"), (1, "bool"), (3, "var")])
+            kind = self.weighted([(6, "var"), (4, "obj"), (3, "str"), (1, "list:str"),
+                                  (1, "list:obj"), (1, "num"), (1, "bool")])
             if kind == "var":
                 name = self.some_name(scope, "any")
                 return name if name is not None else "task_brief"
         if kind == "svc":
             name = self.some_name(scope, "svc") if self.flip() else None
-            return name if name is not None else self.pick(list(SLOTS))
+            return name if name is not None else self.slot()
         options: list[tuple[int, Callable[[], str | None]]] = []
         var = lambda: self.some_name(scope, kind)  # noqa: E731
         obj = lambda: self.some_name(scope, "obj")  # noqa: E731
@@ -435,9 +452,10 @@ class Generator:
 
     def call(self, scope: Scope, head: str) -> Lines:
         """`head` is `call` or `let r = call`; the target and properties are drawn here."""
-        target = self.weighted([(4, "slot"), (2, "svc")])
-        if target == "svc" and (services := self.names(scope, "svc")):
-            name = self.pick(services)
+        services = self.names(scope, "svc")
+        target = self.weighted([(4, "slot"), (4 if services else 0, "svc")])
+        if target == "svc":
+            name = self.recent(services)
             self.constructs.add("call through a service value")
         else:
             name = self.pick(list(SLOTS))
@@ -479,15 +497,17 @@ class Generator:
             (4, "let"), (6, "let call"), (3, "call"), (2, "assign"), (2, "member assign"),
             (2, "record"), (2, "service variable"),
         ]
+        if self.names(scope, "svc", sure=True, assignable=ctx):
+            choices.append((3, "service variable"))
         if not deep:
             choices += [(3, "if"), (5, "loop"), (2, "parallel"), (3, "collecting loop"),
                         (2, "try"), (1, "anonymous do")]
             if ctx.top:
                 choices.append((2, "block in if"))
         if self.blocks:
-            choices.append((3, "do"))
-        if ctx.in_try:
-            choices.append((2, "throw"))
+            choices.append((4, "do"))
+        if ctx.can_throw:
+            choices.append((5, "throw"))
         if ctx.in_loop:
             choices.append((1, "loop control"))
         kind = self.weighted(choices)
@@ -707,13 +727,19 @@ class Generator:
                 header += f" as {index}"
         else:
             header = "loop until {condition} (max: " + self.pick(["2", "3", "rounds"]) + ")"
+        can_throw = ctx.can_throw
         if parallel:
             header = "parallel " + header
-            modifiers = self.weighted([(4, ""), (1, ' ("all", on-fail: "continue")'),
+            modifiers = self.weighted([(4, ""), (2, ' ("all", on-fail: "continue")'),
                                        (1, ' ("all", on-fail: "ignore")')])
             header += modifiers
+            if modifiers:
+                self.constructs.add("parallel on-fail")
+            # A failed branch's value is its error object: a thrown value flows on.
+            can_throw = can_throw or (collecting and "continue" in modifiers)
         frozen = frozenset(scope) if parallel else ctx.frozen
-        inner = ctx.inner(frozen=frozen, in_loop=not parallel, in_parallel=parallel or ctx.in_parallel)
+        inner = ctx.inner(frozen=frozen, in_loop=not parallel, can_throw=can_throw,
+                          in_parallel=parallel or ctx.in_parallel)
         body = self.body(body_scope, inner, 1, 3, last="value" if collecting else None)
         if kind == "loop until":
             # Chosen after the body so that it may name what the body binds (null before).
@@ -767,12 +793,14 @@ class Generator:
                     published[name] = replace(var, maybe=var.maybe or maybe)
         modifiers = self.weighted([(5, ""), (1, ' ("all", on-fail: "continue")')])
         self.constructs.add("parallel block")
+        if modifiers:
+            self.constructs.add("parallel on-fail")
         scope.update(published)
         return [f"parallel{modifiers}:", *indent(lines)]
 
     def s_try(self, scope: Scope, ctx: Ctx) -> Lines:
         body_scope = dict(scope)
-        lines = ["try:", *indent(self.body(body_scope, ctx.inner(in_try=True), 1, 3))]
+        lines = ["try:", *indent(self.body(body_scope, ctx.inner(can_throw=True), 1, 3))]
         arms = [body_scope]
         shape = self.weighted([(4, "catch as"), (1, "catch"), (1, "finally")])
         if shape != "finally":
@@ -817,7 +845,7 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
                   st.sampled_from(list(SLOTS)), st.sampled_from(list(SLOTS)))
         .filter(lambda invariant: invariant.a != invariant.b),
         min_size=1, max_size=3, unique=True))
-    generator = Generator(draw)
+    generator = Generator(draw, frozenset(a for i in invariants for a, _, _ in i.rules()))
     scope: Scope = {"task_brief": Var("str", mutable=False)}
     lines: Lines = []
     for _ in range(draw(st.integers(0, 2))):
@@ -828,17 +856,20 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
     lines.append(f"return {{ result: {result} }}")
     program = "\n".join(lines)
     ok_cycle = draw(st.lists(st.booleans(), min_size=1, max_size=4))
-    failures = draw(st.dictionaries(st.sampled_from(list(SLOTS)),
-                                    st.frozensets(st.integers(0, 8), max_size=2), max_size=2))
+    failures: dict[str, frozenset[int]] = {}
+    if generator.constructs & {"try", "parallel on-fail"}:  # something may handle a failure
+        failures = draw(st.dictionaries(st.sampled_from(list(SLOTS)),
+                                        st.frozensets(st.integers(0, 8), max_size=2), max_size=2))
     text, start = pattern_text(program, invariants)
     return GeneratedPattern(text, program, tuple(invariants), script_for(ok_cycle, failures),
                             start, frozenset(generator.constructs))
 
 
-def describe_script(script: dict[str, Any]) -> str:
-    """The script's failures and `ok` values, short, for failure messages."""
+def describe_failures(script: dict[str, Any]) -> str:
+    """Which scripted replies fail, and the `ok` values of the first ones, for messages."""
     out = []
     for slot, replies in script["slots"].items():
-        shown = [json.dumps(r, sort_keys=True) for r in replies[:6]]
-        out.append(f"  {slot}: {', '.join(shown)}, ...")
-    return "\n".join(out)
+        failing = [i for i, r in enumerate(replies) if "$error" in r]
+        oks = "".join("T" if r.get("ok") else "F" for r in replies[:8] if "ok" in r)
+        out.append(f"{slot}: fails at {failing or 'none'}, ok {oks}...")
+    return "script: " + "; ".join(out)

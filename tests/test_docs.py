@@ -25,3 +25,12 @@ def test_every_command_is_documented() -> None:
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     for name in COMMANDS:
         assert f"## prose {name}" in text, name
+
+
+def test_flow_table_in_the_language_reference_is_current() -> None:
+    from prose.lang.flows import markdown_table
+
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    start = text.index("<!-- flow-table:start -->") + len("<!-- flow-table:start -->")
+    end = text.index("<!-- flow-table:end -->")
+    assert text[start:end].strip() == markdown_table(), "regenerate: python -m prose.lang.flows"

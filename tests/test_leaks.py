@@ -43,8 +43,9 @@ LEAK_SECTIONS: dict[str, str | None] = {
     "parameters": "- `task_brief`: string -- what the proposer answers",
     "returns": "- `result`: what the pattern produced",
 }
-FILE_KEYS = {"channel", "description", "name", "leak", "clean", *SECTIONS}
-TWIN_KEYS = {"program", "expect", "xfail"}
+# `fail` is read only by the run-time test (tests/test_runtime_hiding.py).
+FILE_KEYS = {"channel", "description", "name", "fail", "leak", "clean", *SECTIONS}
+TWIN_KEYS = {"program", "expect", "xfail", *SECTIONS}  # a twin may override a section
 
 
 @dataclass(frozen=True)
@@ -81,19 +82,33 @@ def _leak(item: Mapping[str, Any]) -> Leak:
                 tuple(int(line) for line in item.get("from", ())), item.get("xfail"))
 
 
+def _valid_fail(fail: Any) -> bool:
+    """`fail: [slot, ...]` (every call fails) or `fail: {slot: [n, ...]}` (calls n, from 1)."""
+    if isinstance(fail, list):
+        return all(isinstance(slot, str) for slot in fail)
+    return isinstance(fail, dict) and all(
+        isinstance(slot, str) and isinstance(numbers, list)
+        and all(isinstance(n, int) and n >= 1 for n in numbers)
+        for slot, numbers in fail.items()
+    )
+
+
 def load_leak_fixture(path: Path) -> list[Twin]:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or set(data) - FILE_KEYS:
         raise ValueError(f"{path.name}: a mapping with keys from {sorted(FILE_KEYS)}")
     if data.get("channel") != path.stem:
         raise ValueError(f"{path.name}: `channel` must be {path.stem!r}")
-    sections = {key: data[key] for key in SECTIONS if key in data}
+    if not _valid_fail(data.get("fail", [])):
+        raise ValueError(f"{path.name}: `fail` is a list of slots or a mapping slot: [numbers]")
+    shared = {key: data[key] for key in SECTIONS if key in data}
     twins = []
     for kind in ("leak", "clean"):
         raw = data.get(kind)
         if not isinstance(raw, dict) or "program" not in raw or set(raw) - TWIN_KEYS:
             raise ValueError(f"{path.name}: `{kind}` needs a `program` (keys {sorted(TWIN_KEYS)})")
         expect = tuple(_leak(item) for item in raw.get("expect") or [])
+        sections = {**shared, **{key: raw[key] for key in SECTIONS if key in raw}}
         if (kind == "leak") != bool(expect):
             raise ValueError(f"{path.name}: the leak expects diagnostics, the clean twin none")
         twins.append(Twin(data["channel"], kind, raw["program"], sections,

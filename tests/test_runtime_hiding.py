@@ -403,8 +403,12 @@ A leak fixture run by the interpreter.
 """
 
 
-def _shared_pattern(fixture: dict[str, Any], program: str, tmp_path: Path) -> Path:
-    sections = {key: fixture.get(key, default) for key, default in SHARED_SECTIONS.items()}
+def _shared_pattern(fixture: dict[str, Any], program: str, tmp_path: Path,
+                    twin: dict[str, Any] | None = None) -> Path:
+    """The pattern file of one twin: the file's sections, overridden by the twin's own."""
+    own = {key: value for key, value in (twin or {}).items() if key in SHARED_SECTIONS}
+    merged = {**fixture, **own}
+    sections = {key: merged.get(key, default) for key, default in SHARED_SECTIONS.items()}
     sections = {key: (value or "- None.") for key, value in sections.items()}
     path = tmp_path / "leak.prose.md"
     path.write_text(
@@ -415,19 +419,38 @@ def _shared_pattern(fixture: dict[str, Any], program: str, tmp_path: Path) -> Pa
     return path
 
 
-def _shared_script(path: Path, program: str) -> Script:
+SCRIPTED_CALLS = 20
+
+
+def _shared_script(
+    path: Path, program: str, fail: list[str] | dict[str, list[int]] | None = None
+) -> Script:
+    """Every slot answers `{flaws, sections}`; the calls `fail` names are errors instead.
+
+    `fail` is the fixture's key (tests/fixtures/leaks/README.md): a list of slots
+    whose every call fails, or a mapping of slot to the numbers (from 1) of its
+    calls that fail. Without it, a program with a `catch` and `attack = call
+    adversary` has every adversary call fail (the catch-variable channel).
+    """
     from prose.spec import load_spec
 
     spec = load_spec(path.read_text(encoding="utf-8"), str(path)).spec
     assert spec is not None
     slots: dict[str, list[Any]] = {
-        s.name: [{"flaws": [f"flaw from {s.name}"], "sections": [f"section from {s.name}"]}] * 20
+        s.name: [{"flaws": [f"flaw from {s.name}"], "sections": [f"section from {s.name}"]}]
+        * SCRIPTED_CALLS
         for s in spec.slots
     }
-    if "catch" in program:  # the catch-variable channel needs the other side's call to fail
-        failing = "adversary" if "attack = call adversary" in program else None
-        if failing:
-            slots[failing] = [{"$error": "the adversary failed"}] * 20
+    if fail is None:
+        fail = ["adversary"] if "catch" in program and "attack = call adversary" in program else []
+    failing = (
+        {slot: range(1, SCRIPTED_CALLS + 1) for slot in fail}
+        if isinstance(fail, list)
+        else fail
+    )
+    for slot, numbers in failing.items():
+        for number in numbers:
+            slots[slot][number - 1] = {"$error": f"the {slot} failed"}
     return Script.from_mapping({"slots": slots})
 
 
@@ -436,9 +459,10 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     fixture_path: Path, tmp_path: Path
 ) -> None:
     fixture = yaml.safe_load(fixture_path.read_text(encoding="utf-8"))
+    fail = fixture.get("fail")
     leak = fixture["leak"]["program"]
-    path = _shared_pattern(fixture, leak, tmp_path)
-    script = _shared_script(path, leak)
+    path = _shared_pattern(fixture, leak, tmp_path, fixture["leak"])
+    script = _shared_script(path, leak, fail)
     result = run_file(path, tmp_path, script)
     assert result.exit_code == 5, result.error and result.error.format()
     assert result.error is not None and result.error.slot is not None
@@ -455,6 +479,6 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     stopped = next(e.time for e in result.events if e.type == "error")
     assert [e for e in result.events if e.type == "call" and e.time > stopped] == []
     clean = fixture["clean"]["program"]
-    path = _shared_pattern(fixture, clean, tmp_path)
-    twin = run_file(path, tmp_path, _shared_script(path, clean))
+    path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
+    twin = run_file(path, tmp_path, _shared_script(path, clean, fail))
     assert twin.exit_code != 5, twin.error and twin.error.format()

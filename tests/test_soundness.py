@@ -57,7 +57,13 @@ from prose.check import lint_text
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
-from tests.soundness_programs import MARKER_PREFIX, GeneratedPattern, forbidden_words, patterns
+from tests.soundness_programs import (
+    MARKER_PREFIX,
+    GeneratedPattern,
+    describe_failures,
+    forbidden_words,
+    patterns,
+)
 
 EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", "150"))
 INFORMATION_HIDING = "information-hiding"
@@ -190,6 +196,7 @@ def report(what: str, pattern: GeneratedPattern, path: Path, diagnostics: list[D
         f"Invariants:\n{invariants}\n"
         f"Lint errors:\n{render(errors)}\n"
         f"Run: exit {result.exit_code}; error: {stopped}\n"
+        f"{describe_failures(pattern.script)}\n"
         + (f"\n{detail}\n" if detail else "")
     )
 
@@ -219,42 +226,44 @@ def check_stopped_run_was_flagged(pattern: GeneratedPattern, path: Path,
     error = result.error
     assert error is not None and error.span is not None
     viewer = error.slot or ""
-    assert flagged(pattern.text, errors, error.span.line, viewer), report(
-        f"The run-time policy stopped the call to `{viewer}` at line {error.span.line}, "
-        "but the linter reported no information-hiding error there.",
-        pattern, path, diagnostics, result)
+    if not flagged(pattern.text, errors, error.span.line, viewer):
+        raise AssertionError(report(
+            f"The run-time policy stopped the call to `{viewer}` at line {error.span.line}, "
+            "but the linter reported no information-hiding error there.",
+            pattern, path, diagnostics, result))
 
 
 def check_sent_leak_was_flagged(pattern: GeneratedPattern, path: Path,
                                 diagnostics: list[Diagnostic], errors: list[Diagnostic],
                                 result: RunResult, found: list[Leak]) -> None:
     for leak in found:
-        if leak.how != "words":
-            assert flagged(pattern.text, errors, leak.line, leak.viewer), report(
+        if leak.how != "words" and not flagged(pattern.text, errors, leak.line, leak.viewer):
+            raise AssertionError(report(
                 "The run sent a call that carries a forbidden slot's output, and the linter "
                 "reported no information-hiding error at that call (the run-time policy "
                 "did not stop it either).",
-                pattern, path, diagnostics, result, leak.describe())
+                pattern, path, diagnostics, result, leak.describe()))
 
 
 def check_literal_leak_was_flagged(pattern: GeneratedPattern, path: Path,
                                    diagnostics: list[Diagnostic], errors: list[Diagnostic],
                                    result: RunResult, found: list[Leak]) -> None:
     for leak in found:
-        if leak.how == "words":
-            assert flagged(pattern.text, errors, leak.line, leak.viewer), report(
+        if leak.how == "words" and not flagged(pattern.text, errors, leak.line, leak.viewer):
+            raise AssertionError(report(
                 "The run sent literal text that an `is unaware of` invariant forbids, and "
                 "the linter reported no information-hiding error at that call (the run-time "
                 "policy did not stop it either).",
-                pattern, path, diagnostics, result, leak.describe())
+                pattern, path, diagnostics, result, leak.describe()))
 
 
 def check_run_time_policy_stopped_it(pattern: GeneratedPattern, path: Path,
                                      diagnostics: list[Diagnostic], result: RunResult,
                                      found: list[Leak]) -> None:
-    assert not found, report(
-        "The linter flagged the call, but the run-time policy sent it anyway.",
-        pattern, path, diagnostics, result, "\n".join(leak.describe() for leak in found))
+    if found:
+        raise AssertionError(report(
+            "The linter flagged the call, but the run-time policy sent it anyway.",
+            pattern, path, diagnostics, result, "\n".join(leak.describe() for leak in found)))
 
 
 def record_statistics(pattern: GeneratedPattern, errors: list[Diagnostic], result: RunResult,

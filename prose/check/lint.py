@@ -35,14 +35,14 @@ class LintResult:
 
 
 def check(spec: Any, program: n.Program, *, select: Collection[str] | None = None,
-          ignore: Collection[str] = ()) -> list[Diagnostic]:
+          ignore: Collection[str] = (), strict_flow: bool = False) -> list[Diagnostic]:
     """Run every rule (or the selected ones) on a loaded spec and its program."""
-    return _run(from_spec(spec), program, spec, select, ignore)[0]
+    return _run(from_spec(spec), program, spec, select, ignore, strict_flow)[0]
 
 
 def _run(decl: Declarations, program: n.Program, spec: Any, select: Collection[str] | None,
-         ignore: Collection[str]) -> tuple[list[Diagnostic], CheckContext]:
-    context = CheckContext(decl, program, build_model(decl, program), spec)
+         ignore: Collection[str], strict_flow: bool = False) -> tuple[list[Diagnostic], CheckContext]:
+    context = CheckContext(decl, program, build_model(decl, program), spec, strict_flow)
     found: list[Diagnostic] = []
     for rule in all_rules():
         if not _selected(rule.code, select, ignore):
@@ -61,8 +61,12 @@ def _selected(code: str, select: Collection[str] | None, ignore: Collection[str]
 
 
 def lint_text(text: str, path: str, *, profile: str = "compat",
-              select: Collection[str] | None = None, ignore: Collection[str] = ()) -> LintResult:
-    """Lint a pattern file's text: spec problems, syntax errors and rule findings."""
+              select: Collection[str] | None = None, ignore: Collection[str] = (),
+              strict_flow: bool = False) -> LintResult:
+    """Lint a pattern file's text: spec problems, syntax errors and rule findings.
+
+    `strict_flow` checks implicit flows too (`prose.lang.flows`), whatever the
+    pattern's own `flow:` says."""
     from prose.diagnostics import from_syntax_error
     from prose.spec import load_spec
     from prose.syntax import parse
@@ -77,7 +81,8 @@ def lint_text(text: str, path: str, *, profile: str = "compat",
         except ProseSyntaxError as error:
             diagnostics.extend(from_syntax_error(error))
     if result.program is not None and loaded.spec is not None:
-        found, result.context = _run(from_spec(loaded.spec), result.program, loaded.spec, select, ignore)
+        found, result.context = _run(from_spec(loaded.spec), result.program, loaded.spec, select,
+                                     ignore, strict_flow)
         diagnostics.extend(found)
     diagnostics = _suppress(diagnostics, result.program)
     if profile == "strict":

@@ -118,8 +118,12 @@ class _Walker:
     # --- entry ---------------------------------------------------------------
 
     def run(self) -> None:
-        for statement in self.model.program.body:
-            if isinstance(statement, n.BlockDef):
+        # Every block definition that may run, also one inside an `if` (the top-level one
+        # first: it is hoisted; a nested one is bound when its statement runs).
+        from prose.check.walk import walk_statements
+
+        for statement in walk_statements(self.model.program.body):
+            if isinstance(statement, n.BlockDef) and statement.name not in self.blocks:
                 self.blocks[statement.name] = statement
                 self._bind(self.root, statement.name, "block", statement.span)
         self._body(self.model.program.body, self.root)
@@ -344,6 +348,12 @@ class _Walker:
                 self.in_parallel_branch.pop()
             if isinstance(branch, n.Let):
                 published.extend((name, branch) for name in branch.names)
+            else:  # a `let` nested in an `if`/`for`/`try` of the branch is published too
+                for name, binding in child.names.items():
+                    if binding.kind in ("let", "const"):
+                        published.append((name, n.Let(span=binding.span, names=(name,),
+                                                      value=n.Literal(span=binding.span, value=None),
+                                                      head=binding.span)))
         for name, branch in published:
             self._bind_let(scope, name, _head(branch), branch.const, branch, count_use=True)
 

@@ -25,8 +25,12 @@ def _codes(value: str | None) -> list[str]:
 @click.option("--profile", type=click.Choice(["compat", "strict"]), default="compat", show_default=True,
               help="`strict` turns compat-only warnings (second `let`, descriptive strings "
                    "in returns) into errors.")
+@click.option("--strict-flow", is_flag=True,
+              help="Strict mode for implicit flows: a value bound or chosen under a condition, "
+                   "an index or a judge's decision carries what it depends on (as if every "
+                   "pattern said `flow: strict`).")
 def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
-                 ignore: str | None, profile: str) -> None:
+                 ignore: str | None, profile: str, strict_flow: bool) -> None:
     """Check pattern files: names, flow, termination, conditions, contracts and
     information hiding.
 
@@ -69,7 +73,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
             continue
         sources[path] = text
         result = lint_text(text, path, profile=profile, select=_codes(select) or None,
-                           ignore=_codes(ignore))
+                           ignore=_codes(ignore), strict_flow=strict_flow)
         diagnostics.extend(result.diagnostics)
         if result.context is not None:
             coverage = result.context.invariant_coverage()

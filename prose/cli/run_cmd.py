@@ -147,6 +147,12 @@ def _read_input_file(path: str) -> Any:
     is_flag=True,
     help="Fail when independent slots route to one model.",
 )
+@click.option(
+    "--strict-flow",
+    is_flag=True,
+    help="Strict mode for implicit flows, in the lint gate and at run time "
+    "(as if the pattern said `flow: strict`).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
 def run_command(**options: Any) -> None:
@@ -195,7 +201,7 @@ def _run(options: dict[str, Any]) -> int:
     target: str = options["target"]
     project = Path.cwd()
     pattern, bindings, config, inputs = _target(target)
-    spec = _lint(pattern, options["no_check"])
+    spec = _lint(pattern, options["no_check"], options["strict_flow"])
     for key, raw in _pairs(options["inputs"], "--input"):
         inputs[key] = _typed(raw, _declared_type(spec, key))
     for key, path in _pairs(options["input_files"], "--input-file"):
@@ -239,6 +245,7 @@ def _run(options: dict[str, Any]) -> int:
         else None,
         resume_trace=resume_trace,
         require_distinct_models=options["require_distinct_models"],
+        strict_flow=options["strict_flow"],
         show_prompts=options["show_prompts"],
         debug=options["debug"],
         progress=progress,
@@ -309,7 +316,7 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
     )
 
 
-def _lint(pattern: str, no_check: bool) -> Any:
+def _lint(pattern: str, no_check: bool, strict_flow: bool = False) -> Any:
     """The pattern's spec; unless --no-check, refuse a pattern with lint errors (exit 1)."""
     from prose.cli.inputs import read_text
     from prose.errors import InputReadError, ProseSyntaxError
@@ -327,7 +334,7 @@ def _lint(pattern: str, no_check: bool) -> Any:
         from prose.diagnostics import Summary, render_full
         from prose.diagnostics.model import Severity
 
-        result = lint_text(text, pattern)
+        result = lint_text(text, pattern, strict_flow=strict_flow)
         errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         if errors:
             summary = Summary.of(errors, files=1)

@@ -205,3 +205,15 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "(keys and type words), the slot's `ensures`, the service's role prompt", "`prompt` "
      "of a `sees only` slot may carry no slot output"),
 )
+
+
+def markdown_table() -> str:
+    """FLOW_TABLE as the markdown table in docs/language.md."""
+    rows = ["| construct or channel | what the value carries (normal mode) | strict mode adds |",
+            "|---|---|---|"]
+    rows += [f"| {construct} | {normal} | {strict or '—'} |" for construct, normal, strict in FLOW_TABLE]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(markdown_table())

@@ -307,7 +307,10 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
         elif kind == "unaware_of":
             hide(form.slot, form.other, UNAWARE_OF, line, text)
             forbid(form.slot, form.other, form.other, line, text)
-            forbid(form.slot, slots_by_name[form.other].role_word, form.other, line, text)
+            role = slots_by_name[form.other].role_word
+            own = slots_by_name[form.slot].role_word
+            if not (role and own and role.lower() == own.lower()):  # its own job is no secret
+                forbid(form.slot, role, form.other, line, text)
             forbid(form.slot, pattern or None, form.other, line, text)
         elif kind == "independent":
             hide(form.a, form.b, INDEPENDENT, line, text)
