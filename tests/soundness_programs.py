@@ -461,7 +461,7 @@ class Generator:
             name = self.pick(list(SLOTS))
         lines = [f"{head} {name}"]
         used: set[str] = set()
-        for _ in range(self.draw(st.integers(0, 2))):
+        for _ in range(self.weighted([(1, 1), (2, 2), (1, 0)])):
             label = self.weighted([(3, "text"), (2, "notes"), (1, "draft"), (1, "context"),
                                    (1, "material"), (1, "attack_notes")])
             if label not in used:
@@ -780,7 +780,7 @@ class Generator:
                 body = self.body(branch, inner.inner(), 1, 2)
                 condition = self.pick(["true", self.condition(scope)])
                 lines += [f"if {condition}:", *indent(body)]
-                maybe = True
+                maybe = condition != "true"  # the run publishes what a branch bound
             elif kind == "nested for":
                 self.constructs.add("let nested in a parallel branch")
                 lines += self.loop(branch, inner, collecting=False, head="")
@@ -844,7 +844,7 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
         st.builds(Invariant, st.sampled_from(["never", "indirect", "unaware", "independent"]),
                   st.sampled_from(list(SLOTS)), st.sampled_from(list(SLOTS)))
         .filter(lambda invariant: invariant.a != invariant.b),
-        min_size=1, max_size=3, unique=True))
+        min_size=1, max_size=4, unique=True))
     generator = Generator(draw, frozenset(a for i in invariants for a, _, _ in i.rules()))
     scope: Scope = {"task_brief": Var("str", mutable=False)}
     lines: Lines = []

@@ -77,7 +77,9 @@ class Stub:
         self.received: list[str] = []
         self.hang_on: str | None = None
         self.fail_with: int | None = None
-        self.fail_times = -1  # how many requests fail with `fail_with` (-1: all), then answers  # fail this many requests with `fail_with`, then answer
+        self.fail_times = -1  # how many requests fail with `fail_with` (-1: all), then answers
+        self.fail_message = "denied"
+        self.fail_code = "auth"
         self.lock = threading.Lock()
         self.stop = threading.Event()
         stub = self
@@ -102,7 +104,8 @@ class Stub:
                     if failing and stub.fail_times > 0:
                         stub.fail_times -= 1
                 if failing:
-                    data = json.dumps({"error": {"message": "denied", "type": "auth"}}).encode()
+                    data = json.dumps({"error": {"message": stub.fail_message, "type": stub.fail_code,
+                                                 "code": stub.fail_code}}).encode()
                     self.send_response(stub.fail_with or 500)
                 else:
                     data = json.dumps(
@@ -168,10 +171,12 @@ def project(tmp_path: Path, stub: Stub) -> Path:
     return tmp_path / "rounds.prose.md"
 
 
-def run(tmp_path: Path, stub: Stub, **options: Any) -> RunResult:
+def run(tmp_path: Path, stub: Stub, pattern: str | None = None, **options: Any) -> RunResult:
     from prose.llm import LLMConfig
 
     path = project(tmp_path, stub)
+    if pattern is not None:
+        path.write_text(pattern)
     config = LLMConfig.from_yaml(tmp_path / "prose.yaml")
     return asyncio.run(
         run_pattern(path, RunOptions(inputs={"task": "t"}, llm_config=config, **options))
@@ -323,12 +328,49 @@ def test_a_transient_500_is_retried_by_the_llm_layer_within_one_attempt(
 
 
 def test_auth_failure_is_not_retried(tmp_path: Path, stub: Stub) -> None:
-    path = project(tmp_path, stub)
-    path.write_text(PATTERN.replace("    round: i\n", "    round: i\n    retry: 3\n"))
     stub.fail_with = 401
-    result = run(tmp_path, stub, config={"rounds": 1}, write_trace=False)
+    result = run(tmp_path, stub, RETRYING, config={"rounds": 1}, write_trace=False)
     assert result.exit_code == 4 and result.error is not None and result.error.kind == "auth"
     assert len(stub.received) == 1
+
+
+RETRYING = PATTERN.replace("    round: i\n", "    round: i\n    retry: 3\n")
+CONTEXT = "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens."
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "kind"),
+    [
+        (401, "denied", "auth"),
+        (400, "invalid parameter `temperature`", "bad-request"),
+        (400, CONTEXT, "context-window"),
+    ],
+)
+def test_retry_skips_the_kinds_another_attempt_cannot_fix(
+    tmp_path: Path, stub: Stub, status: int, message: str, kind: str
+) -> None:
+    from prose.lang.error_kinds import NOT_RETRIED
+
+    assert kind in NOT_RETRIED  # one spelling for the LLM layer and `retry:`
+    stub.fail_with, stub.fail_message = status, message
+    stub.fail_code = "context_length_exceeded" if kind == "context-window" else "invalid_request_error"
+    result = run(tmp_path, stub, RETRYING, config={"rounds": 1}, write_trace=False)
+    assert result.exit_code == 4 and result.error is not None and result.error.kind == kind
+    assert len(stub.received) == 1
+
+
+@pytest.mark.parametrize(("status", "kind"), [(429, "rate-limit"), (500, "provider"), (408, "timeout")])
+def test_retry_makes_another_attempt_for_the_other_kinds(
+    tmp_path: Path, stub: Stub, status: int, kind: str
+) -> None:
+    from prose.lang.error_kinds import NOT_RETRIED
+
+    assert kind not in NOT_RETRIED
+    stub.fail_with, stub.fail_times = status, 1
+    result = run(tmp_path, stub, RETRYING, config={"rounds": 1}, write_trace=False,
+                 backoff_base_s=0)
+    assert result.exit_code == 0, result.error and result.error.format()
+    assert len(stub.received) == 2
 
 
 def test_model_failure_exits_4_without_a_traceback(tmp_path: Path, stub: Stub) -> None:
