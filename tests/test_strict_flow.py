@@ -1,0 +1,178 @@
+"""Strict mode for implicit flows (docs/language.md 5.4): lint and run time, same rules.
+
+Each program is linted and run with a scripted model, in normal and in strict
+mode. Normal mode tracks copies only, so these programs are clean there; in
+strict mode a value chosen because of the critic's output carries it, and
+both the linter (PH604/PH607) and the run time (exit 5, the call not sent)
+must say so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from prose.check import lint_text
+from prose.llm import Script
+from prose.runtime import RunOptions, run_pattern
+
+PATTERN = """---
+name: implicit
+kind: pattern
+version: 0.1.0
+{flow}---
+
+# Implicit
+
+Implicit flows.
+
+### Slots
+
+- `writer`
+  - ensures: draft text
+- `critic`
+  - ensures: verdict text
+- `other`
+  - ensures: summary text
+
+### Config
+
+- None.
+
+### Invariants
+
+{invariants}
+
+### Parameters
+
+- `task_brief`: string -- the brief
+
+### Returns
+
+- `result`: anything
+
+### Delegation
+
+```prose
+{program}
+```
+"""
+
+NEVER = "- `writer` never sees `critic`"
+
+PROGRAMS = {
+    "bound-under-if": """
+        let verdict = call critic
+          task_brief: task_brief
+        let tone = "neutral"
+        if verdict is not empty:
+          tone = "harsh"
+        let w = call writer
+          tone: tone
+        return { result: w }
+        """,
+    "index-by-hidden-value": """
+        let verdict = call critic
+          task_brief: task_brief
+        let table = { yes: "go", no: "stop" }
+        let pick = table[verdict]
+        let w = call writer
+          pick: pick
+        return { result: w }
+        """,
+    "loop-over-hidden-list": """
+        let verdict = call critic
+          task_brief: task_brief
+        let count = []
+        for word in [verdict]:
+          record "one" in count
+        let w = call writer
+          count: count
+        return { result: w }
+        """,
+}
+
+
+def _write(tmp_path: Path, program: str, invariants: str = NEVER, flow: str = "") -> Path:
+    path = tmp_path / "implicit.prose.md"
+    path.write_text(PATTERN.format(program=textwrap.dedent(program).strip(),
+                                   invariants=invariants, flow=flow))
+    return path
+
+
+def _hiding_errors(path: Path, strict: bool) -> list[str]:
+    result = lint_text(path.read_text(), str(path), strict_flow=strict)
+    return [d.code for d in result.diagnostics
+            if d.category == "information-hiding" and d.severity.value == "error"]
+
+
+def _run(path: Path, strict: bool) -> int:
+    script = Script.from_mapping({"slots": {name: [f"{name} says no"] * 5
+                                            for name in ("writer", "critic", "other")}})
+    result = asyncio.run(run_pattern(path, RunOptions(
+        inputs={"task_brief": "b"}, script=script, trace_path=path.parent / "t.jsonl",
+        strict_flow=strict)))
+    return result.exit_code
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_normal_mode_tracks_copies_only(name: str, tmp_path: Path) -> None:
+    path = _write(tmp_path, PROGRAMS[name])
+    assert _hiding_errors(path, strict=False) == []
+    assert _run(path, strict=False) == 0
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_strict_mode_is_caught_by_lint_and_stopped_at_run_time(name: str, tmp_path: Path) -> None:
+    path = _write(tmp_path, PROGRAMS[name])
+    assert _hiding_errors(path, strict=True) == ["PH604"]
+    assert _run(path, strict=True) == 5
+
+
+def test_the_frontmatter_asks_for_strict_mode(tmp_path: Path) -> None:
+    path = _write(tmp_path, PROGRAMS["bound-under-if"], flow="flow: strict\n")
+    assert _hiding_errors(path, strict=False) == ["PH604"]
+    assert _run(path, strict=False) == 5
+
+
+def test_strict_independence_follows_a_summariser(tmp_path: Path) -> None:
+    program = """
+        let verdict = call critic
+          task_brief: task_brief
+        let digest = call other
+          text: verdict
+        let w = call writer
+          digest: digest
+        return { result: w }
+        """
+    path = _write(tmp_path, program, invariants="- `writer` and `critic` are independent")
+    assert _hiding_errors(path, strict=False) == []
+    assert _run(path, strict=False) == 0
+    assert _hiding_errors(path, strict=True) == ["PH607"]
+    assert _run(path, strict=True) == 5
+
+
+def test_a_branch_not_taken_is_caught_by_lint_only(tmp_path: Path) -> None:
+    """The run time sees the branch that ran; a value left alone because a branch did not
+    run still says something (the known limit of run-time checks): lint covers it."""
+    program = PROGRAMS["bound-under-if"].replace("is not empty", "is empty")
+    path = _write(tmp_path, program)
+    assert _hiding_errors(path, strict=True) == ["PH604"]
+    assert _run(path, strict=True) == 0
+
+
+def test_a_call_under_a_condition_is_not_an_observation(tmp_path: Path) -> None:
+    program = """
+        let verdict = call critic
+          task_brief: task_brief
+        if verdict is not empty:
+          let w = call writer
+            task_brief: task_brief
+        return { result: verdict }
+        """
+    path = _write(tmp_path, program)
+    assert _hiding_errors(path, strict=True) == []
+    assert _run(path, strict=True) == 0
