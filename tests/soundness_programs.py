@@ -115,14 +115,24 @@ class GeneratedPattern:
         bullets = "\n".join(invariant.bullet() for invariant in self.invariants)
         return f"GeneratedPattern(\n{bullets}\n\n{self.program}\n\n{describe_failures(self.script)})"
 
+    def rebuild(self, program: str, invariants: Sequence[Invariant] | None = None,
+                script: dict[str, Any] | None = None) -> GeneratedPattern:
+        """The same pattern around another program (for minimising a counterexample)."""
+        chosen = tuple(self.invariants if invariants is None else invariants)
+        text, start = pattern_text(program, chosen)
+        return GeneratedPattern(text, program, chosen, self.script if script is None else script,
+                                start, self.constructs)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """What hypothesis prints for a failing example: the program, not the script."""
         printer.text(repr(self))
 
     def numbered(self) -> str:
-        """The pattern text with markdown line numbers, for failure messages."""
-        return "\n".join(f"{number:3} | {line}" for number, line in
-                         enumerate(self.text.splitlines(), start=1))
+        """The invariants, and the program with its markdown line numbers, for messages."""
+        bullets = "\n".join(f"    {invariant.bullet()}" for invariant in self.invariants)
+        program = "\n".join(f"{number:4} | {line}" for number, line in
+                            enumerate(self.program.splitlines(), start=self.program_start))
+        return f"### Invariants\n{bullets}\n### Delegation (markdown line numbers)\n{program}"
 
 
 def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, int]:

@@ -29,12 +29,22 @@ a `let` nested in a parallel branch), so that is where leaks hide.
 
 The precision of the linter (programs it flags whose run is clean) is not
 asserted, only reported: hypothesis statistics (`pytest
---hypothesis-show-statistics`) and a summary line after the test.
+--hypothesis-show-statistics`), a summary printed after the test, and a
+JSON file when `PROSE_SOUNDNESS_REPORT` names one.
 
+A failure is reported with the program as generated and a minimised one
+(statements deleted while the same check still fails; `minimise`), each
+with the lint errors, how the run ended and the leaking call's messages.
+Hypothesis' own shrinking is off because it takes minutes here.
+
+    .venv/bin/pytest tests/test_soundness.py                    # 150 examples
     PROSE_SOUNDNESS_EXAMPLES=3000 .venv/bin/pytest tests/test_soundness.py
 
-runs more examples (default 150). With `CI` set the examples are
-derandomized, so a failure reproduces run after run.
+Environment: `PROSE_SOUNDNESS_EXAMPLES` (default 150),
+`PROSE_SOUNDNESS_SHRINK=1` (also let hypothesis shrink),
+`PROSE_SOUNDNESS_MINIMISE_SECONDS` (default 60), `PROSE_SOUNDNESS_REPORT`
+(a path for the statistics). With `CI` set the examples are derandomized,
+so a failure reproduces run after run.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import json
 import os
 import re
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, given, settings
 
 from prose.check import lint_text
 from prose.diagnostics.model import Diagnostic, Severity
@@ -60,12 +71,18 @@ from prose.runtime import RunOptions, RunResult, run_pattern
 from tests.soundness_programs import (
     MARKER_PREFIX,
     GeneratedPattern,
+    Invariant,
     describe_failures,
     forbidden_words,
     patterns,
+    script_for,
 )
 
 EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", "150"))
+# Hypothesis' shrinking costs minutes here; `minimise` does the job in seconds.
+SHRINK = os.environ.get("PROSE_SOUNDNESS_SHRINK", "") not in ("", "0")
+PHASES = tuple(phase for phase in Phase if SHRINK or phase not in (Phase.shrink, Phase.explain))
+MINIMISE_SECONDS = float(os.environ.get("PROSE_SOUNDNESS_MINIMISE_SECONDS", "60"))
 INFORMATION_HIDING = "information-hiding"
 MARKER = re.compile(rf"{MARKER_PREFIX}-([a-z]+)-(\d+)[a-z]?")
 
@@ -186,129 +203,199 @@ def run(pattern: GeneratedPattern, path: Path) -> RunResult:
     return asyncio.run(run_pattern(path, options))
 
 
-def report(what: str, pattern: GeneratedPattern, path: Path, diagnostics: list[Diagnostic],
-           result: RunResult, detail: str = "") -> str:
-    errors = [d for d in diagnostics if d.severity is Severity.ERROR]
-    stopped = result.error.format() if result.error is not None else "none"
-    invariants = "\n".join("    " + invariant.bullet() for invariant in pattern.invariants)
-    return (
-        f"{what}\n\nPattern {path.name}:\n{pattern.numbered()}\n\n"
-        f"Invariants:\n{invariants}\n"
-        f"Lint errors:\n{render(errors)}\n"
-        f"Run: exit {result.exit_code}; error: {stopped}\n"
-        f"{describe_failures(pattern.script)}\n"
-        + (f"\n{detail}\n" if detail else "")
-    )
+@dataclass
+class Outcome:
+    """What lint and the run did with one pattern, and which check (if any) failed."""
+
+    pattern: GeneratedPattern
+    diagnostics: list[Diagnostic]
+    result: RunResult
+    leaks: list[Leak]
+    skipped: str | None = None
+    failure: str | None = None  # stopped, sent, words or run-time
+    detail: str = ""
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The linter's information-hiding errors."""
+        return [d for d in self.diagnostics
+                if d.category == INFORMATION_HIDING and d.severity is Severity.ERROR]
+
+    def report(self) -> str:
+        errors = [d for d in self.diagnostics if d.severity is Severity.ERROR]
+        error = self.result.error
+        stopped = "none"
+        if error is not None:
+            stopped = error.format()
+            if error.span is not None:
+                stopped = stopped.replace(str(error.span.file), Path(error.span.file).name)
+        return (
+            f"{self.detail}\n\n{self.pattern.numbered()}\n"
+            f"Lint errors:\n{render(errors)}\n"
+            f"Run: exit {self.result.exit_code}; error: {stopped}\n"
+            f"{describe_failures(self.pattern.script)}\n"
+        )
 
 
-def _skip_if_broken(diagnostics: list[Diagnostic], result: RunResult) -> None:
-    """Skip programs that do not parse, or that lint and run agree cannot run."""
+FAILURES = {
+    "stopped": "The run-time policy stopped a call that the linter did not flag.",
+    "sent": "The run sent a call carrying a forbidden slot's output; neither the linter "
+            "nor the run-time policy caught it.",
+    "words": "The run sent literal text that an `is unaware of` invariant forbids; neither "
+             "the linter nor the run-time policy caught it.",
+    "run-time": "The linter flagged the call, but the run-time policy sent it anyway.",
+}
+
+
+def evaluate(pattern: GeneratedPattern) -> Outcome:
+    """Lint and run `pattern`, then check that lint over-approximates what the run did."""
+    with tempfile.TemporaryDirectory(prefix="prose-soundness-") as directory:
+        path = Path(directory) / "generated.prose.md"
+        path.write_text(pattern.text, encoding="utf-8")
+        diagnostics = list(lint_text(pattern.text, str(path)).diagnostics)
+        result = run(pattern, path)
+    outcome = Outcome(pattern, diagnostics, result, list(leaks(pattern, result.events)))
+    outcome.skipped = why_skip(diagnostics, result)
+    if outcome.skipped is not None:
+        return outcome
+    error = result.error
+    if result.exit_code == 5 and error is not None and error.span is not None:
+        if not flagged(pattern.text, outcome.errors, error.span.line, error.slot or ""):
+            outcome.failure = "stopped"
+            outcome.detail = (f"the call to `{error.slot}` at line {error.span.line} was stopped "
+                              "by the run-time policy; the linter reported nothing there")
+            return outcome
+    for how, failure in (("direct", "sent"), ("transitive", "sent"), ("words", "words")):
+        for leak in outcome.leaks:
+            if leak.how == how and not flagged(pattern.text, outcome.errors, leak.line, leak.viewer):
+                outcome.failure, outcome.detail = failure, leak.describe()
+                return outcome
+    if outcome.leaks:
+        outcome.failure = "run-time"
+        outcome.detail = "\n".join(leak.describe() for leak in outcome.leaks)
+    return outcome
+
+
+def why_skip(diagnostics: list[Diagnostic], result: RunResult) -> str | None:
+    """Programs that do not parse, or that lint and run agree cannot run."""
     codes = {d.code for d in diagnostics if d.severity is Severity.ERROR}
     if "PS001" in codes:
-        STATS["skipped: syntax error"] += 1
-        event("skipped: syntax error")
-    assume("PS001" not in codes)
+        return "syntax error"
     spec_errors = [d for d in diagnostics if d.code.startswith("PS1") and d.severity is Severity.ERROR]
     assert not spec_errors, f"the generator wrote a broken pattern:\n{render(spec_errors)}"
-    confirmed = result.error is not None and any(
-        result.error.code in CANNOT_RUN[code] for code in codes & set(CANNOT_RUN))
-    if confirmed:
-        STATS["skipped: cannot run (lint and run agree)"] += 1
-        event("skipped: cannot run (lint and run agree)")
-    assume(not confirmed)
+    assert not [e for e in result.events if e.type == "judge"], "the generator wrote discretion text"
+    if result.error is not None and any(
+            result.error.code in CANNOT_RUN[code] for code in codes & set(CANNOT_RUN)):
+        return "cannot run (lint and run agree)"
+    return None
 
 
-def check_stopped_run_was_flagged(pattern: GeneratedPattern, path: Path,
-                                  diagnostics: list[Diagnostic], errors: list[Diagnostic],
-                                  result: RunResult) -> None:
-    if result.exit_code != 5:
+# --- minimising a counterexample -----------------------------------------------------------------
+
+
+def statements(lines: list[str]) -> list[tuple[int, int]]:
+    """(first, end) of every line with the deeper-indented lines after it (its body)."""
+    spans = []
+    for first, line in enumerate(lines):
+        depth = len(line) - len(line.lstrip())
+        end = first + 1
+        while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) > depth:
+            end += 1
+        spans.append((first, end))
+    return spans
+
+
+def minimise(outcome: Outcome, budget_s: float = MINIMISE_SECONDS) -> Outcome:
+    """Delete statements (and unwrap compound ones) while the same check still fails.
+
+    Hypothesis' own shrinking is slow on these programs (every step lints and
+    runs one), so by default the test reports the first failure it finds,
+    minimised here within a time budget.
+    """
+    deadline = time.monotonic() + budget_s
+    best = outcome
+
+    def attempt(program: str, invariants: tuple[Invariant, ...] | None = None,
+                script: dict[str, Any] | None = None) -> bool:
+        nonlocal best
+        if time.monotonic() > deadline:
+            return False
+        trial = evaluate(best.pattern.rebuild(program, invariants, script))
+        if trial.failure == outcome.failure:
+            best = trial
+            return True
+        return False
+
+    pattern = best.pattern
+    for invariant in pattern.invariants:
+        if len(best.pattern.invariants) > 1 and attempt(pattern.program, (invariant,)):
+            break
+    attempt(best.pattern.program, script=script_for([True], {}))
+    progress = True
+    while progress and time.monotonic() < deadline:
+        progress = False
+        lines = best.pattern.program.splitlines()
+        for first, end in sorted(statements(lines), key=lambda span: span[0] - span[1]):
+            if lines[first].startswith("return "):
+                continue
+            if attempt("\n".join(lines[:first] + lines[end:])):
+                progress = True
+                break
+            header = lines[first].strip()
+            if header.endswith(":") and end > first + 1 and not header.startswith("block "):
+                body = [line[2:] for line in lines[first + 1:end]]
+                if attempt("\n".join(lines[:first] + body + lines[end:])):
+                    progress = True
+                    break
+    return best
+
+
+# --- the test ------------------------------------------------------------------------------------
+
+
+def record_statistics(outcome: Outcome) -> None:
+    if outcome.skipped is not None:
+        STATS[f"skipped: {outcome.skipped}"] += 1
+        event(f"skipped: {outcome.skipped}")
         return
-    error = result.error
-    assert error is not None and error.span is not None
-    viewer = error.slot or ""
-    if not flagged(pattern.text, errors, error.span.line, viewer):
-        raise AssertionError(report(
-            f"The run-time policy stopped the call to `{viewer}` at line {error.span.line}, "
-            "but the linter reported no information-hiding error there.",
-            pattern, path, diagnostics, result))
-
-
-def check_sent_leak_was_flagged(pattern: GeneratedPattern, path: Path,
-                                diagnostics: list[Diagnostic], errors: list[Diagnostic],
-                                result: RunResult, found: list[Leak]) -> None:
-    for leak in found:
-        if leak.how != "words" and not flagged(pattern.text, errors, leak.line, leak.viewer):
-            raise AssertionError(report(
-                "The run sent a call that carries a forbidden slot's output, and the linter "
-                "reported no information-hiding error at that call (the run-time policy "
-                "did not stop it either).",
-                pattern, path, diagnostics, result, leak.describe()))
-
-
-def check_literal_leak_was_flagged(pattern: GeneratedPattern, path: Path,
-                                   diagnostics: list[Diagnostic], errors: list[Diagnostic],
-                                   result: RunResult, found: list[Leak]) -> None:
-    for leak in found:
-        if leak.how == "words" and not flagged(pattern.text, errors, leak.line, leak.viewer):
-            raise AssertionError(report(
-                "The run sent literal text that an `is unaware of` invariant forbids, and "
-                "the linter reported no information-hiding error at that call (the run-time "
-                "policy did not stop it either).",
-                pattern, path, diagnostics, result, leak.describe()))
-
-
-def check_run_time_policy_stopped_it(pattern: GeneratedPattern, path: Path,
-                                     diagnostics: list[Diagnostic], result: RunResult,
-                                     found: list[Leak]) -> None:
-    if found:
-        raise AssertionError(report(
-            "The linter flagged the call, but the run-time policy sent it anyway.",
-            pattern, path, diagnostics, result, "\n".join(leak.describe() for leak in found)))
-
-
-def record_statistics(pattern: GeneratedPattern, errors: list[Diagnostic], result: RunResult,
-                      found: list[Leak]) -> None:
+    result, errors = outcome.result, outcome.errors
     STATS["examples"] += 1
     STATS[f"exit {result.exit_code}"] += 1
     event(f"exit {result.exit_code}")
-    for construct in pattern.constructs:
+    for construct in outcome.pattern.constructs:
         STATS[f"construct: {construct}"] += 1
     if errors:
         STATS["lint flagged"] += 1
-        if result.exit_code == 0 and not found:
+        if result.exit_code == 0 and not outcome.leaks:
             STATS["lint flagged, run clean (exit 0, nothing leaked)"] += 1
-            event("precision: flagged but the run was clean")
-        elif result.exit_code == 5 or found:
-            event("flagged and the run leaked or was stopped")
-    elif result.exit_code == 0:
-        event("clean")
+            event("precision: flagged, but the run was clean")
+        elif result.exit_code == 5 or outcome.leaks:
+            event("flagged, and the run leaked or was stopped")
+    if outcome.failure is not None:
+        STATS[f"failed: {outcome.failure}"] += 1
 
 
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
     derandomize=bool(os.environ.get("CI")),
+    phases=PHASES,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                            HealthCheck.data_too_large],
     print_blob=True,
 )
 @given(pattern=patterns())
 def test_lint_over_approximates_the_run(pattern: GeneratedPattern) -> None:
-    with tempfile.TemporaryDirectory(prefix="prose-soundness-") as directory:
-        path = Path(directory) / "generated.prose.md"
-        path.write_text(pattern.text, encoding="utf-8")
-        diagnostics = list(lint_text(pattern.text, str(path)).diagnostics)
-        result = run(pattern, path)
-    _skip_if_broken(diagnostics, result)
-    assert not [e for e in result.events if e.type == "judge"], "the generator wrote a discretion condition"
-    errors = [d for d in diagnostics
-              if d.category == INFORMATION_HIDING and d.severity is Severity.ERROR]
-    found = list(leaks(pattern, result.events))
-    record_statistics(pattern, errors, result, found)
-    check_stopped_run_was_flagged(pattern, path, diagnostics, errors, result)
-    check_sent_leak_was_flagged(pattern, path, diagnostics, errors, result, found)
-    check_literal_leak_was_flagged(pattern, path, diagnostics, errors, result, found)
-    check_run_time_policy_stopped_it(pattern, path, diagnostics, result, found)
+    outcome = evaluate(pattern)
+    record_statistics(outcome)
+    assume(outcome.skipped is None)
+    if outcome.failure is not None:
+        smaller = minimise(outcome)
+        raise AssertionError(
+            f"{FAILURES[outcome.failure]}\n\n"
+            f"Minimised:\n  {smaller.report()}\n"
+            f"As generated:\n  {outcome.report()}"
+        )
 
 
 @pytest.fixture(scope="module", autouse=True)

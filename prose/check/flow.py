@@ -257,7 +257,7 @@ def _join(values: Iterable[Value], depth: int = 0) -> Value:
     items = list(values)
     if not items:
         return Value()
-    if len(items) == 1:
+    if len(items) == 1 or all(item is items[0] for item in items):
         return items[0]
     services = frozenset().union(*(item.services for item in items))
     if depth >= MAX_SHAPE_DEPTH or any(item.fields is None for item in items):
@@ -274,7 +274,13 @@ def _join_states(outcomes: list[State]) -> State:
     names: dict[str, None] = {}
     for outcome in outcomes:
         names.update(dict.fromkeys(outcome))
-    return {name: _join([o[name] for o in outcomes if name in o]) for name in names}
+    joined: State = {}
+    for name in names:
+        values = [o[name] for o in outcomes if name in o]
+        first = values[0]
+        # Most names are untouched by a branch: the same object on every side.
+        joined[name] = first if all(v is first for v in values) else _join(values)
+    return joined
 
 
 def _flatten(value: Value) -> Value:
