@@ -5,7 +5,7 @@
                                RunOptions(inputs={"task_brief": "..."}, script=script))
 
 It talks to the `prose.llm` client protocol, never to LiteLLM, and enforces
-the information-hiding policy (`prose.check.policy`) before every call.
+the information-hiding policy (`prose.lang.policy`) before every call.
 """
 
 from prose.runtime.budget import Budget, Limits
