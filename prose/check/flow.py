@@ -249,7 +249,27 @@ def analyse(decl: Declarations, program: n.Program, *, strict: bool = False) -> 
     return analysis
 
 
-State = dict[str, Value]
+class State(dict[str, Value]):
+    """Variables and their abstract values; `written` names those set since the state was
+    forked, so a join looks at the names a branch changed, not at every variable."""
+
+    __slots__ = ("written",)
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.written: set[str] = set()
+
+    def __setitem__(self, name: str, value: Value) -> None:
+        self.written.add(name)
+        super().__setitem__(name, value)
+
+    def fork(self) -> State:
+        return State(self)
+
+    def merge(self, values: Mapping[str, Value]) -> None:
+        for name, value in values.items():
+            if self.get(name) is not value:
+                self[name] = value
 
 
 def _join(values: Iterable[Value], depth: int = 0) -> Value:
@@ -270,15 +290,15 @@ def _join(values: Iterable[Value], depth: int = 0) -> Value:
     return Value(frozenset().union(*(item.label for item in items)), fields, services)
 
 
-def _join_states(outcomes: list[State]) -> State:
+def _join_states(outcomes: list[State]) -> dict[str, Value]:
+    """The joined values of the names any of `outcomes` (forks of one state) wrote."""
     names: dict[str, None] = {}
     for outcome in outcomes:
-        names.update(dict.fromkeys(outcome))
-    joined: State = {}
+        names.update(dict.fromkeys(outcome.written))
+    joined: dict[str, Value] = {}
     for name in names:
         values = [o[name] for o in outcomes if name in o]
         first = values[0]
-        # Most names are untouched by a branch: the same object on every side.
         joined[name] = first if all(v is first for v in values) else _join(values)
     return joined
 
@@ -308,7 +328,7 @@ class _Analyser:
         self.raised: list[set[int]] = [set()]  # errors the innermost `try` or branch may see
         self.handling: list[Defs] = []  # errors a `catch` body handles (for a bare `throw`)
         self.let_frames: list[set[str]] = [set()]  # names bound by `let` per branch/block scope
-        self.try_states: list[State] = []
+        self.try_states: list[dict[str, Value]] = []  # what each `try` body ever bound
         self._statements: dict[type, Callable[[Any, State], Value]] = {
             n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
             n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
@@ -365,7 +385,7 @@ class _Analyser:
     # --- statements ------------------------------------------------------------
 
     def run(self) -> None:
-        state: State = {}
+        state = State()
         for statement in self.program.body:  # top-level blocks and `use` aliases are hoisted
             if isinstance(statement, n.BlockDef):
                 self.blocks.setdefault(statement.name, set()).add(statement)
@@ -389,7 +409,12 @@ class _Analyser:
     def _snapshot(self, state: State) -> None:
         """A `catch` may start from any state its `try` body passes through."""
         if self.try_states:
-            self.try_states[-1] = _join_states([self.try_states[-1], state])
+            history = self.try_states[-1]
+            for name in state.written:
+                value = state[name]
+                seen = history.get(name)
+                if seen is not value:
+                    history[name] = value if seen is None else _join([seen, value])
 
     def _statement(self, statement: n.Stmt, state: State) -> Value:
         handler = self._statements.get(type(statement))
@@ -502,8 +527,8 @@ class _Analyser:
         try:
             self.pc = flows.under(self, self.pc, depends, self.strict)
             for _ in range(MAX_ITERATIONS):
-                before, blocks_before = dict(state), self._block_count()
-                body_state = dict(state) if parallel else state
+                blocks_before = self._block_count()
+                body_state = state.fork()
                 if isinstance(loop, n.For):
                     body_state[loop.var] = self._bind(loop.var, element, loop.span, "loop")
                     if loop.index_var:
@@ -532,11 +557,19 @@ class _Analyser:
                 collected |= returned | _flatten(last).label
                 if parallel:
                     self.raised[-1].update(errors)
-                else:
-                    state.update(_join_states([before, state]))
-                if state == before and self._block_count() == blocks_before and not parallel:
-                    break
-                if parallel and self._block_count() == blocks_before:
+                    if self._block_count() == blocks_before:
+                        break
+                    continue
+                # The loop may run zero or more times: join what the body wrote with before.
+                changed = {}
+                for name in body_state.written:
+                    value = body_state[name]
+                    old = state.get(name)
+                    joined = value if old is None else _join([old, value])
+                    if joined != old:
+                        changed[name] = joined
+                state.merge(changed)
+                if not changed and self._block_count() == blocks_before:
                     break
             if parallel and _may_continue(getattr(loop, "modifiers", ())):
                 collected |= errors
@@ -557,7 +590,7 @@ class _Analyser:
         for modifier in statement.modifiers:
             self._expr(modifier.value, state)
         for branch in statement.branches:
-            child = dict(state)
+            child = state.fork()
             self.collecting.append(set())
             self.raised.append(set())
             self.let_frames.append(set())
@@ -586,16 +619,16 @@ class _Analyser:
             for arm in statement.branches:
                 depends = depends | self._condition(arm.condition, state)
                 self.pc = flows.under(self, saved_pc, depends, self.strict)
-                child = dict(state)
+                child = state.fork()
                 self._body(arm.body, child)
                 outcomes.append(child)
-            other = dict(state)
+            other = state.fork()
             if statement.orelse is not None:
                 self._body(statement.orelse, other)
             outcomes.append(other)
         finally:
             self.pc = saved_pc
-        state.update(_join_states(outcomes))
+        state.merge(_join_states(outcomes))
         return CONSTANT
 
     def _choice(self, statement: n.Choice, state: State) -> Value:
@@ -605,47 +638,50 @@ class _Analyser:
         try:
             self.pc = flows.under(self, saved_pc, depends, self.strict)
             for option in statement.options:
-                child = dict(state)
+                child = state.fork()
                 self._body(option.body, child)
                 outcomes.append(child)
         finally:
             self.pc = saved_pc
-        state.update(_join_states(outcomes or [dict(state)]))
+        state.merge(_join_states(outcomes))
         return CONSTANT
 
     def _try(self, statement: n.Try, state: State) -> Value:
-        before = dict(state)
+        body = state.fork()
         self.raised.append(set())
-        self.try_states.append(dict(state))
+        self.try_states.append({})
         try:
-            self._body(statement.body, state)
+            self._body(statement.body, body)
         finally:
             errors = frozenset(self.raised.pop())
-            seen = self.try_states.pop()
-        self._snapshot(state)
+            history = self.try_states.pop()
         if statement.handler is None:
             self.raised[-1].update(errors)
+            state.merge({name: body[name] for name in body.written})
         else:
-            handler_state = _join_states([before, seen, state])
+            # The handler may start from any state the body passed through.
+            handler = state.fork()
+            for name, value in history.items():
+                handler[name] = _join([state[name], value]) if name in state else value
             label = flows.error_object(self, errors)
             if statement.catch_var:
-                handler_state[statement.catch_var] = self._bind(
+                handler[statement.catch_var] = self._bind(
                     statement.catch_var, Value(label), statement.span, "catch")
             saved_pc = self.pc
             self.pc = flows.under(self, self.pc, label, self.strict)
             self.handling.append(errors)
             try:
-                self._body(statement.handler, handler_state)
+                self._body(statement.handler, handler)
             finally:
                 self.pc = saved_pc
                 self.handling.pop()
-            state.update(_join_states([state, handler_state]))
+            state.merge(_join_states([body, handler]))
         if statement.final is not None:
             self._body(statement.final, state)
         return CONSTANT
 
     def _orphan(self, statement: n.Orphan, state: State) -> Value:
-        self._body(statement.body, dict(state))
+        self._body(statement.body, state.fork())
         return CONSTANT
 
     def _block_def(self, statement: n.BlockDef, state: State) -> Value:
@@ -659,14 +695,14 @@ class _Analyser:
     def _do(self, statement: n.Do, state: State) -> Value:
         args = [self._expr(arg, state) for arg in statement.args]
         if statement.name is None:
-            return self._invoke(statement.body, (), [], dict(state), statement.span)
+            return self._invoke(statement.body, (), [], state.fork(), statement.span)
         values = []
         for block in sorted(self.blocks.get(statement.name, ()), key=lambda b: (b.line, b.column)):
             if self.block_depth >= MAX_BLOCK_DEPTH or len(block.params) != len(args):
                 continue
             self.block_depth += 1
             try:
-                values.append(self._invoke(block.body, block.params, args, dict(state),
+                values.append(self._invoke(block.body, block.params, args, state.fork(),
                                            statement.span))
             finally:
                 self.block_depth -= 1
