@@ -194,7 +194,7 @@ def test_literal_text_naming_the_hidden_slot_is_found_at_the_call_site(tmp_path:
     assert run.code == 5, run.output
     stopped = run_prose("audit", str(trace))
     assert stopped.code == 0, stopped.output  # nothing leaked: the call was never sent
-    assert "stopped by the run-time policy" in stopped.stdout
+    assert "the run stopped the call to `proposer` before it was sent (unaware-of); the audit agrees" in stopped.stdout
     events = events_of(trace)
     error = next(e for e in events if e["type"] == "error")
     sent = {"type": "call", "time": error["time"], "run_id": error["run_id"], "id": "c1",

@@ -482,3 +482,29 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
     twin = run_file(path, tmp_path, _shared_script(path, clean, fail))
     assert twin.exit_code != 5, twin.error and twin.error.format()
+
+
+@pytest.mark.parametrize("fixture_path", SHARED_LEAKS, ids=[p.stem for p in SHARED_LEAKS])
+def test_audit_gives_the_run_times_verdict_on_every_fixture_trace(
+    fixture_path: Path, tmp_path: Path
+) -> None:
+    """The leak's trace: the audit judges the refused call again, from the trace alone, and
+    agrees (same rules); the clean twin's trace audits clean."""
+    from prose.ledger.audit import audit_trace
+
+    fixture = yaml.safe_load(fixture_path.read_text(encoding="utf-8"))
+    for kind in ("leak", "clean"):
+        program = fixture[kind]["program"]
+        folder = tmp_path / kind
+        folder.mkdir()
+        path = _shared_pattern(fixture, program, folder, fixture[kind])
+        result = run_file(path, folder, _shared_script(path, program, fixture.get("fail")))
+        report = audit_trace(folder / "trace.jsonl", pattern=path)
+        rules = sorted(set(result.error.rules)) if result.exit_code == 5 else []  # type: ignore[union-attr]
+        assert [f.to_dict() for f in report.findings] == [], report.findings
+        if kind == "leak":
+            assert result.exit_code == 5
+            agreed = [note for note in report.notes if "the audit agrees" in note]
+            assert agreed and f"({', '.join(rules)})" in agreed[0], report.notes
+        else:
+            assert result.exit_code != 5

@@ -70,6 +70,8 @@ class Definition:
     sources: set[int] = field(default_factory=set)
     call_inputs: set[int] = field(default_factory=set)
     text: str | None = None  # the pattern's own literal text
+    branch: tuple[str, ...] = ()  # for a call: the parallel constructs it runs inside
+    crosses: str | None = None  # for a join: the parallel construct whose branches it collects
 
 
 @dataclass
@@ -89,6 +91,7 @@ class CallFlow:
     slots: set[str] = field(default_factory=set)
     target: str = "slot"
     inputs: dict[str, InputFlow] = field(default_factory=dict)
+    branches: set[tuple[str, ...]] = field(default_factory=set)  # where it may run
 
     @property
     def slot(self) -> str | None:
@@ -109,6 +112,7 @@ class Resolved:
     provenance: frozenset[str]
     transitive: frozenset[str]
     literal: frozenset[str]
+    chains: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
 
 
 class FlowAnalysis:
@@ -136,6 +140,28 @@ class FlowAnalysis:
     def resolve(self, value: Value) -> Resolved:
         return Resolved(self.provenance(value), self.transitive(value),
                         frozenset(text for text, _ in self.literal_texts(value)))
+
+    def chains(self, value: Value) -> frozenset[tuple[str, tuple[str, ...]]]:
+        """The call outputs the value may carry, each with the branch it was made in; a
+        branch element is marked `*` when the value left that construct through its join
+        (so it is some other execution's or sibling's branch, never the consumer's own)."""
+        out: set[tuple[str, tuple[str, ...]]] = set()
+        seen: set[tuple[int, frozenset[str]]] = set()
+        stack: list[tuple[int, frozenset[str]]] = [(d, frozenset()) for d in _flatten(value).label]
+        while stack:
+            state = stack.pop()
+            if state in seen:
+                continue
+            seen.add(state)
+            def_id, crossed = state
+            definition = self.defs[def_id]
+            if definition.crosses is not None:
+                crossed = crossed | {definition.crosses}
+            if definition.kind == "call":
+                path = tuple(f"{el}*" if el in crossed else el for el in definition.branch)
+                out.update((slot, path) for slot in definition.slots)
+            stack.extend((source, crossed) for source in definition.sources)
+        return frozenset(out)
 
     def reaches_unchanged(self, value: Value, slot: str) -> bool:
         """Whether `slot`'s output reaches the value as it came back (not only inside new text)."""
@@ -329,6 +355,7 @@ class _Analyser:
         self.handling: list[Defs] = []  # errors a `catch` body handles (for a bare `throw`)
         self.let_frames: list[set[str]] = [set()]  # names bound by `let` per branch/block scope
         self.try_states: list[dict[str, Value]] = []  # what each `try` body ever bound
+        self.branch: list[str] = []  # the parallel constructs being analysed, outermost first
         self._statements: dict[type, Callable[[Any, State], Value]] = {
             n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
             n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
@@ -354,8 +381,19 @@ class _Analyser:
         self.result.defs[def_id].text = text
         return frozenset({def_id})
 
-    def output(self, slot: str, given: Defs, where: Span) -> Defs:
-        return frozenset({self._define(f"<{slot}>", where, "call", slots=(slot,), call_inputs=given)})
+    def output(self, slot: str, given: Defs, where: Span, branch: tuple[str, ...]) -> Defs:
+        def_id = self._define(f"<{slot}>", where, "call", slots=(slot,), call_inputs=given,
+                              key=branch)
+        self.result.defs[def_id].branch = branch
+        return frozenset({def_id})
+
+    def _crossing(self, label: Defs, node: n.Node, name: str = "<join>") -> Defs:
+        """A value leaving a parallel construct through its join (one definition marks it)."""
+        if not label:
+            return label
+        def_id = self._define(name, node.span, "join", label, key="join")
+        self.result.defs[def_id].crosses = _branch_key(node)
+        return frozenset({def_id})
 
     # --- definitions -----------------------------------------------------------
 
@@ -547,6 +585,7 @@ class _Analyser:
                 if parallel:
                     self.raised.append(set())
                     self.let_frames.append(set())
+                    self.branch.append(_branch_key(loop))
                 try:
                     last = self._body(loop.body, body_state, collecting=collecting)
                 finally:
@@ -554,9 +593,10 @@ class _Analyser:
                     if parallel:
                         errors |= self.raised.pop()
                         self.let_frames.pop()
+                        self.branch.pop()
                 collected |= returned | _flatten(last).label
                 if parallel:
-                    self.raised[-1].update(errors)
+                    self.raised[-1].update(self._crossing(frozenset(errors), loop, "<errors>"))
                     if self._block_count() == blocks_before:
                         break
                     continue
@@ -576,6 +616,8 @@ class _Analyser:
             if not collecting:
                 return CONSTANT
             label = flows.bind(self, frozenset(collected), self.pc, self.strict)
+            if parallel:
+                return Value(self._crossing(label, loop, "<loop>"))
             return Value(frozenset({self._define("<loop>", loop.span, "join", label)}))
         finally:
             self.pc = saved_pc
@@ -594,22 +636,26 @@ class _Analyser:
             self.collecting.append(set())
             self.raised.append(set())
             self.let_frames.append(set())
+            self.branch.append(_branch_key(statement))
             try:
                 last = self._statement(branch, child)
             finally:
                 values |= self.collecting.pop()
                 errors |= self.raised.pop()
                 names = self.let_frames.pop()
+                self.branch.pop()
             values |= _flatten(last).label
             for name in names:  # every `let` of the branch, nested ones too (LANGUAGE.md 4.1)
                 published.setdefault(name, []).append(child[name])
-        self.raised[-1].update(errors)
+        self.raised[-1].update(self._crossing(frozenset(errors), statement, "<errors>"))
         for name, candidates in published.items():
-            state[name] = _join(candidates)
+            joined = _join(candidates)
+            crossed = self._crossing(_flatten(joined).label, statement, name)
+            state[name] = Value(crossed, None, joined.services)
             self.let_frames[-1].add(name)
         if _may_continue(statement.modifiers):
             values |= errors
-        return Value(frozenset(values))
+        return Value(self._crossing(frozenset(values), statement))
 
     def _if(self, statement: n.If, state: State) -> Value:
         outcomes: list[State] = []
@@ -844,7 +890,9 @@ class _Analyser:
                 given.append(_flatten(value).label)
         head = call.head if call.head.line else call.span
         joined = self.join(given)
-        label = self.join(flows.call_output(self, slot, joined, head)
+        branch = tuple(self.branch)
+        site.branches.add(branch)
+        label = self.join(flows.call_output(self, slot, joined, head, branch)
                           for slot in sorted(target.services))
         self.raised[-1].update(label)  # a failed call's error carries the same label
         return Value(label)
@@ -876,6 +924,11 @@ def _set_path(old: Value, path: list[str], value: Value, depth: int = 0) -> Valu
     fields = dict(old.fields)
     fields[path[0]] = _set_path(fields.get(path[0], CONSTANT), path[1:], value, depth + 1)
     return Value(old.label, fields, old.services)
+
+
+def _branch_key(node: n.Node) -> str:
+    """How a parallel construct is named in branch paths (its position)."""
+    return f"{node.line}:{node.column}"
 
 
 def _may_continue(modifiers: tuple[n.Modifier, ...]) -> bool:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prose.check.flow import CallFlow, InputFlow
 from prose.check.rule import CheckContext
 from prose.diagnostics.model import Label
 from prose.lang.channels import call_channels
 from prose.lang.policy import Violation
-from prose.lang.properties import is_input
+from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
 
@@ -60,20 +60,24 @@ def site_violations(ctx: CheckContext) -> list[SiteViolation]:
     out: list[SiteViolation] = []
     for site in ctx.flow.calls.values():
         props = {entry.name: entry.prop for entry in site.inputs.values()}
-        inputs = {entry.name: flow.resolve(entry.value) for entry in site.inputs.values()
-                  if is_input(entry.name)}
-        prompt = site.inputs.get("prompt")
-        schema = site.inputs.get("schema")
+        carried = {entry.name: flow.resolve(entry.value) for entry in site.inputs.values()
+                   if is_input(entry.name) or entry.name in MODEL_CHANNELS}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
+            rules = ctx.policy.slots.get(slot)
+            if rules is not None and rules.own_chain_line:  # where each output was made
+                carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
+                           for name, value in carried.items()}
             channels = call_channels(
-                inputs,
-                prompt=flow.resolve(prompt.value) if prompt is not None else None,
-                schema=flow.resolve(schema.value) if schema is not None else None,
+                {name: value for name, value in carried.items() if is_input(name)},
+                prompt=carried.get("prompt"),
+                schema=carried.get("schema"),
                 ensures=info.ensures if info is not None else None,
             )
-            for violation in ctx.policy.violations(slot, channels):
-                out.append(SiteViolation(site, slot, violation, props.get(violation.channel or "")))
+            for branch in sorted(site.branches) or [()]:
+                for violation in ctx.policy.violations(slot, channels, branch):
+                    out.append(SiteViolation(site, slot, violation,
+                                             props.get(violation.channel or "")))
     return out
 
 

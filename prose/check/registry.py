@@ -45,6 +45,7 @@ RULE_TABLE: dict[str, str] = {
     "PH606": "invariants:UnawareOfViolated",
     "PH607": "invariants:IndependenceViolated",
     "PH608": "invariants:InvariantNotCheckable",
+    "PH609": "invariants:OwnChainViolated",
     "PT304": "structure_invariants:LoopNotBoundedByConfig",
     "PK503": "structure_invariants:OnlyGrowsViolated",
     "PK504": "structure_invariants:ReturnsMergedViolated",

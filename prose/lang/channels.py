@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
+
+from prose.lang.flows import NO_CHAINS, Chains
 
 ChannelKind = Literal["input", "prompt", "schema", "ensures", "role"]
 EMPTY: frozenset[str] = frozenset()
@@ -39,11 +41,12 @@ class Channel:
     provenance: frozenset[str] = EMPTY
     transitive: frozenset[str] = EMPTY
     literal: tuple[str, ...] = ()
+    chains: Chains = NO_CHAINS
 
 
 def _carried(name: str, kind: ChannelKind, value: Carried, *extra: str) -> Channel:
     return Channel(name, kind, value.provenance, value.transitive | value.provenance,
-                   (*extra, *sorted(value.literal)))
+                   (*extra, *sorted(value.literal)), getattr(value, "chains", NO_CHAINS))
 
 
 def call_channels(
@@ -65,3 +68,24 @@ def call_channels(
     if role:
         channels.append(Channel("role", "role", literal=(role,)))
     return channels
+
+
+def channel_to_dict(channel: Channel) -> dict[str, Any]:
+    """A channel as JSON data (a refused call in a trace)."""
+    return {"name": channel.name, "kind": channel.kind, "provenance": sorted(channel.provenance),
+            "transitive": sorted(channel.transitive), "literal": list(channel.literal),
+            "chains": sorted([made, list(path)] for made, path in channel.chains)}
+
+
+def channel_from_dict(data: Mapping[str, Any]) -> Channel:
+    """The inverse of `channel_to_dict`."""
+    kind = str(data.get("kind", "input"))
+    return Channel(
+        str(data.get("name", "")),
+        kind if kind in ("input", "prompt", "schema", "ensures", "role") else "input",  # type: ignore[arg-type]
+        frozenset(str(x) for x in data.get("provenance", ())),
+        frozenset(str(x) for x in data.get("transitive", ())),
+        tuple(str(x) for x in data.get("literal", ())),
+        frozenset((str(made), tuple(str(step) for step in path))
+                  for made, path in data.get("chains", ())),
+    )

@@ -31,6 +31,11 @@ from prose.source import Span
 
 L = TypeVar("L")
 EMPTY: frozenset[str] = frozenset()
+# Where a call ran: one element per parallel branch it runs inside, outermost first.
+BranchPath = tuple[str, ...]
+# (slot, path): a call output of `slot` made in the branch at `path`.
+Chains = frozenset[tuple[str, BranchPath]]
+NO_CHAINS: Chains = frozenset()
 STRICT_VALUES = ("strict",)
 
 
@@ -40,27 +45,29 @@ class Algebra(Protocol, Generic[L]):
     def nothing(self) -> L: ...
     def join(self, labels: Iterable[L]) -> L: ...
     def text(self, text: str, where: Span) -> L: ...
-    def output(self, slot: str, given: L, where: Span) -> L: ...
+    def output(self, slot: str, given: L, where: Span, branch: BranchPath) -> L: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Label:
-    """A concrete label, as values carry it at run time."""
+    """A concrete label, as values carry it at run time (`chains`: which branch each
+    direct call output was made in, for `each A sees only its own chain`)."""
 
     provenance: frozenset[str] = EMPTY
     transitive: frozenset[str] = EMPTY
     literal: frozenset[str] = EMPTY
+    chains: Chains = NO_CHAINS
 
     def __or__(self, other: Label) -> Label:
-        if not (other.provenance or other.transitive or other.literal):
+        if not other:
             return self
-        if not (self.provenance or self.transitive or self.literal):
+        if not self:
             return other
         return Label(self.provenance | other.provenance, self.transitive | other.transitive,
-                     self.literal | other.literal)
+                     self.literal | other.literal, self.chains | other.chains)
 
     def __bool__(self) -> bool:
-        return bool(self.provenance or self.transitive or self.literal)
+        return bool(self.provenance or self.transitive or self.literal or self.chains)
 
 
 NO_LABEL = Label()
@@ -81,8 +88,9 @@ class Concrete:
     def text(self, text: str, where: Span) -> Label:
         return Label(literal=frozenset((text,))) if text.strip() else NO_LABEL
 
-    def output(self, slot: str, given: Label, where: Span) -> Label:
-        return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance)
+    def output(self, slot: str, given: Label, where: Span, branch: BranchPath) -> Label:
+        return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance,
+                     chains=frozenset(((slot, branch),)))
 
 
 CONCRETE = Concrete()
@@ -119,10 +127,17 @@ def predicate(alg: Algebra[L], operands: Sequence[L]) -> L:
     return alg.join(operands)
 
 
-def call_output(alg: Algebra[L], slot: str, given: L, where: Span) -> L:
-    """A call's result: the called slot only (a call is a boundary); transitively also
-    everything the call was given. A failed call's error carries the same label."""
-    return alg.output(slot, given, where)
+def call_output(alg: Algebra[L], slot: str, given: L, where: Span, branch: BranchPath = ()) -> L:
+    """A call's result: the called slot only (a call is a boundary), made in the branch at
+    `branch`; transitively also everything the call was given. A failed call's error
+    carries the same label."""
+    return alg.output(slot, given, where, branch)
+
+
+def own_chain(produced: BranchPath, consumer: BranchPath) -> bool:
+    """Whether an output made at `produced` is in the chain of a call at `consumer`: the
+    same branch, or one the consumer runs inside (never a sibling's, never across a join)."""
+    return consumer[: len(produced)] == produced
 
 
 def error_object(alg: Algebra[L], error: L) -> L:
@@ -194,6 +209,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`do block(args)` (parameters, value)", "each parameter its argument's label; the value "
      "the block's `return` or last statement", "the program counter"),
     ("`block` definitions", "any definition that may run (also inside `if`) is followed", ""),
+    ("parallel branch (each `A` sees only its own chain)", "a call output also records the "
+     "branch it was made in; collected at a join it is no longer the consumer's own", ""),
     ("a service value (`let w = s`, a block parameter)", "the slots it may denote: a call "
      "through it is a call of each", ""),
     ("`parallel:` branch `let`s", "published at the join, also when nested in `if`/`for`/`try`", ""),

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prose.lang.channels import Channel
-from prose.lang.flows import strict_requested
+from prose.lang.flows import BranchPath, own_chain, strict_requested
 from prose.lang.words import names_word, requirement_matches
 
 # Rule names (what a violation is called in traces, errors and the audit).
@@ -25,6 +25,7 @@ NEVER_SEES_INDIRECTLY = "never-sees-indirectly"
 UNAWARE_OF = "unaware-of"
 INDEPENDENT = "independent"
 UNMERGED = "unmerged"
+OWN_CHAIN = "own-chain"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,7 @@ class SlotPolicy:
     sees_only_line: int = 0
     hidden: tuple[Hidden, ...] = ()
     forbidden_words: tuple[ForbiddenWord, ...] = ()
+    own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
 
     @property
     def never_sees(self) -> tuple[str, ...]:
@@ -128,13 +130,17 @@ class Policy:
     only_grows: tuple[str, ...] = ()
     strict: bool = False
 
-    def violations(self, slot: str, channels: Sequence[Channel]) -> list[Violation]:
-        """Every violation a call to `slot` sending these channels would commit."""
+    def violations(self, slot: str, channels: Sequence[Channel],
+                   branch: BranchPath = ()) -> list[Violation]:
+        """Every violation a call to `slot`, made in the parallel branch at `branch`, sending
+        these channels would commit."""
         rules = self.slots.get(slot)
         found: list[Violation] = []
         if rules is not None:
             for channel in channels:
                 found.extend(self._channel(rules, channel))
+                if rules.own_chain_line:
+                    found.extend(_chains(rules, channel, branch))
             found.extend(_words(rules, channels))
         found.extend(self._unmerged(slot, channels))
         return found
@@ -213,6 +219,7 @@ class Policy:
                 requires=tuple(raw["requires"]) if raw.get("requires") is not None else None,
                 sees_only=tuple(raw["sees_only"]) if raw.get("sees_only") is not None else None,
                 sees_only_line=int(raw.get("sees_only_line", 0)),
+                own_chain_line=int(raw.get("own_chain_line", 0)),
                 hidden=tuple(hidden),
                 forbidden_words=tuple(words),
             )
@@ -239,6 +246,16 @@ def _message(slot: str, name: str, hidden: Hidden, transitive: bool) -> str:
         return (f"`{name}` carries output derived from `{other}`, which `{slot}` must never see, "
                 "even indirectly")
     return f"`{name}` carries output of `{other}`, which `{slot}` must never see"
+
+
+def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Violation]:
+    slot = rules.slot
+    if any(made == slot and not own_chain(path, branch) for made, path in channel.chains):
+        return [Violation(slot, OWN_CHAIN, f"`{channel.name}` carries output of another `{slot}` "
+                          "chain (a sibling parallel branch, or collected at a join), but each "
+                          f"`{slot}` sees only its own chain", channel.name, slot,
+                          line=rules.own_chain_line)]
+    return []
 
 
 def _words(rules: SlotPolicy, channels: Sequence[Channel]) -> list[Violation]:
@@ -276,6 +293,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
     independent: list[tuple[str, str]] = []
     unmerged: list[Unmerged] = []
     only_grows: list[str] = []
+    own_chain: dict[str, int] = {}
     pattern = str(getattr(spec, "name", "") or "")
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -322,6 +340,8 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
             unmerged.append(Unmerged(form.a, form.b, line, text))
         elif kind == "only_grows":
             only_grows.append(form.name)
+        elif kind == "own_chain":
+            own_chain.setdefault(form.slot, line)
     slots = {
         name: SlotPolicy(
             slot=name,
@@ -330,6 +350,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
             sees_only_line=sees_only[name][1] if name in sees_only else 0,
             hidden=tuple(hidden[name]),
             forbidden_words=tuple(words[name]),
+            own_chain_line=own_chain.get(name, 0),
         )
         for name in slots_by_name
     }

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
-from prose.lang.channels import Channel
+from prose.lang.channels import Channel, channel_from_dict
 from prose.lang.policy import Policy, Violation
 from prose.ledger.call_sites import PatternSource, read_pattern
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, nesting
@@ -211,10 +211,35 @@ def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | Non
                       if text not in plain_values and not _occurs(text, own)]
             key = scope + str(event.get("slot", ""))
             outputs.setdefault(key, []).append((line, leaves))
-    if any(line.event.get("type") == "error" and line.event.get("kind") == "information-hiding"
-           for line in trace.lines):
-        report.notes.append("the run was stopped by the run-time policy before a leaking call "
-                            "was sent (see its error event)")
+    for line in trace.lines:
+        if line.event.get("type") == "error" and line.event.get("kind") == "information-hiding":
+            _check_refused(line, policy, report)
+
+
+def _check_refused(line: TraceLine, policy: Policy, report: AuditReport) -> None:
+    """The run stopped a call: judge the refused call again, from what the trace recorded."""
+    event = line.event
+    refused = event.get("refused")
+    slot = str(event.get("slot") or "")
+    if not isinstance(refused, Mapping) or not slot:
+        report.notes.append(f"line {line.number}: the run was stopped by the run-time policy "
+                            "before a leaking call was sent (the trace does not record the "
+                            "refused call, so it is not judged again)")
+        return
+    channels = [channel_from_dict(item) for item in refused.get("channels") or ()
+                if isinstance(item, Mapping)]
+    branch = tuple(str(step) for step in refused.get("branch") or ())
+    found = sorted({violation.rule for violation in policy.violations(slot, channels, branch)})
+    recorded = sorted(set(event.get("rules") or ()))
+    where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
+    if found != recorded:
+        report.findings.append(Finding(
+            "refused", f"the run stopped the call to `{slot}` for {', '.join(recorded) or 'no rule'}"
+            f", but the policy judges the recorded call as {', '.join(found) or 'allowed'}",
+            line.number, None, slot, where))
+        return
+    report.notes.append(f"line {line.number}: the run stopped the call to `{slot}` before it "
+                        f"was sent ({', '.join(found)}); the audit agrees")
 
 
 def _check_seal(path: Path, report: AuditReport) -> None:
@@ -248,8 +273,9 @@ def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None
 
     provenance = frozenset(event.get("provenance") or ())
     transitive = frozenset(event.get("transitive") or ()) | provenance
-    for violation in _dedupe(policy.violations(slot, _channels(event, names, literal,
-                                                                provenance, transitive))):
+    channels = _channels(event, names, literal, provenance, transitive)
+    branch = tuple(str(step) for step in event.get("branch") or ())
+    for violation in _dedupe(policy.violations(slot, channels, branch)):
         recorded = " (recorded provenance)" if violation.other and violation.rule != "unaware-of" else ""
         yield finding(violation.rule, violation.message + (hint if violation.channel in names
                                                            else "") + recorded)
@@ -278,9 +304,11 @@ def _channels(event: Mapping[str, Any], names: list[str], literal: list[str],
     and the system message (the slot's `ensures` and the role prompt) are
     checked for forbidden words as the run time checks them.
     """
-    channels = [Channel(name, "input", provenance, transitive, (name,)) for name in names]
-    if not names and provenance:
-        channels.append(Channel("prompt", "prompt", provenance, transitive))
+    chains = frozenset((str(made), tuple(str(step) for step in path))
+                       for made, path in event.get("chains") or ())
+    channels = [Channel(name, "input", provenance, transitive, (name,), chains) for name in names]
+    if not names and (provenance or chains):
+        channels.append(Channel("prompt", "prompt", provenance, transitive, (), chains))
     channels.append(Channel("literal text", "prompt", literal=tuple(literal)))
     system = [str(m.get("content", "")) for m in event.get("messages") or ()
               if isinstance(m, Mapping) and m.get("role") == "system"]

@@ -16,8 +16,9 @@ from typing import Any
 
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
-from prose.lang.channels import Channel, call_channels
+from prose.lang.channels import Channel, call_channels, channel_to_dict
 from prose.lang.flows import CONCRETE, Label
+from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.attempts import CallOptions, model_attempt, pattern_attempt, python_attempt
 from prose.runtime.context import RunContext
@@ -110,7 +111,8 @@ def schema_words(fields: Mapping[str, Any]) -> list[str]:
 
 def enforce_policy(ctx: RunContext, node: n.Call, slot: str, payload: Payload) -> None:
     """Ask the policy about this call; on a violation stop the run before anything is sent."""
-    found = ctx.policy.violations(slot, payload.channels())
+    channels = payload.channels()
+    found = ctx.policy.violations(slot, channels, pc.branch())
     if not found:
         return
     message = "; ".join(dict.fromkeys(violation.message for violation in found))
@@ -130,6 +132,9 @@ def enforce_policy(ctx: RunContext, node: n.Call, slot: str, payload: Payload) -
             line=node.line,
             column=node.column,
             slot=slot,
+            rules=list(dict.fromkeys(violation.rule for violation in found)),
+            refused={"branch": list(pc.branch()),
+                     "channels": [channel_to_dict(channel) for channel in channels]},
         )
     )
     raise error
@@ -158,7 +163,7 @@ async def call_service(
     service = service_for(ctx, target, node)
     payload = payload_for(ctx, slot, service, inputs, options)
     enforce_policy(ctx, node, slot, payload)
-    label = flows.call_output(CONCRETE, slot, payload.label(), node.span)
+    label = flows.call_output(CONCRETE, slot, payload.label(), node.span, pc.branch())
     attempts = 1 + max(options.retry, 0)
     for attempt in range(1, attempts + 1):
         try:
@@ -171,7 +176,7 @@ async def call_service(
             if delay > 0 and not ctx.shared.scripted:
                 await ctx.shared.sleep(delay)
             continue
-        return wrap(output, label.provenance, label.transitive)
+        return wrap(output, label.provenance, label.transitive, label.chains)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -201,6 +206,8 @@ async def _attempt(
         attempt=attempt,
         provenance=sorted(given.provenance),
         transitive=sorted(given.transitive),
+        branch=list(pc.branch()) or None,
+        chains=sorted((made, list(path)) for made, path in given.chains if path) or None,
     )
     if isinstance(service, ModelService):
         return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)

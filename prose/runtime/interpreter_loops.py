@@ -216,9 +216,11 @@ class LoopsMixin:
         self, node: n.Repeat | n.For, items: list[tuple[Value, Value]], scope: Scope, where: str
     ) -> Value:
         modifiers = await self._modifiers(node, scope, where)
+        serial, name = pc.execution(), f"{node.line}:{node.column}"
 
         def branch(position: int, item: Value, counter: Value) -> Callable[[], Awaitable[Value]]:
             async def run() -> Value:
+                pc.enter_branch(name, serial, position)  # this task's own chain
                 local = scope.child()
                 self._bind_loop_vars(node, local, item, counter)
                 return await self._branch_body(node.body, local, f"{where}#{position}")
@@ -257,9 +259,11 @@ class LoopsMixin:
         where = f"{path}/parallel@{node.line}:{node.column}"
         modifiers = await self._modifiers(node, scope, where)
         locals_ = [scope.child() for _ in node.branches]
+        serial, name = pc.execution(), f"{node.line}:{node.column}"
 
         def branch(position: int, statement: n.Stmt) -> Callable[[], Awaitable[Value]]:
             async def run() -> Value:
+                pc.enter_branch(name, serial, position)  # this task's own chain
                 return await self._branch_body(
                     (statement,), locals_[position], f"{where}#{position}"
                 )

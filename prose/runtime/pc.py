@@ -1,20 +1,41 @@
-"""The program counter label of strict mode (`prose.lang.flows`), per task.
+"""Where a task runs: the strict-mode program counter and the parallel branch path.
 
 Inside a body that runs depending on a condition, the pc carries the
-condition's label; every value bound there carries it too. A context
-variable, so that each parallel branch (an asyncio task) inherits its
-parent's pc and never sees a sibling's.
+condition's label (`prose.lang.flows`); every value bound there carries it
+too. The branch path names the parallel branches a statement runs inside
+(one element per branch, each execution of a `parallel` its own serial), so
+a call output records whose chain it belongs to. Both are context
+variables, so that each parallel branch (an asyncio task) inherits its
+parent's and never sees a sibling's.
 """
 
 from __future__ import annotations
 
 import contextvars
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from prose.lang.flows import NO_LABEL, Label
+from prose.lang.flows import NO_LABEL, BranchPath, Label
 
 _pc: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_pc", default=NO_LABEL)
+_branch: contextvars.ContextVar[BranchPath] = contextvars.ContextVar("prose_branch", default=())
+_serials = itertools.count(1)
+
+
+def branch() -> BranchPath:
+    """The parallel branches the running statement is inside, outermost first."""
+    return _branch.get()
+
+
+def execution() -> int:
+    """A new serial for one execution of a `parallel` statement or loop."""
+    return next(_serials)
+
+
+def enter_branch(node: str, serial: int, position: int) -> None:
+    """Mark the running task (a parallel branch) as branch `position` of that execution."""
+    _branch.set((*_branch.get(), f"{node}@{serial}#{position}"))
 
 
 def current() -> Label:

@@ -72,6 +72,10 @@ class CallEvent(Event):
     error: dict[str, Any] | None = None
     provenance: list[str] = Field(default_factory=list)
     transitive: list[str] = Field(default_factory=list)
+    # The parallel branch the call ran in, and the branches the call outputs it was given
+    # were made in (for `each A sees only its own chain`); absent outside any parallel.
+    branch: list[str] | None = None
+    chains: list[tuple[str, list[str]]] | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     latency_ms: float = 0.0
@@ -124,6 +128,10 @@ class ErrorEvent(Event):
     line: int | None = None
     column: int | None = None
     slot: str | None = None
+    # For an information-hiding stop: the rules broken, and the refused call's channels
+    # and branch as the policy judged them, so `prose audit` can judge them again.
+    rules: list[str] | None = None
+    refused: dict[str, Any] | None = None
 
 
 class RunEnd(Event):

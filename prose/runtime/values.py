@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prose.lang.flows import NO_LABEL, Label
+from prose.lang.flows import NO_CHAINS, NO_LABEL, Chains, Label
 from prose.runtime.errors import MemberError, ValueTypeError
 
 EMPTY: frozenset[str] = frozenset()
@@ -46,12 +46,13 @@ Data = None | bool | int | float | str | tuple["Value", ...] | dict[str, "Value"
 class Value:
     """Data with provenance; see the module docstring."""
 
-    __slots__ = ("data", "literal", "provenance", "transitive")
+    __slots__ = ("chains", "data", "literal", "provenance", "transitive")
 
     data: Data
     provenance: frozenset[str]
     transitive: frozenset[str]
     literal: frozenset[str]
+    chains: Chains
 
     def __init__(
         self,
@@ -59,6 +60,7 @@ class Value:
         provenance: frozenset[str] = EMPTY,
         transitive: frozenset[str] = EMPTY,
         literal: frozenset[str] = EMPTY,
+        chains: Chains = NO_CHAINS,
     ) -> None:
         self.data = data
         if isinstance(data, tuple):
@@ -74,9 +76,12 @@ class Value:
                 transitive = transitive | part.transitive
             if part.literal:
                 literal = literal | part.literal
+            if part.chains:
+                chains = chains | part.chains
         self.provenance = provenance
         self.transitive = transitive | provenance
         self.literal = literal
+        self.chains = chains
 
     def __repr__(self) -> str:
         marks = f" from {sorted(self.provenance)}" if self.provenance else ""
@@ -94,14 +99,14 @@ class Value:
     @property
     def label(self) -> Label:
         """What the value carries (`prose.lang.flows.Label`)."""
-        if not (self.provenance or self.transitive or self.literal):
+        if not (self.provenance or self.transitive or self.literal or self.chains):
             return NO_LABEL
-        return Label(self.provenance, self.transitive, self.literal)
+        return Label(self.provenance, self.transitive, self.literal, self.chains)
 
 
 def labelled(data: Data, label: Label) -> Value:
     """A value of `data` carrying `label` (and whatever its elements carry)."""
-    return Value(data, label.provenance, label.transitive, label.literal)
+    return Value(data, label.provenance, label.transitive, label.literal, label.chains)
 
 
 def relabel(value: Value, label: Label, *, deep: bool = False) -> Value:
@@ -115,7 +120,7 @@ def relabel(value: Value, label: Label, *, deep: bool = False) -> Value:
     elif deep and isinstance(data, dict):
         data = {key: relabel(item, label, deep=True) for key, item in data.items()}
     joined = value.label | label
-    return Value(data, joined.provenance, joined.transitive, joined.literal)
+    return Value(data, joined.provenance, joined.transitive, joined.literal, joined.chains)
 
 
 NULL = Value(None)
@@ -141,28 +146,27 @@ def wrap(
     data: Any,
     provenance: frozenset[str] = EMPTY,
     transitive: frozenset[str] = EMPTY,
+    chains: Chains = NO_CHAINS,
 ) -> Value:
     """Plain Python data as a Value whose every element carries `provenance`.
 
     This is how a call's output enters the program: the whole value and each
-    member of it carry the slot that produced it.
+    member of it carry the slot that produced it (and the branch it was made in).
     """
     if isinstance(data, Value):
         return data
     if isinstance(data, Mapping):
-        entries = {str(key): wrap(item, provenance, transitive) for key, item in data.items()}
-        return Value(entries, provenance, transitive)
+        entries = {str(key): wrap(item, provenance, transitive, chains) for key, item in data.items()}
+        return Value(entries, provenance, transitive, chains=chains)
     if isinstance(data, list | tuple):
-        return Value(
-            tuple(wrap(item, provenance, transitive) for item in data), provenance, transitive
-        )
+        items = tuple(wrap(item, provenance, transitive, chains) for item in data)
+        return Value(items, provenance, transitive, chains=chains)
     if data is None or isinstance(data, bool | int | str | Service):
-        return Value(data, provenance, transitive)
+        return Value(data, provenance, transitive, chains=chains)
     if isinstance(data, float):
-        return Value(
-            int(data) if data.is_integer() and abs(data) < 2**53 else data, provenance, transitive
-        )
-    return Value(str(data), provenance, transitive)
+        number = int(data) if data.is_integer() and abs(data) < 2**53 else data
+        return Value(number, provenance, transitive, chains=chains)
+    return Value(str(data), provenance, transitive, chains=chains)
 
 
 def plain(value: Value) -> Any:

@@ -82,6 +82,18 @@ class DistinctModels(_Form):
         return (self.a, self.b)
 
 
+class OwnChain(_Form):
+    """`` each `A` sees only its own chain ``: a call of A receives A's outputs only from
+    its own chain of calls: the same parallel branch (or a branch it runs inside), never
+    a sibling branch's, nor anything collected at a join."""
+
+    kind: Literal["own_chain"] = "own_chain"
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
 class LoopsBoundedBy(_Form):
     """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
 
@@ -113,6 +125,7 @@ InvariantForm = Annotated[
     | UnawareOf
     | Independent
     | DistinctModels
+    | OwnChain
     | LoopsBoundedBy
     | OnlyGrows
     | ReturnsUnmerged,
@@ -131,6 +144,7 @@ _DISTINCT = re.compile(
     rf"^{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured|run\s+on\s+distinct\s+models)$",
     re.I,
 )
+_OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)$", re.I)
 _BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
@@ -157,6 +171,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return Independent(a=match.group(1), b=match.group(2))
     if match := _DISTINCT.match(text):
         return DistinctModels(a=match.group(1), b=match.group(2))
+    if match := _OWN_CHAIN.match(text):
+        return OwnChain(slot=match.group(1))
     if match := _BOUNDED.match(text):
         return LoopsBoundedBy(config_key=match.group(1))
     if match := _GROWS.match(text):

@@ -272,6 +272,61 @@ class UnawareOfViolated(Rule):
                 return prop.span, origin
         return prop.span, None
 
+class OwnChainViolated(Rule):
+    """A call of `A` receives another `A` chain's output.
+
+    ## What it does
+    For `` each `A` sees only its own chain ``, reports every call of `A`
+    that may receive an output of `A` made in another chain: a sibling
+    parallel branch, another execution of the same `parallel`, or anything
+    collected at a join (a `parallel for`'s list, a `parallel:` block's
+    published names) and passed back to `A`. Outputs made in the same
+    branch, or in a branch the call runs inside, are its own chain.
+
+    ## Why is this bad
+    Blind review, independent sampling and self-consistency rest on each
+    reviewer working alone: once one reviewer reads another's report, their
+    agreement proves nothing. `are independent` cannot say this when every
+    reviewer is the same slot.
+
+    ## Example
+    ```prose
+    let reports = parallel for material in materials:
+      call reviewer
+        material: material
+    let final = call reviewer
+      material: materials
+      prior_understanding: reports
+    ```
+    with `` each `reviewer` sees only its own chain ``.
+
+    ## Use instead
+    Keep each reviewer's chain inside its own branch, and give the collected
+    reports to another slot (a comparator):
+    ```prose
+    let reports = parallel for material in materials:
+      call reviewer
+        material: material
+    let final = call comparator
+      reports: reports
+    ```
+    """
+
+    code = "PH609"
+    name = "own-chain-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in of_rule(ctx, rules.OWN_CHAIN):
+            yield self.diagnostic(
+                where(found),
+                f"`{found.slot}` receives another `{found.slot}` chain's output through "
+                f"`{_channel(found)}`",
+                secondary=_leak(ctx, found),
+            )
+
+
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.
 
