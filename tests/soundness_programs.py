@@ -205,6 +205,7 @@ def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) ->
 
 # Kinds: obj (shaped like a reply), str, num, bool, list:str, list:obj, list:any,
 # svc (a service value), err (a caught error), any (anything but a service).
+# A list of services (list:svc) is only ever written in a `for` header.
 VALUE_KINDS = ("obj", "str", "list:str", "list:obj", "num", "bool")
 
 
@@ -590,6 +591,13 @@ class Generator:
         return lines
 
     def s_member_assign(self, scope: Scope, ctx: Ctx) -> Lines:
+        lists = [name for name in self.names(scope, "list:str", "list:obj", "list:any", sure=True,
+                                             assignable=ctx) if scope[name].nonempty]
+        if lists and self.weighted([(3, False), (1, True)]):
+            name = self.pick(lists)
+            kind = scope[name].kind.split(":")[1]
+            self.constructs.add("index assignment")
+            return [f"{name}[0] = {self.expr(kind, scope)}"]
         targets = self.names(scope, "obj", sure=True, assignable=ctx)
         if not targets:
             return self.s_let(scope, ctx)
@@ -712,9 +720,13 @@ class Generator:
         body_scope = dict(scope)
         var = index = None
         if kind.endswith("for"):
-            list_kind = self.pick(["list:str", "list:obj", "list:any"])
+            list_kind = self.weighted([(3, "list:str"), (3, "list:obj"), (3, "list:any"),
+                                       (1, "list:svc")])
             source = None
-            if self.weighted([(3, True), (1, False)]):
+            if list_kind == "list:svc":
+                self.constructs.add("loop over services")
+                source = f"[{self.slot()}, {self.slot()}]"
+            elif self.weighted([(3, True), (1, False)]):
                 source = self.some_name(scope, list_kind)
             if source is None and list_kind == "list:str" and self.flip():
                 source = self._member(self.some_name(scope, "obj"), "flaws")
