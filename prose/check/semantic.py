@@ -346,6 +346,9 @@ class _Walker:
                 self._statement(branch, child)
             finally:
                 self.in_parallel_branch.pop()
+            for binding in child.names.values():
+                if binding.kind in ("let", "const"):
+                    binding.uses += 1  # read through the name it is published as
             if isinstance(branch, n.Let):
                 published.extend((name, branch) for name in branch.names)
             else:  # a `let` nested in an `if`/`for`/`try` of the branch is published too
