@@ -55,9 +55,11 @@ MARKER_PREFIX = "MARK"
 # Words for string literals: neutral ones, and the names, roles and pattern name
 # that an `is unaware of` invariant forbids in literal text.
 WORDS = ("please", "consider", "the", "notes", "draft", "check", "brief", "again",
-         "adversary", "attack", "proposer", "proposal", "summariser", "summary", PATTERN_NAME)
+         "adversary", "attack", "proposer", "proposal", "summariser", "summary", PATTERN_NAME,
+         r"\{attack\}")  # escaped braces: literal text, not an interpolation
 INPUT_NAMES = ("text", "notes", "draft", "context", "material", "attack_notes")
 OBJECT_KEYS = ("text", "flaws", "ok", "n")  # the shape of a scripted reply
+STYLES = ("plain", "short notes", "like an adversary")  # defaults of the `style` config key
 
 
 # --- invariants ------------------------------------------------------------------------
@@ -65,18 +67,26 @@ OBJECT_KEYS = ("text", "flaws", "ok", "n")  # the shape of a scripted reply
 
 @dataclass(frozen=True)
 class Invariant:
-    """One checkable invariant: `form` is never, indirect, unaware or independent."""
+    """One checkable invariant (LANGUAGE.md 5).
+
+    `form` is never, indirect, unaware, independent (about slots `a` and `b`),
+    only (`a` sees only `inputs`) or chain (each `a` sees only its own chain).
+    """
 
     form: str
     a: str
-    b: str
+    b: str = ""
+    inputs: tuple[str, ...] = ()
 
     def bullet(self) -> str:
+        listed = ", ".join(f"`{name}`" for name in self.inputs)
         return {
             "never": f"- `{self.a}` never sees `{self.b}`",
             "indirect": f"- `{self.a}` never sees `{self.b}`, even indirectly",
             "unaware": f"- `{self.a}` is unaware of `{self.b}`",
             "independent": f"- `{self.a}` and `{self.b}` are independent",
+            "only": f"- `{self.a}` sees only {listed}",
+            "chain": f"- each `{self.a}` sees only its own chain",
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -84,7 +94,11 @@ class Invariant:
 
         `how` is `direct` (a copy of the output), `transitive` (anything computed
         from it, through other calls too) or `words` (literal text naming it).
+        The `only` and `chain` forms have no rule here: the test checks them
+        through the run-time policy alone (a stopped call must be flagged).
         """
+        if self.form in ("only", "chain"):
+            return
         if self.form == "independent":
             yield self.a, self.b, "direct"
             yield self.b, self.a, "direct"
@@ -110,18 +124,21 @@ class GeneratedPattern:
     script: dict[str, Any] = field(repr=False)
     program_start: int = field(repr=False)  # the markdown line of the program's first line
     constructs: frozenset[str] = field(repr=False)  # what the program uses, for statistics
+    strict: bool = False  # `flow: strict` in the frontmatter
+    style: str = STYLES[0]  # the default of the `style` config key
 
     def __repr__(self) -> str:
         bullets = "\n".join(invariant.bullet() for invariant in self.invariants)
+        bullets += "\nflow: strict" * self.strict + f"\nstyle default: {self.style!r}"
         return f"GeneratedPattern(\n{bullets}\n\n{self.program}\n\n{describe_failures(self.script)})"
 
     def rebuild(self, program: str, invariants: Sequence[Invariant] | None = None,
                 script: dict[str, Any] | None = None) -> GeneratedPattern:
         """The same pattern around another program (for minimising a counterexample)."""
         chosen = tuple(self.invariants if invariants is None else invariants)
-        text, start = pattern_text(program, chosen)
+        text, start = pattern_text(program, chosen, self.strict, self.style)
         return GeneratedPattern(text, program, chosen, self.script if script is None else script,
-                                start, self.constructs)
+                                start, self.constructs, self.strict, self.style)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """What hypothesis prints for a failing example: the program, not the script."""
@@ -130,13 +147,19 @@ class GeneratedPattern:
     def numbered(self) -> str:
         """The invariants, and the program with its markdown line numbers, for messages."""
         bullets = "\n".join(f"    {invariant.bullet()}" for invariant in self.invariants)
+        bullets += f"\n    (`style` defaults to {self.style!r}{'; flow: strict' * self.strict})"
         program = "\n".join(f"{number:4} | {line}" for number, line in
                             enumerate(self.program.splitlines(), start=self.program_start))
         return f"### Invariants\n{bullets}\n### Delegation (markdown line numbers)\n{program}"
 
 
-def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, int]:
-    """A complete pattern file around `program`; also the line the program starts on."""
+def pattern_text(program: str, invariants: Sequence[Invariant], strict: bool = False,
+                 style: str = STYLES[0]) -> tuple[str, int]:
+    """A complete pattern file around `program`; also the line the program starts on.
+
+    `strict` sets `flow: strict` (implicit flows count too); `style` is the
+    default of a string config key (a config default is the pattern's own text).
+    """
     slots = "\n".join(f"- `{name}`\n  - ensures: {ensures}" for name, ensures in SLOTS.items())
     bullets = "\n".join(invariant.bullet() for invariant in invariants)
     head = textwrap.dedent(
@@ -144,7 +167,7 @@ def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, in
         ---
         name: {name}
         kind: pattern
-        version: 0.1.0
+        version: 0.1.0{flow}
         ---
 
         # Sparring
@@ -158,6 +181,7 @@ def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, in
         ### Config
 
         - `rounds` (integer, default: 2): how many rounds to run
+        - `style` (string, default: "{style}"): how to write
 
         ### Invariants
 
@@ -176,7 +200,8 @@ def pattern_text(program: str, invariants: Sequence[Invariant]) -> tuple[str, in
 
         ```prose
         """
-    ).format(name=PATTERN_NAME, slots="{slots}", bullets="{bullets}")
+    ).format(name=PATTERN_NAME, slots="{slots}", bullets="{bullets}", style=style,
+             flow="\nflow: strict" if strict else "")
     head = head.replace("{slots}", slots).replace("{bullets}", bullets)
     start = head.count("\n") + 1
     return f"{head}{program}\n```\n", start
@@ -256,6 +281,7 @@ class Generator:
     counters: dict[str, int] = field(default_factory=dict)
     blocks: dict[str, Block] = field(default_factory=dict)
     constructs: set[str] = field(default_factory=set)
+    first: bool = False  # the last loop generated was a `"first"` race (its value is one item)
 
     # --- drawing helpers ------------------------------------------------------------
 
@@ -314,7 +340,6 @@ class Generator:
 
     def expr(self, kind: str, scope: Scope, nonempty: bool = False, depth: int = 0) -> str:
         """An expression of `kind` (`nonempty` for lists that are indexed later)."""
-        deep = depth >= 2
         if kind == "any":
             kind = self.weighted([(6, "var"), (4, "obj"), (3, "str"), (1, "list:str"),
                                   (1, "list:obj"), (1, "num"), (1, "bool")])
@@ -324,30 +349,30 @@ class Generator:
         if kind == "svc":
             name = self.some_name(scope, "svc") if self.flip() else None
             return name if name is not None else self.slot()
-        options: list[tuple[int, Callable[[], str | None]]] = []
-        var = lambda: self.some_name(scope, kind)  # noqa: E731
-        obj = lambda: self.some_name(scope, "obj")  # noqa: E731
+        def var() -> str | None:
+            return self.some_name(scope, kind)
+
+        def obj() -> str | None:
+            return self.some_name(scope, "obj")
+
+        def inner(of: str) -> Callable[[], str]:
+            return lambda: self.expr(of, scope, depth=depth + 1)
+
+        literal = 0 if depth >= 2 else 2  # no deeper nesting of literals
+        options: list[tuple[int, Callable[[], str | None]]]
         if kind == "obj":
-            options = [(5, var), (2 if not deep else 0, lambda: self.object_literal(scope, depth)),
+            options = [(5, var), (literal, lambda: self.object_literal(scope, depth)),
                        (1, lambda: self._first(scope, "list:obj"))]
         elif kind == "str":
             options = [(2, lambda: "task_brief"), (3, lambda: self._member(obj(), "text")),
                        (3, lambda: self.string(scope)), (1, var),
                        (1, lambda: self._member(obj(), "flaws[0]")),
                        (1, lambda: self._member(self.some_name(scope, "err"), "message"))]
-        elif kind == "list:str":
-            options = [(3, lambda: self._member(obj(), "flaws")),
-                       (2 if not deep else 0,
-                        lambda: self.array(lambda: self.expr("str", scope, depth=depth + 1))),
-                       (2, lambda: self._list_var(scope, kind, nonempty))]
-            if not nonempty:
-                options.append((1, lambda: "[]"))
-        elif kind == "list:obj":
-            options = [(2, lambda: self._list_var(scope, kind, nonempty)),
-                       (2 if not deep else 0,
-                        lambda: self.array(lambda: self.expr("obj", scope, depth=depth + 1)))]
-            if not nonempty:
-                options.append((1, lambda: "[]"))
+        elif kind in ("list:str", "list:obj"):
+            options = [(3 if kind == "list:str" else 0, lambda: self._member(obj(), "flaws")),
+                       (literal, lambda: self.array(inner(kind.split(":")[1]))),
+                       (2, lambda: self._list_var(scope, kind, nonempty)),
+                       (0 if nonempty else 1, lambda: "[]")]
         elif kind == "num":
             options = [(2, lambda: str(self.draw(st.integers(0, 3)))),
                        (2, lambda: self._member(obj(), "n")), (1, var),
@@ -359,14 +384,15 @@ class Generator:
                        (3, lambda: self._member(obj(), "ok")), (1, var)]
         else:
             raise AssertionError(kind)
-        while options:
-            chosen = self.weighted([(w, i) for i, (w, _) in enumerate(options) if w > 0])
-            text = options[chosen][1]()
+        # Draw among the options; one that finds nothing in scope gives way to the others.
+        candidates = [option for weight, option in options if weight > 0]
+        weights = [weight for weight, _ in options if weight > 0]
+        while candidates:
+            index = self.weighted(list(zip(weights, range(len(candidates)), strict=True)))
+            text = candidates.pop(index)()
+            weights.pop(index)
             if text is not None:
                 return text
-            options = [(w if i != chosen else 0, f) for i, (w, f) in enumerate(options)]
-            if not any(w for w, _ in options):
-                break
         return self._fallback(kind)
 
     @staticmethod
@@ -382,17 +408,16 @@ class Generator:
 
     @staticmethod
     def _member(name: str | None, path: str) -> str | None:
-        if name is None:
-            return None
-        return f"{name}[0]" if path == "[0]" else f"{name}.{path}"
+        """`name.path`, or None when there was no name to read."""
+        return None if name is None else f"{name}.{path}"
 
     def _first(self, scope: Scope, kind: str) -> str | None:
         names = [n for n in self.names(scope, kind, sure=True) if scope[n].nonempty]
         return f"{self.pick(names)}[0]" if names else None
 
     def _list_var(self, scope: Scope, kind: str, nonempty: bool) -> str | None:
-        names = [n for n in self.names(scope, kind) if scope[n].nonempty or not nonempty]
-        return self.pick(names) if names else None
+        lists = {n: var for n, var in scope.items() if var.kind == kind and (var.nonempty or not nonempty)}
+        return self.some_name(lists, kind)
 
     def array(self, item: Callable[[], str]) -> str:
         count = self.draw(st.integers(1, 2))
@@ -431,6 +456,9 @@ class Generator:
                     parts.append("{" + name + member + "}")
                     continue
             parts.append(self.pick(WORDS))
+        if self.weighted([(7, False), (1, True)]):
+            self.constructs.add("triple-quoted string")
+            return '"""' + " ".join(parts) + '"""'
         return '"' + " ".join(parts) + '"'
 
     def condition(self, scope: Scope, null_safe: bool = False) -> str:
@@ -481,6 +509,9 @@ class Generator:
         if self.weighted([(2, False), (1, True)]):
             self.constructs.add("prompt")
             lines.append(f"  prompt: {self.string(scope)}")
+        if self.weighted([(7, False), (1, True)]):
+            self.constructs.add("retry")
+            lines.append("  retry: 1")
         return lines
 
     # --- statements -------------------------------------------------------------------------
@@ -499,7 +530,7 @@ class Generator:
             else:
                 lines += self.statement(scope, ctx)
         if not lines:
-            lines = self.value_statement(scope, ctx) if last == "value" else self.let_value(scope, ctx)
+            lines = self.value_statement(scope, ctx) if last == "value" else self.s_let(scope, ctx)
         return lines
 
     def statement(self, scope: Scope, ctx: Ctx) -> Lines:
@@ -524,21 +555,16 @@ class Generator:
         kind = self.weighted(choices)
         return getattr(self, "s_" + kind.replace(" ", "_"))(scope, ctx)
 
-    def let_value(self, scope: Scope, ctx: Ctx) -> Lines:
-        return self.s_let(scope, ctx)
-
     def value_statement(self, scope: Scope, ctx: Ctx) -> Lines:
-        """The last statement of a collecting body: it gives the iteration's value."""
+        """The last statement of a collecting loop's or a block's body: it gives the value."""
         kind = self.weighted([(3, "call"), (2, "let call"), (1, "let"), (2, "return"),
                               (3 if self.blocks else 0, "do"),
                               (1 if ctx.depth < 3 else 0, "collecting loop")])
+        self.constructs.add(f"value of a body: {kind}")
         if kind == "return":
-            self.constructs.add("return in a collecting loop")
             return [f"return {self.expr('any', scope)}"]
         if kind == "collecting loop":
             return self.loop(scope, ctx, collecting=True, head="")
-        if kind == "do":
-            self.constructs.add("do value collected")
         return getattr(self, "s_" + kind.replace(" ", "_"))(scope, ctx)
 
     def s_let(self, scope: Scope, ctx: Ctx) -> Lines:
@@ -564,8 +590,13 @@ class Generator:
             name = self.fresh({"obj": "o", "str": "s", "list:str": "xs", "list:obj": "os",
                                "num": "k", "bool": "b"}[kind])
         nonempty = kind.startswith("list") and value.startswith("[") and value != "[]"
-        scope[name] = Var(kind, nonempty=nonempty or value.endswith(".flaws"))
-        return [f"let {name} = {value}"]
+        keyword = "let"
+        if ctx.top and name not in scope and self.weighted([(6, False), (1, True)]):
+            keyword = "const"  # not in a loop: a second iteration would bind it again
+            self.constructs.add("const")
+        scope[name] = Var(kind, mutable=keyword == "let",
+                          nonempty=nonempty or value.endswith(".flaws"))
+        return [f"{keyword} {name} = {value}"]
 
     def s_let_call(self, scope: Scope, ctx: Ctx) -> Lines:
         name = self.fresh("r")
@@ -709,16 +740,20 @@ class Generator:
         self.blocks[name] = Block(tuple(kinds), maybe)
         return [f"block {name}({', '.join(params)}):", *indent(body)]
 
-    def loop(self, scope: Scope, ctx: Ctx, collecting: bool, head: str) -> Lines:
-        """A `for`, `repeat`, `loop until`, `parallel for` or `parallel repeat` loop.
+    def loop(self, scope: Scope, ctx: Ctx, collecting: bool, head: str,
+             race: bool = False) -> Lines:
+        """A `for`, `repeat`, `loop until/while`, `parallel for` or `parallel repeat` loop.
 
-        `head` is what comes before it (`let ys = ` for a loop in value position).
+        `head` is what comes before it (`let ys = ` for a loop in value position);
+        `race` allows `"first"` (whose value is one item, not a list: `self.first`).
         """
+        self.first = False
         kind = self.weighted([(3, "for"), (2, "repeat"), (1, "loop until"),
                               (2, "parallel for"), (1, "parallel repeat")])
         parallel = kind.startswith("parallel")
         body_scope = dict(scope)
         var = index = None
+        prelude: Lines = []
         if kind.endswith("for"):
             list_kind = self.weighted([(3, "list:str"), (3, "list:obj"), (3, "list:any"),
                                        (1, "list:svc")])
@@ -741,6 +776,12 @@ class Generator:
                 body_scope[index] = Var("num", mutable=False)
                 header += f", {index}"
             header += f" in {source}"
+            if index and source in scope and self.flip():
+                # Read the element by its index, as well as through the loop variable.
+                element = self.fresh("e")
+                body_scope[element] = Var(list_kind.split(":")[1])
+                prelude = [f"let {element} = {source}[{index}]"]
+                self.constructs.add("index read by a loop index")
         elif kind.endswith("repeat"):
             header = f"repeat {self.pick(['1', '2', 'rounds'])}"
             if self.flip():
@@ -748,13 +789,18 @@ class Generator:
                 body_scope[index] = Var("num", mutable=False)
                 header += f" as {index}"
         else:
-            header = "loop until {condition} (max: " + self.pick(["2", "3", "rounds"]) + ")"
+            keyword = self.pick(["until", "while"])
+            kind = f"loop {keyword}"
+            header = f"loop {keyword} {{condition}} (max: " + self.pick(["2", "3", "rounds"]) + ")"
         can_throw = ctx.can_throw
         if parallel:
             header = "parallel " + header
             modifiers = self.weighted([(4, ""), (2, ' ("all", on-fail: "continue")'),
-                                       (1, ' ("all", on-fail: "ignore")')])
+                                       (1, ' ("all", on-fail: "ignore")'),
+                                       (1 if race else 0, ' ("first", on-fail: "ignore")'),
+                                       (1 if race else 0, ' ("any", count: 1)')])
             header += modifiers
+            self.first = "first" in modifiers
             if modifiers:
                 self.constructs.add("parallel on-fail")
             # A failed branch's value is its error object: a thrown value flows on.
@@ -762,8 +808,8 @@ class Generator:
         frozen = frozenset(scope) if parallel else ctx.frozen
         inner = ctx.inner(frozen=frozen, in_loop=not parallel, can_throw=can_throw,
                           in_parallel=parallel or ctx.in_parallel)
-        body = self.body(body_scope, inner, 1, 3, last="value" if collecting else None)
-        if kind == "loop until":
+        body = prelude + self.body(body_scope, inner, 1, 3, last="value" if collecting else None)
+        if kind.startswith("loop "):
             # Chosen after the body so that it may name what the body binds (null before).
             header = header.format(condition=self.condition(body_scope, null_safe=True))
             if self.weighted([(3, False), (1, True)]):
@@ -785,8 +831,8 @@ class Generator:
             lines = self.loop(scope, ctx, collecting=True, head=f"{name} = ")
         else:
             name = self.fresh("ys")
-            lines = self.loop(scope, ctx, collecting=True, head=f"let {name} = ")
-        scope[name] = Var("list:any")
+            lines = self.loop(scope, ctx, collecting=True, head=f"let {name} = ", race=True)
+        scope[name] = Var("any" if self.first else "list:any")
         return lines
 
     def s_parallel(self, scope: Scope, ctx: Ctx) -> Lines:
@@ -860,15 +906,25 @@ def merge(scope: Scope, arms: list[Scope], exhaustive: bool) -> None:
 
 
 @st.composite
+def invariants(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Invariant:
+    form = draw(st.sampled_from(["never", "indirect", "unaware", "independent", "only", "chain"]))
+    a = draw(st.sampled_from(list(SLOTS)))
+    if form == "only":
+        labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
+        return Invariant(form, a, inputs=tuple(labels))
+    if form == "chain":
+        return Invariant(form, a)
+    return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])))
+
+
+@st.composite
 def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
     """A complete pattern with checkable invariants, a program and a script."""
-    invariants = draw(st.lists(
-        st.builds(Invariant, st.sampled_from(["never", "indirect", "unaware", "independent"]),
-                  st.sampled_from(list(SLOTS)), st.sampled_from(list(SLOTS)))
-        .filter(lambda invariant: invariant.a != invariant.b),
-        min_size=1, max_size=4, unique=True))
-    generator = Generator(draw, frozenset(a for i in invariants for a, _, _ in i.rules()))
-    scope: Scope = {"task_brief": Var("str", mutable=False)}
+    chosen = draw(st.lists(invariants(), min_size=1, max_size=4, unique=True)
+                  .filter(lambda found: any(i.form not in ("only", "chain") for i in found)))
+    generator = Generator(draw, frozenset(i.a for i in chosen))
+    scope: Scope = {"task_brief": Var("str", mutable=False),
+                    "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
     lines: Lines = []
     for _ in range(draw(st.integers(0, 2))):
         lines += generator.block_def(generator.fresh("blk"), scope, maybe=False)
@@ -882,9 +938,13 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
     if generator.constructs & {"try", "parallel on-fail"}:  # something may handle a failure
         failures = draw(st.dictionaries(st.sampled_from(list(SLOTS)),
                                         st.frozensets(st.integers(0, 8), max_size=2), max_size=2))
-    text, start = pattern_text(program, invariants)
-    return GeneratedPattern(text, program, tuple(invariants), script_for(ok_cycle, failures),
-                            start, frozenset(generator.constructs))
+    strict = draw(st.integers(0, 4)) == 4
+    style = draw(st.sampled_from(STYLES))
+    if strict:
+        generator.constructs.add("flow: strict")
+    text, start = pattern_text(program, chosen, strict, style)
+    return GeneratedPattern(text, program, tuple(chosen), script_for(ok_cycle, failures),
+                            start, frozenset(generator.constructs), strict, style)
 
 
 def describe_failures(script: dict[str, Any]) -> str:

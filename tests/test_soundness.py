@@ -20,6 +20,12 @@ output they copy. Then:
 "Flagged at that call" means an information-hiding error whose primary line
 is the call's head or one of its property lines and whose message names A.
 
+`sees only` and `each A sees only its own chain` invariants are generated
+too, and one pattern in five sets `flow: strict`; those are checked through
+1. only (the markers say nothing about input names, branches or implicit
+flows). A string config key's default, sometimes naming a slot, is the
+pattern's own literal text.
+
 Which programs are skipped: those that do not parse (PS001), and those the
 linter rejects as unable to run (`CANNOT_RUN`) when the run agrees by
 stopping with the matching run-time error. A program the linter calls
