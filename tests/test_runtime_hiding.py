@@ -508,3 +508,76 @@ def test_audit_gives_the_run_times_verdict_on_every_fixture_trace(
             assert agreed and f"({', '.join(rules)})" in agreed[0], report.notes
         else:
             assert result.exit_code != 5
+
+
+INNER = """---
+name: inner
+kind: pattern
+version: 0.1.0
+---
+
+# Inner
+
+A nested pattern.
+
+### Slots
+
+- `worker`
+  - ensures: answer text
+
+### Config
+
+- None.
+
+### Parameters
+
+- `task_brief`: string -- the brief
+
+### Returns
+
+- `result`: anything
+
+### Delegation
+
+```prose
+{program}
+```
+"""
+
+
+@pytest.mark.parametrize(
+    "inner_program",
+    ["let r = call worker\n  task_brief: task_brief\nreturn { result: r }",
+     'throw "the inner pattern gave up"'],
+    ids=["inner-call-fails", "inner-throw"],
+)
+def test_a_nested_patterns_error_carries_the_outer_calls_label(
+    tmp_path: Path, inner_program: str
+) -> None:
+    """A nested pattern bound to `critic` fails: its error is the call of `critic`'s error
+    (`prose.lang.flows.call_output`), so `catch as err` carries `critic` into the writer."""
+    from prose.check import lint_text
+    from prose.runtime.services import PatternService
+
+    inner = tmp_path / "inner.prose.md"
+    inner.write_text(INNER.format(program=inner_program))
+    program = """
+        let attack = null
+        try:
+          attack = call critic
+            task_brief: task_brief
+        catch as err:
+          attack = call writer
+            problem: err.message
+        return { result: attack }
+        """
+    path = tmp_path / "hiding.prose.md"
+    path.write_text(HEADER.format(invariants="- `writer` never sees `critic`",
+                                  program=textwrap.dedent(program).strip()))
+    lint = lint_text(path.read_text(), str(path))
+    assert [d.code for d in lint.diagnostics if d.category == "information-hiding"] == ["PH604"]
+    script = Script.from_mapping({"slots": {"writer": ["w"], "other": ["o"],
+                                            "critic.worker": [{"$error": "the worker failed"}]}})
+    result = run_file(path, tmp_path, script, bindings={"critic": PatternService(str(inner))})
+    assert result.exit_code == 5, result.error and result.error.format()
+    assert result.error is not None and result.error.slot == "writer"
