@@ -79,7 +79,7 @@ def main() -> None:
     def analyse_all() -> None:
         for result in results:
             assert result.context is not None and result.program is not None
-            analyse(result.context.decl, result.program, result.context.model)
+            analyse(result.context.decl, result.program)
 
     analysis = best_of(analyse_all)
     in_process = best_of(lambda: [lint_text(p.read_text(encoding="utf-8"), str(p)) for p in files])

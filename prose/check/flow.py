@@ -21,7 +21,8 @@ does not know is refused (`UnknownNode`), never skipped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -275,22 +276,17 @@ def analyse(decl: Declarations, program: n.Program, *, strict: bool = False) -> 
     return analysis
 
 
-class State(dict[str, Value]):
-    """Variables and their abstract values; `written` names those set since the state was
-    forked, so a join looks at the names a branch changed, not at every variable."""
+class State(ChainMap[str, Value]):
+    """Variables and their abstract values, layered: a fork is a new empty layer over its
+    parent (no copy), and `written` is that layer, the names set since the fork. A join
+    looks at the names a branch changed, not at every variable."""
 
-    __slots__ = ("written",)
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.written: set[str] = set()
-
-    def __setitem__(self, name: str, value: Value) -> None:
-        self.written.add(name)
-        super().__setitem__(name, value)
+    @property
+    def written(self) -> MutableMapping[str, Value]:
+        return self.maps[0]
 
     def fork(self) -> State:
-        return State(self)
+        return State({}, *self.maps)
 
     def merge(self, values: Mapping[str, Value]) -> None:
         for name, value in values.items():
@@ -356,6 +352,7 @@ class _Analyser:
         self.let_frames: list[set[str]] = [set()]  # names bound by `let` per branch/block scope
         self.try_states: list[dict[str, Value]] = []  # what each `try` body ever bound
         self.branch: list[str] = []  # the parallel constructs being analysed, outermost first
+        self.globals: dict[str, Value] = {}  # slots, config keys and parameters, read-only
         self._statements: dict[type, Callable[[Any, State], Value]] = {
             n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
             n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
@@ -811,19 +808,26 @@ class _Analyser:
         raise UnknownNode(f"the flow analysis has no rule for a `{type(expr).__name__}` node")
 
     def _name(self, name: str, state: State) -> Value:
-        if name in state:
-            return state[name]
+        found = state.get(name)
+        if found is not None:
+            return found
+        known = self.globals.get(name)
+        if known is not None:
+            return known
         if name in self.decl.slots:
-            return Value(services=frozenset({name}))
-        config = self.decl.config.get(name)
-        if config is not None:  # a default's strings are the pattern's own literal text
+            known = Value(services=frozenset({name}))
+        elif name in self.decl.config:  # a default's strings are the pattern's own literal text
+            config = self.decl.config[name]
             label: set[int] = set()
             for text in default_texts(config.default):
                 def_id = self._define(name, config.span, "config", key=text)
                 self.result.defs[def_id].text = text
                 label.add(def_id)
-            return Value(frozenset(label))
-        return Value()
+            known = Value(frozenset(label))
+        else:
+            known = Value()
+        self.globals[name] = known
+        return known
 
     def _string(self, expr: n.String, state: State) -> Value:
         pieces: list[str] = []

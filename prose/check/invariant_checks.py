@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from prose.check.flow import CallFlow, InputFlow
+from prose.check.flow import CallFlow, InputFlow, Resolved
 from prose.check.rule import CheckContext
 from prose.diagnostics.model import Label
 from prose.lang.channels import call_channels
@@ -54,17 +54,27 @@ class SiteViolation:
     prop: n.Property | None
 
 
+NOTHING = Resolved(frozenset(), frozenset(), frozenset())
+
+
 def site_violations(ctx: CheckContext) -> list[SiteViolation]:
     """Ask the policy about every call the analysis found, with what may reach it."""
     flow = ctx.flow
     out: list[SiteViolation] = []
+    policy = ctx.policy
     for site in ctx.flow.calls.values():
         props = {entry.name: entry.prop for entry in site.inputs.values()}
-        carried = {entry.name: flow.resolve(entry.value) for entry in site.inputs.values()
-                   if is_input(entry.name) or entry.name in MODEL_CHANNELS}
+        sent = [entry for entry in site.inputs.values()
+                if is_input(entry.name) or entry.name in MODEL_CHANNELS]
+        # What the values carry matters only to a rule that reads it (the names alone
+        # decide `requires` and `sees only`).
+        reads = policy.unmerged or policy.strict or any(
+            rules.hidden or rules.forbidden_words or rules.own_chain_line
+            for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
+        carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
-            rules = ctx.policy.slots.get(slot)
+            rules = policy.slots.get(slot)
             if rules is not None and rules.own_chain_line:  # where each output was made
                 carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
                            for name, value in carried.items()}
