@@ -801,6 +801,8 @@ class Generator:
                                        (1 if race else 0, ' ("any", count: 1)')])
             header += modifiers
             self.first = "first" in modifiers
+            if "first" in modifiers or "any" in modifiers:
+                self.constructs.add("parallel race")
             if modifiers:
                 self.constructs.add("parallel on-fail")
             # A failed branch's value is its error object: a thrown value flows on.
@@ -905,9 +907,13 @@ def merge(scope: Scope, arms: list[Scope], exhaustive: bool) -> None:
                 v.nonempty for v in changed))
 
 
+PAIR_FORMS = ("never", "indirect", "unaware", "independent")
+
+
 @st.composite
-def invariants(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Invariant:
-    form = draw(st.sampled_from(["never", "indirect", "unaware", "independent", "only", "chain"]))
+def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
+               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain")) -> Invariant:
+    form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
@@ -920,8 +926,9 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any]) -> Invariant:
 @st.composite
 def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
     """A complete pattern with checkable invariants, a program and a script."""
-    chosen = draw(st.lists(invariants(), min_size=1, max_size=4, unique=True)
-                  .filter(lambda found: any(i.form not in ("only", "chain") for i in found)))
+    # At least one invariant about two slots, which the markers can check.
+    chosen = [draw(invariants(PAIR_FORMS))]
+    chosen += [i for i in draw(st.lists(invariants(), max_size=3, unique=True)) if i not in chosen]
     generator = Generator(draw, frozenset(i.a for i in chosen))
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}

@@ -353,6 +353,10 @@ class _Analyser:
         self.try_states: list[dict[str, Value]] = []  # what each `try` body ever bound
         self.branch: list[str] = []  # the parallel constructs being analysed, outermost first
         self.globals: dict[str, Value] = {}  # slots, config keys and parameters, read-only
+        # Per loop body (or parallel branch): the states `continue`, `break` and `return`
+        # leave it in, which the end of the body does not see (None: a block, whose exits
+        # end the block only).
+        self.exits: list[tuple[State, dict[str, list[Value]]] | None] = []
         self._statements: dict[type, Callable[[Any, State], Value]] = {
             n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
             n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
@@ -360,7 +364,7 @@ class _Analyser:
             n.Parallel: self._parallel, n.If: self._if, n.Choice: self._choice,
             n.Try: self._try, n.Orphan: self._orphan, n.Do: self._do,
             n.BlockDef: self._block_def, n.Use: self._use,
-            n.Continue: self._nothing, n.Break: self._nothing,
+            n.Continue: self._exit, n.Break: self._exit,
         }
 
     # --- the algebra of prose.lang.flows ---------------------------------------
@@ -460,6 +464,18 @@ class _Analyser:
     def _nothing(self, statement: n.Stmt, state: State) -> Value:
         return CONSTANT
 
+    def _exit(self, statement: n.Stmt, state: State) -> Value:
+        """`continue`, `break` (and `return`): the body ends here, with the state as it is."""
+        frame = self.exits[-1] if self.exits else None
+        if frame is not None:
+            body, exits = frame
+            for layer in state.maps:
+                for name in layer:
+                    exits.setdefault(name, []).append(state[name])
+                if layer is body.maps[0]:
+                    break
+        return CONSTANT
+
     def _let(self, statement: n.Let, state: State) -> Value:
         value = self._expr(statement.value, state)
         where = statement.head if statement.head.line else statement.span
@@ -524,6 +540,7 @@ class _Analyser:
 
     def _return(self, statement: n.Return, state: State) -> Value:
         value = self._expr(statement.value, state) if statement.value is not None else CONSTANT
+        self._exit(statement, state)  # it ends a collecting loop's iteration or a branch
         label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
         if self.collecting:
             self.collecting[-1].update(label)
@@ -583,9 +600,12 @@ class _Analyser:
                     self.raised.append(set())
                     self.let_frames.append(set())
                     self.branch.append(_branch_key(loop))
+                exits: dict[str, list[Value]] = {}
+                self.exits.append(None if parallel else (body_state, exits))
                 try:
                     last = self._body(loop.body, body_state, collecting=collecting)
                 finally:
+                    self.exits.pop()
                     returned = self.collecting.pop() if collects else set()
                     if parallel:
                         errors |= self.raised.pop()
@@ -598,11 +618,14 @@ class _Analyser:
                         break
                     continue
                 # The loop may run zero or more times: join what the body wrote with before.
+                # An iteration ends at the end of the body or at a `continue`, `break` or
+                # `return` (`exits`).
                 changed = {}
-                for name in body_state.written:
-                    value = body_state[name]
+                for name in {**body_state.written, **exits}:
+                    candidates = [*([body_state[name]] if name in body_state else []),
+                                  *exits.get(name, [])]
                     old = state.get(name)
-                    joined = value if old is None else _join([old, value])
+                    joined = _join(candidates if old is None else [old, *candidates])
                     if joined != old:
                         changed[name] = joined
                 state.merge(changed)
@@ -634,16 +657,19 @@ class _Analyser:
             self.raised.append(set())
             self.let_frames.append(set())
             self.branch.append(_branch_key(statement))
+            exits: dict[str, list[Value]] = {}
+            self.exits.append((child, exits))
             try:
                 last = self._statement(branch, child)
             finally:
+                self.exits.pop()
                 values |= self.collecting.pop()
                 errors |= self.raised.pop()
                 names = self.let_frames.pop()
                 self.branch.pop()
             values |= _flatten(last).label
             for name in names:  # every `let` of the branch, nested ones too (LANGUAGE.md 4.1)
-                published.setdefault(name, []).append(child[name])
+                published.setdefault(name, []).extend([child[name], *exits.get(name, [])])
         self.raised[-1].update(self._crossing(frozenset(errors), statement, "<errors>"))
         for name, candidates in published.items():
             joined = _join(candidates)
@@ -758,9 +784,11 @@ class _Analyser:
             inner[param] = self._bind(param, arg, span, "param")
         self.collecting.append(set())
         self.let_frames.append(set())
+        self.exits.append(None)
         try:
             last = self._body(body, inner, collecting=True)
         finally:
+            self.exits.pop()
             returned = self.collecting.pop()
             self.let_frames.pop()
         if not returned:
