@@ -276,6 +276,10 @@ def analyse(decl: Declarations, program: n.Program, *, strict: bool = False) -> 
     return analysis
 
 
+class Isolated(dict[str, Value]):
+    """A state layer that starts a scope of its own."""
+
+
 class State(ChainMap[str, Value]):
     """Variables and their abstract values, layered: a fork is a new empty layer over its
     parent (no copy), and `written` is that layer, the names set since the fork. A join
@@ -287,6 +291,24 @@ class State(ChainMap[str, Value]):
 
     def fork(self) -> State:
         return State({}, *self.maps)
+
+    def isolate(self) -> State:
+        """A fork that starts a scope of its own (a parallel branch, a block invocation)."""
+        return State(Isolated(), *self.maps)
+
+    def home(self, depth: int) -> State:
+        """This state without the innermost scopes opened after isolation `depth`: where a
+        block defined at that depth runs (a branch's or caller's own names do not shadow
+        what the block reads)."""
+        isolated = [i for i, layer in enumerate(self.maps) if isinstance(layer, Isolated)]
+        extra = len(isolated) - depth
+        if extra <= 0:
+            return self
+        return State(*self.maps[isolated[extra - 1] + 1 :])
+
+    @property
+    def depth(self) -> int:
+        return sum(1 for layer in self.maps if isinstance(layer, Isolated))
 
     def merge(self, values: Mapping[str, Value]) -> None:
         for name, value in values.items():
@@ -344,6 +366,7 @@ class _Analyser:
         self.program = program
         self.sites: dict[tuple[Any, ...], int] = {}
         self.blocks: dict[str, set[n.BlockDef]] = {}
+        self.block_homes: dict[int, int] = {}  # a block's isolation depth where it is defined
         self.block_depth = 0
         self.pc: Defs = NONE
         self.collecting: list[set[int]] = []  # returns of the innermost collecting body
@@ -580,7 +603,7 @@ class _Analyser:
             self.pc = flows.under(self, self.pc, depends, self.strict)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
-                body_state = state.fork()
+                body_state = state.isolate() if parallel else state.fork()
                 if isinstance(loop, n.For):
                     body_state[loop.var] = self._bind(loop.var, element, loop.span, "loop")
                     if loop.index_var:
@@ -652,7 +675,7 @@ class _Analyser:
         for modifier in statement.modifiers:
             self._expr(modifier.value, state)
         for branch in statement.branches:
-            child = state.fork()
+            child = state.isolate()
             self.collecting.append(set())
             self.raised.append(set())
             self.let_frames.append(set())
@@ -755,6 +778,7 @@ class _Analyser:
 
     def _block_def(self, statement: n.BlockDef, state: State) -> Value:
         self.blocks.setdefault(statement.name, set()).add(statement)  # a definition that may run
+        self.block_homes[id(statement)] = state.depth
         return CONSTANT
 
     def _use(self, statement: n.Use, state: State) -> Value:
@@ -764,14 +788,16 @@ class _Analyser:
     def _do(self, statement: n.Do, state: State) -> Value:
         args = [self._expr(arg, state) for arg in statement.args]
         if statement.name is None:
-            return self._invoke(statement.body, (), [], state.fork(), statement.span)
+            return self._invoke(statement.body, (), [], state.isolate(), statement.span)
         values = []
         for block in sorted(self.blocks.get(statement.name, ()), key=lambda b: (b.line, b.column)):
             if self.block_depth >= MAX_BLOCK_DEPTH or len(block.params) != len(args):
                 continue
             self.block_depth += 1
             try:
-                values.append(self._invoke(block.body, block.params, args, state.fork(),
+                # A block runs in a child of the scope it was defined in (LANGUAGE.md 4.1).
+                home = state.home(self.block_homes.get(id(block), 0))
+                values.append(self._invoke(block.body, block.params, args, home.isolate(),
                                            statement.span))
             finally:
                 self.block_depth -= 1

@@ -114,6 +114,10 @@ class _Walker:
         self.loop_depth = 0
         self.blocks: dict[str, n.BlockDef] = {}
         self.in_parallel_branch: list[Scope] = []
+        self.in_block = 0
+        # Names the program binds somewhere: a block reads its home scope when it is
+        # called, so a name bound after the `block` statement is not undefined there.
+        self.bound_anywhere = _bound_names(model.program)
 
     # --- entry ---------------------------------------------------------------
 
@@ -156,6 +160,8 @@ class _Walker:
             self.model.config_uses[name] = self.model.config_uses.get(name, 0) + 1
         elif name in self.decl.parameters:
             resolved = "parameter"
+        elif self.in_block and name in self.bound_anywhere:
+            resolved = "variable"  # bound in the block's home scope by the time it is called
         else:
             resolved = "undefined"
             self.model.findings.append(Finding("undefined", name, span, detail=context))
@@ -396,10 +402,12 @@ class _Walker:
             binding.uses = max(binding.uses, 0)
         saved = self.loop_depth
         self.loop_depth = 0
+        self.in_block += 1
         try:
             self._body(statement.body, inner)
         finally:
             self.loop_depth = saved
+            self.in_block -= 1
 
     def visit_Do(self, statement: n.Do, scope: Scope) -> None:
         for arg in statement.args:
@@ -529,6 +537,22 @@ class _Walker:
         if statement.span not in existing.statements:
             existing.statements.append(statement.span)
             self.model.findings.append(Finding("second-let", name, span, existing.span))
+
+
+def _bound_names(program: n.Program) -> frozenset[str]:
+    from prose.check.walk import walk_statements
+
+    names: set[str] = set()
+    for statement in walk_statements(program.body):
+        if isinstance(statement, n.Let):
+            names.update(statement.names)
+        elif isinstance(statement, n.For):
+            names.update(name for name in (statement.var, statement.index_var) if name)
+        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
+            names.add(statement.var)
+        elif isinstance(statement, n.Try) and statement.catch_var:
+            names.add(statement.catch_var)
+    return frozenset(names)
 
 
 def _head(statement: n.Let) -> Span:
