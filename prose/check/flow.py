@@ -762,13 +762,21 @@ class _Analyser:
             saved_pc = self.pc
             self.pc = flows.under(self, self.pc, label, self.strict)
             self.handling.append(errors)
+            self.try_states.append({})
             try:
                 self._body(statement.handler, handler)
             finally:
                 self.pc = saved_pc
                 self.handling.pop()
+                for name, value in self.try_states.pop().items():
+                    seen = history.get(name)
+                    history[name] = value if seen is None else _join([seen, value])
             state.merge(_join_states([body, handler]))
         if statement.final is not None:
+            # `finally` also runs after an error, a `return`, `break` or `continue` in the
+            # body or the handler: from any state they passed through.
+            state.merge({name: _join([state[name], value]) if name in state else value
+                         for name, value in history.items()})
             self._body(statement.final, state)
         return CONSTANT
 

@@ -282,6 +282,13 @@ class _Walker:
         if isinstance(statement.iterable, n.Name) and statement.iterable.name in self.decl.slots:
             service_of = statement.iterable.name
             self.model.list_valued_slots.add(service_of)
+        elif isinstance(statement.iterable, n.Array):  # `for s in [writer, critic]`
+            services = [self._service_of(item, scope) for item in statement.iterable.items]
+            if services and all(services):
+                service_of = services[0]
+                for other in services[1:]:  # each is called where the loop variable is
+                    assert other is not None
+                    self.model.slot_uses[other] = self.model.slot_uses.get(other, 0) + 1
         names: list[tuple[str | None, str | None]] = [(statement.var, service_of)]
         if statement.index_var:
             names.append((statement.index_var, None))
@@ -365,6 +372,11 @@ class _Walker:
                                                       head=binding.span)))
         for name, branch in published:
             self._bind_let(scope, name, _head(branch), branch.const, branch, count_use=True)
+            # A service bound in a branch is still a service after the join.
+            service = self._service_of(branch.value, scope) if isinstance(branch, n.Let) else None
+            outer = scope.names.get(name)
+            if service is not None and outer is not None:
+                outer.service_of = outer.service_of or service
 
     def visit_If(self, statement: n.If, scope: Scope) -> None:
         for branch in statement.branches:
