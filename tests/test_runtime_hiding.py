@@ -581,3 +581,34 @@ def test_a_nested_patterns_error_carries_the_outer_calls_label(
     result = run_file(path, tmp_path, script, bindings={"critic": PatternService(str(inner))})
     assert result.exit_code == 5, result.error and result.error.format()
     assert result.error is not None and result.error.slot == "writer"
+
+
+PIPELINE = HERE.parent / "patterns" / "pipeline.prose.md"
+
+
+@pytest.mark.parametrize("leaks", [True, False], ids=["earlier-outputs", "predecessor-only"])
+def test_each_stage_sees_only_its_predecessors_output(tmp_path: Path, leaks: bool) -> None:
+    """The pipeline with a third stage that also gets every earlier output: lint (PH610) and
+    the run time (exit 5 at `stages[2]`, which would see `stages[0]`) agree; the pattern as
+    shipped is clean in both."""
+    from prose.check import lint_text
+
+    text = PIPELINE.read_text(encoding="utf-8")
+    if leaks:
+        text = text.replace("    input: current\n", "    input: current\n    earlier: stage_outputs\n")
+        text = text.replace("  - requires: input\n", "  - requires: input, earlier\n")
+        text = text.replace("- `stages` sees only `input`\n", "")
+    path = tmp_path / "pipeline.prose.md"
+    path.write_text(text, encoding="utf-8")
+    codes = [d.code for d in lint_text(text, str(path)).diagnostics
+             if d.category == "information-hiding" and d.severity.value == "error"]
+    assert codes == (["PH610"] if leaks else [])
+    script = Script.from_mapping({"slots": {"stages": [[f"output {i}"] for i in range(3)]}})
+    result = run_file(path, tmp_path, script)
+    if leaks:
+        assert result.exit_code == 5, result.error and result.error.format()
+        assert result.error is not None and "predecessor" in result.error.message
+        stopped = next(e for e in result.events if e.type == "error")
+        assert stopped.refused is not None and stopped.refused["index"] == 2
+    else:
+        assert result.exit_code == 0, result.error and result.error.format()

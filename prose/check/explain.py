@@ -8,8 +8,8 @@ from typing import Any
 from prose.check.lint import LintResult
 from prose.diagnostics.model import Severity
 
-INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PT304", "PK503",
-                   "PK504")
+INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
+                   "PK503", "PK504")
 
 
 @dataclass

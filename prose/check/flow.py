@@ -39,6 +39,9 @@ NONE: Defs = frozenset()
 MAX_BLOCK_DEPTH = 8
 MAX_SHAPE_DEPTH = 4
 MAX_ITERATIONS = 100
+# How many iterations of a `for s in S` loop are followed one by one to tell which
+# stage's output reaches which (each of `S` sees only its predecessor's output).
+PROBE_ITERATIONS = 3
 
 
 class UnknownNode(TypeError):
@@ -72,6 +75,7 @@ class Definition:
     call_inputs: set[int] = field(default_factory=set)
     text: str | None = None  # the pattern's own literal text
     branch: tuple[str, ...] = ()  # for a call: the parallel constructs it runs inside
+    index: int = flows.UNKNOWN_INDEX  # for a call in a followed loop: its iteration
     crosses: str | None = None  # for a join: the parallel construct whose branches it collects
 
 
@@ -113,7 +117,7 @@ class Resolved:
     provenance: frozenset[str]
     transitive: frozenset[str]
     literal: frozenset[str]
-    chains: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    chains: frozenset[tuple[str, tuple[str, ...], int]] = frozenset()
 
 
 class FlowAnalysis:
@@ -126,6 +130,8 @@ class FlowAnalysis:
         self.calls: dict[int, CallFlow] = {}
         self.judges: dict[int, JudgeFlow] = {}
         self.returns: list[tuple[n.Return, Value]] = []
+        # Calls in a followed `for s in S` loop: per call, (iteration, property values).
+        self.iterations: dict[int, list[tuple[int, dict[str, Value]]]] = {}
         self._closures: dict[tuple[int, bool], frozenset[str]] = {}
 
     # --- queries -------------------------------------------------------------
@@ -142,11 +148,11 @@ class FlowAnalysis:
         return Resolved(self.provenance(value), self.transitive(value),
                         frozenset(text for text, _ in self.literal_texts(value)))
 
-    def chains(self, value: Value) -> frozenset[tuple[str, tuple[str, ...]]]:
+    def chains(self, value: Value) -> frozenset[tuple[str, tuple[str, ...], int]]:
         """The call outputs the value may carry, each with the branch it was made in; a
         branch element is marked `*` when the value left that construct through its join
         (so it is some other execution's or sibling's branch, never the consumer's own)."""
-        out: set[tuple[str, tuple[str, ...]]] = set()
+        out: set[tuple[str, tuple[str, ...], int]] = set()
         seen: set[tuple[int, frozenset[str]]] = set()
         stack: list[tuple[int, frozenset[str]]] = [(d, frozenset()) for d in _flatten(value).label]
         while stack:
@@ -160,7 +166,7 @@ class FlowAnalysis:
                 crossed = crossed | {definition.crosses}
             if definition.kind == "call":
                 path = tuple(f"{el}*" if el in crossed else el for el in definition.branch)
-                out.update((slot, path) for slot in definition.slots)
+                out.update((slot, path, definition.index) for slot in definition.slots)
             stack.extend((source, crossed) for source in definition.sources)
         return frozenset(out)
 
@@ -376,6 +382,12 @@ class _Analyser:
         self.try_states: list[dict[str, Value]] = []  # what each `try` body ever bound
         self.branch: list[str] = []  # the parallel constructs being analysed, outermost first
         self.globals: dict[str, Value] = {}  # slots, config keys and parameters, read-only
+        # The `for s in S` loop being followed iteration by iteration: S and the iteration.
+        self.followed: str | None = None
+        self.iteration: int | None = None
+        self.predecessor_slots = frozenset(
+            invariant.form.slot for invariant in self.decl.invariants
+            if getattr(invariant.form, "kind", None) == "predecessor")
         # Per loop body (or parallel branch): the states `continue`, `break` and `return`
         # leave it in, which the end of the body does not see (None: a block, whose exits
         # end the block only).
@@ -405,10 +417,12 @@ class _Analyser:
         self.result.defs[def_id].text = text
         return frozenset({def_id})
 
-    def output(self, slot: str, given: Defs, where: Span, branch: tuple[str, ...]) -> Defs:
+    def output(self, slot: str, given: Defs, where: Span, branch: tuple[str, ...],
+               index: int) -> Defs:
         def_id = self._define(f"<{slot}>", where, "call", slots=(slot,), call_inputs=given,
-                              key=branch)
+                              key=(branch, index))
         self.result.defs[def_id].branch = branch
+        self.result.defs[def_id].index = index
         return frozenset({def_id})
 
     def _crossing(self, label: Defs, node: n.Node, name: str = "<join>") -> Defs:
@@ -423,7 +437,7 @@ class _Analyser:
 
     def _define(self, name: str, span: Span, kind: str, sources: Iterable[int] = (),
                 slots: Iterable[str] = (), call_inputs: Iterable[int] = (), key: Any = None) -> int:
-        site = (span, name, kind, key)
+        site = (span, name, kind, key, self.iteration)  # a followed loop's own definitions
         def_id = self.sites.get(site)
         if def_id is None:
             def_id = len(self.result.defs)
@@ -567,7 +581,7 @@ class _Analyser:
         label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
         if self.collecting:
             self.collecting[-1].update(label)
-        else:
+        elif self.iteration is None:
             self.result.returns.append((statement, replace(value, label=label)))
         return value
 
@@ -601,6 +615,9 @@ class _Analyser:
         errors: set[int] = set()
         try:
             self.pc = flows.under(self, self.pc, depends, self.strict)
+            if (isinstance(loop, n.For) and not parallel and isinstance(loop.iterable, n.Name)
+                    and loop.iterable.name in self.predecessor_slots and self.iteration is None):
+                self._follow(loop, state, element)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
                 body_state = state.isolate() if parallel else state.fork()
@@ -664,6 +681,38 @@ class _Analyser:
             return Value(frozenset({self._define("<loop>", loop.span, "join", label)}))
         finally:
             self.pc = saved_pc
+
+    def _follow(self, loop: n.For, state: State, element: Value) -> None:
+        """Follow the first iterations of `for s in S` one by one, each starting where the
+        previous one ended, with definitions of their own: a call then knows which
+        iteration made each output of S it receives (its own definitions say so)."""
+        assert isinstance(loop.iterable, n.Name)
+        self.followed = loop.iterable.name
+        run = state.fork()
+        saved_raised = self.raised
+        self.raised = [set()]  # what these iterations raise is known to the main analysis
+        try:
+            for iteration in range(PROBE_ITERATIONS):
+                self.iteration = iteration
+                body = run.fork()
+                body[loop.var] = self._bind(loop.var, element, loop.span, "loop")
+                if loop.index_var:
+                    body[loop.index_var] = self._bind(loop.index_var, CONSTANT, loop.span, "loop")
+                exits: dict[str, list[Value]] = {}
+                self.collecting.append(set())
+                self.exits.append((body, exits))
+                try:
+                    self._body(loop.body, body)
+                finally:
+                    self.exits.pop()
+                    self.collecting.pop()
+                run.merge({name: _join([*([body[name]] if name in body else []),
+                                        *exits.get(name, [])])
+                           for name in {**body.written, **exits}})
+        finally:
+            self.iteration = None
+            self.followed = None
+            self.raised = saved_raised
 
     def _block_count(self) -> int:
         return sum(len(found) for found in self.blocks.values())
@@ -945,8 +994,9 @@ class _Analyser:
         elif not target.services:
             site.target = "unknown"
         given: list[Defs] = []
+        visit: dict[str, Value] = {}
         for prop in call.properties:
-            value = self._expr(prop.value, state)
+            value = visit[prop.name] = self._expr(prop.value, state)
             entry = site.inputs.get(prop.name)
             if entry is None:
                 site.inputs[prop.name] = InputFlow(prop.name, prop, value)
@@ -958,8 +1008,13 @@ class _Analyser:
         joined = self.join(given)
         branch = tuple(self.branch)
         site.branches.add(branch)
-        label = self.join(flows.call_output(self, slot, joined, head, branch)
-                          for slot in sorted(target.services))
+        label = self.join(
+            flows.call_output(self, slot, joined, head, branch,
+                              self.iteration if slot == self.followed and self.iteration is not None
+                              else flows.UNKNOWN_INDEX)
+            for slot in sorted(target.services))
+        if self.iteration is not None and self.followed in target.services:
+            self.result.iterations.setdefault(id(call), []).append((self.iteration, visit))
         self.raised[-1].update(label)  # a failed call's error carries the same label
         return Value(label)
 

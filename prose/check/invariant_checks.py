@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from prose.check.flow import CallFlow, InputFlow, Resolved
+from prose.check.flow import CallFlow, FlowAnalysis, InputFlow, Resolved, Value
 from prose.check.rule import CheckContext
 from prose.diagnostics.model import Label
+from prose.lang import flows
 from prose.lang.channels import call_channels
-from prose.lang.policy import Violation
+from prose.lang.policy import PREDECESSOR, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
@@ -57,6 +58,10 @@ class SiteViolation:
 NOTHING = Resolved(frozenset(), frozenset(), frozenset())
 
 
+def _chains_of(flow: FlowAnalysis, value: Value) -> Resolved:
+    return replace(NOTHING, chains=flow.chains(value))
+
+
 def site_violations(ctx: CheckContext) -> list[SiteViolation]:
     """Ask the policy about every call the analysis found, with what may reach it."""
     flow = ctx.flow
@@ -69,25 +74,40 @@ def site_violations(ctx: CheckContext) -> list[SiteViolation]:
         # What the values carry matters only to a rule that reads it (the names alone
         # decide `requires` and `sees only`).
         reads = policy.unmerged or policy.strict or any(
-            rules.hidden or rules.forbidden_words or rules.own_chain_line
+            rules.hidden or rules.forbidden_words or rules.own_chain_line or rules.predecessor_line
             for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
         carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
             rules = policy.slots.get(slot)
-            if rules is not None and rules.own_chain_line:  # where each output was made
+            if rules is not None and (rules.own_chain_line or rules.predecessor_line):
                 carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
-                           for name, value in carried.items()}
+                           for name, value in carried.items()}  # where each output was made
             channels = call_channels(
                 {name: value for name, value in carried.items() if is_input(name)},
                 prompt=carried.get("prompt"),
                 schema=carried.get("schema"),
                 ensures=info.ensures if info is not None else None,
             )
+            # Which service of a list a call reaches is known only in a followed
+            # `for s in S` loop (judged per iteration below); elsewhere it is unknown.
+            followed = flow.iterations.get(id(site.call))
+            index = flows.NO_INDEX if followed else flows.UNKNOWN_INDEX
             for branch in sorted(site.branches) or [()]:
-                for violation in ctx.policy.violations(slot, channels, branch):
+                for violation in ctx.policy.violations(slot, channels, branch, index):
                     out.append(SiteViolation(site, slot, violation,
                                              props.get(violation.channel or "")))
+            if rules is not None and rules.predecessor_line:
+                for iteration, values in followed or ():
+                    chained = call_channels(
+                        {name: _chains_of(flow, value) for name, value in values.items()
+                         if is_input(name)},
+                        prompt=_chains_of(flow, values["prompt"]) if "prompt" in values else None,
+                    )
+                    for violation in ctx.policy.violations(slot, chained, (), iteration):
+                        if violation.rule == PREDECESSOR:
+                            out.append(SiteViolation(site, slot, violation,
+                                                     props.get(violation.channel or "")))
     return out
 
 

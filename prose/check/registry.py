@@ -46,6 +46,7 @@ RULE_TABLE: dict[str, str] = {
     "PH607": "invariants:IndependenceViolated",
     "PH608": "invariants:InvariantNotCheckable",
     "PH609": "invariants:OwnChainViolated",
+    "PH610": "invariants:PredecessorViolated",
     "PT304": "structure_invariants:LoopNotBoundedByConfig",
     "PK503": "structure_invariants:OnlyGrowsViolated",
     "PK504": "structure_invariants:ReturnsMergedViolated",

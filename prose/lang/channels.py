@@ -74,7 +74,7 @@ def channel_to_dict(channel: Channel) -> dict[str, Any]:
     """A channel as JSON data (a refused call in a trace)."""
     return {"name": channel.name, "kind": channel.kind, "provenance": sorted(channel.provenance),
             "transitive": sorted(channel.transitive), "literal": list(channel.literal),
-            "chains": sorted([made, list(path)] for made, path in channel.chains)}
+            "chains": sorted([made, list(path), index] for made, path, index in channel.chains)}
 
 
 def channel_from_dict(data: Mapping[str, Any]) -> Channel:
@@ -86,6 +86,6 @@ def channel_from_dict(data: Mapping[str, Any]) -> Channel:
         frozenset(str(x) for x in data.get("provenance", ())),
         frozenset(str(x) for x in data.get("transitive", ())),
         tuple(str(x) for x in data.get("literal", ())),
-        frozenset((str(made), tuple(str(step) for step in path))
-                  for made, path in data.get("chains", ())),
+        frozenset((str(item[0]), tuple(str(step) for step in item[1]),
+                   int(item[2]) if len(item) > 2 else -1) for item in data.get("chains", ())),
     )

@@ -33,9 +33,12 @@ L = TypeVar("L")
 EMPTY: frozenset[str] = frozenset()
 # Where a call ran: one element per parallel branch it runs inside, outermost first.
 BranchPath = tuple[str, ...]
-# (slot, path): a call output of `slot` made in the branch at `path`.
-Chains = frozenset[tuple[str, BranchPath]]
+# (slot, path, index): a call output of `slot` made in the branch at `path` by the
+# service at `index` of a list-valued slot (NO_INDEX for a single service).
+Chains = frozenset[tuple[str, BranchPath, int]]
 NO_CHAINS: Chains = frozenset()
+NO_INDEX = -1
+UNKNOWN_INDEX = -3  # the linter cannot tell which service of the list a call reaches
 STRICT_VALUES = ("strict",)
 
 
@@ -45,7 +48,7 @@ class Algebra(Protocol, Generic[L]):
     def nothing(self) -> L: ...
     def join(self, labels: Iterable[L]) -> L: ...
     def text(self, text: str, where: Span) -> L: ...
-    def output(self, slot: str, given: L, where: Span, branch: BranchPath) -> L: ...
+    def output(self, slot: str, given: L, where: Span, branch: BranchPath, index: int) -> L: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +91,10 @@ class Concrete:
     def text(self, text: str, where: Span) -> Label:
         return Label(literal=frozenset((text,))) if text.strip() else NO_LABEL
 
-    def output(self, slot: str, given: Label, where: Span, branch: BranchPath) -> Label:
+    def output(self, slot: str, given: Label, where: Span, branch: BranchPath,
+               index: int) -> Label:
         return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance,
-                     chains=frozenset(((slot, branch),)))
+                     chains=frozenset(((slot, branch, index),)))
 
 
 CONCRETE = Concrete()
@@ -127,11 +131,18 @@ def predicate(alg: Algebra[L], operands: Sequence[L]) -> L:
     return alg.join(operands)
 
 
-def call_output(alg: Algebra[L], slot: str, given: L, where: Span, branch: BranchPath = ()) -> L:
+def call_output(alg: Algebra[L], slot: str, given: L, where: Span, branch: BranchPath = (),
+                index: int = NO_INDEX) -> L:
     """A call's result: the called slot only (a call is a boundary), made in the branch at
-    `branch`; transitively also everything the call was given. A failed call's error
-    carries the same label."""
-    return alg.output(slot, given, where, branch)
+    `branch` by the service at `index`; transitively also everything the call was given.
+    A failed call's error carries the same label."""
+    return alg.output(slot, given, where, branch, index)
+
+
+def predecessor(produced: int, consumer: int) -> bool:
+    """Whether an output of `S[produced]` is the predecessor's output for a call of
+    `S[consumer]` (`S[0]` has none)."""
+    return consumer >= 1 and produced == consumer - 1
 
 
 def own_chain(produced: BranchPath, consumer: BranchPath) -> bool:
@@ -211,6 +222,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`block` definitions", "any definition that may run (also inside `if`) is followed", ""),
     ("parallel branch (each `A` sees only its own chain)", "a call output also records the "
      "branch it was made in; collected at a join it is no longer the consumer's own", ""),
+    ("`for s in S` (each of `S` sees only its predecessor's output)", "a call output also "
+     "records which service of the list made it", ""),
     ("a service value (`let w = s`, a block parameter)", "the slots it may denote: a call "
      "through it is a call of each", ""),
     ("`parallel:` branch `let`s", "published at the join, also when nested in `if`/`for`/`try`", ""),

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from prose.lang.channels import Channel
-from prose.lang.flows import BranchPath, own_chain, strict_requested
+from prose.lang.flows import NO_INDEX, BranchPath, own_chain, predecessor, strict_requested
 from prose.lang.words import names_word, requirement_matches
 
 # Rule names (what a violation is called in traces, errors and the audit).
@@ -26,6 +26,7 @@ UNAWARE_OF = "unaware-of"
 INDEPENDENT = "independent"
 UNMERGED = "unmerged"
 OWN_CHAIN = "own-chain"
+PREDECESSOR = "predecessor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +85,7 @@ class SlotPolicy:
     hidden: tuple[Hidden, ...] = ()
     forbidden_words: tuple[ForbiddenWord, ...] = ()
     own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
+    predecessor_line: int = 0  # `each of S sees only its predecessor's output`
 
     @property
     def never_sees(self) -> tuple[str, ...]:
@@ -131,9 +133,9 @@ class Policy:
     strict: bool = False
 
     def violations(self, slot: str, channels: Sequence[Channel],
-                   branch: BranchPath = ()) -> list[Violation]:
-        """Every violation a call to `slot`, made in the parallel branch at `branch`, sending
-        these channels would commit."""
+                   branch: BranchPath = (), index: int = NO_INDEX) -> list[Violation]:
+        """Every violation a call to `slot` (the service at `index` of a list-valued slot),
+        made in the parallel branch at `branch`, sending these channels would commit."""
         rules = self.slots.get(slot)
         found: list[Violation] = []
         if rules is not None:
@@ -141,6 +143,8 @@ class Policy:
                 found.extend(self._channel(rules, channel))
                 if rules.own_chain_line:
                     found.extend(_chains(rules, channel, branch))
+                if rules.predecessor_line and index != NO_INDEX:
+                    found.extend(_predecessor(rules, channel, index))
             found.extend(_words(rules, channels))
         found.extend(self._unmerged(slot, channels))
         return found
@@ -220,6 +224,7 @@ class Policy:
                 sees_only=tuple(raw["sees_only"]) if raw.get("sees_only") is not None else None,
                 sees_only_line=int(raw.get("sees_only_line", 0)),
                 own_chain_line=int(raw.get("own_chain_line", 0)),
+                predecessor_line=int(raw.get("predecessor_line", 0)),
                 hidden=tuple(hidden),
                 forbidden_words=tuple(words),
             )
@@ -250,11 +255,23 @@ def _message(slot: str, name: str, hidden: Hidden, transitive: bool) -> str:
 
 def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Violation]:
     slot = rules.slot
-    if any(made == slot and not own_chain(path, branch) for made, path in channel.chains):
+    if any(made == slot and not own_chain(path, branch) for made, path, _ in channel.chains):
         return [Violation(slot, OWN_CHAIN, f"`{channel.name}` carries output of another `{slot}` "
                           "chain (a sibling parallel branch, or collected at a join), but each "
                           f"`{slot}` sees only its own chain", channel.name, slot,
                           line=rules.own_chain_line)]
+    return []
+
+
+def _predecessor(rules: SlotPolicy, channel: Channel, index: int) -> list[Violation]:
+    slot = rules.slot
+    if any(made == slot and not predecessor(produced, index)
+           for made, _, produced in channel.chains):
+        which = f"`{slot}[{index}]`" if index >= 0 else f"a service of `{slot}`"
+        return [Violation(slot, PREDECESSOR, f"`{channel.name}` carries output of a `{slot}` "
+                          f"service that is not the predecessor of {which}, but each of "
+                          f"`{slot}` sees only its predecessor's output", channel.name, slot,
+                          line=rules.predecessor_line)]
     return []
 
 
@@ -294,6 +311,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
     unmerged: list[Unmerged] = []
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
+    predecessors: dict[str, int] = {}
     pattern = str(getattr(spec, "name", "") or "")
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -342,6 +360,8 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
             only_grows.append(form.name)
         elif kind == "own_chain":
             own_chain.setdefault(form.slot, line)
+        elif kind == "predecessor":
+            predecessors.setdefault(form.slot, line)
     slots = {
         name: SlotPolicy(
             slot=name,
@@ -351,6 +371,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
             hidden=tuple(hidden[name]),
             forbidden_words=tuple(words[name]),
             own_chain_line=own_chain.get(name, 0),
+            predecessor_line=predecessors.get(name, 0),
         )
         for name in slots_by_name
     }

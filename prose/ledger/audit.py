@@ -229,7 +229,9 @@ def _check_refused(line: TraceLine, policy: Policy, report: AuditReport) -> None
     channels = [channel_from_dict(item) for item in refused.get("channels") or ()
                 if isinstance(item, Mapping)]
     branch = tuple(str(step) for step in refused.get("branch") or ())
-    found = sorted({violation.rule for violation in policy.violations(slot, channels, branch)})
+    index = refused.get("index")
+    found = sorted({violation.rule for violation in policy.violations(
+        slot, channels, branch, int(index) if isinstance(index, int) else -1)})
     recorded = sorted(set(event.get("rules") or ()))
     where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
     if found != recorded:
@@ -275,7 +277,9 @@ def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None
     transitive = frozenset(event.get("transitive") or ()) | provenance
     channels = _channels(event, names, literal, provenance, transitive)
     branch = tuple(str(step) for step in event.get("branch") or ())
-    for violation in _dedupe(policy.violations(slot, channels, branch)):
+    index = event.get("index")
+    index = int(index) if isinstance(index, int) else -1
+    for violation in _dedupe(policy.violations(slot, channels, branch, index)):
         recorded = " (recorded provenance)" if violation.other and violation.rule != "unaware-of" else ""
         yield finding(violation.rule, violation.message + (hint if violation.channel in names
                                                            else "") + recorded)
@@ -304,8 +308,8 @@ def _channels(event: Mapping[str, Any], names: list[str], literal: list[str],
     and the system message (the slot's `ensures` and the role prompt) are
     checked for forbidden words as the run time checks them.
     """
-    chains = frozenset((str(made), tuple(str(step) for step in path))
-                       for made, path in event.get("chains") or ())
+    chains = frozenset((str(item[0]), tuple(str(step) for step in item[1]),
+                        int(item[2]) if len(item) > 2 else -1) for item in event.get("chains") or ())
     channels = [Channel(name, "input", provenance, transitive, (name,), chains) for name in names]
     if not names and (provenance or chains):
         channels.append(Channel("prompt", "prompt", provenance, transitive, (), chains))

@@ -109,10 +109,17 @@ def schema_words(fields: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def enforce_policy(ctx: RunContext, node: n.Call, slot: str, payload: Payload) -> None:
+def _index(target: Service) -> int:
+    return target.index if target.index is not None else flows.NO_INDEX
+
+
+def enforce_policy(
+    ctx: RunContext, node: n.Call, target: Service, payload: Payload
+) -> None:
     """Ask the policy about this call; on a violation stop the run before anything is sent."""
+    slot = target.slot
     channels = payload.channels()
-    found = ctx.policy.violations(slot, channels, pc.branch())
+    found = ctx.policy.violations(slot, channels, pc.branch(), _index(target))
     if not found:
         return
     message = "; ".join(dict.fromkeys(violation.message for violation in found))
@@ -133,7 +140,7 @@ def enforce_policy(ctx: RunContext, node: n.Call, slot: str, payload: Payload) -
             column=node.column,
             slot=slot,
             rules=list(dict.fromkeys(violation.rule for violation in found)),
-            refused={"branch": list(pc.branch()),
+            refused={"branch": list(pc.branch()), "index": _index(target),
                      "channels": [channel_to_dict(channel) for channel in channels]},
         )
     )
@@ -162,8 +169,9 @@ async def call_service(
     slot = target.slot
     service = service_for(ctx, target, node)
     payload = payload_for(ctx, slot, service, inputs, options)
-    enforce_policy(ctx, node, slot, payload)
-    label = flows.call_output(CONCRETE, slot, payload.label(), node.span, pc.branch())
+    enforce_policy(ctx, node, target, payload)
+    label = flows.call_output(CONCRETE, slot, payload.label(), node.span, pc.branch(),
+                              _index(target))
     attempts = 1 + max(options.retry, 0)
     for attempt in range(1, attempts + 1):
         try:
@@ -207,7 +215,8 @@ async def _attempt(
         provenance=sorted(given.provenance),
         transitive=sorted(given.transitive),
         branch=list(pc.branch()) or None,
-        chains=sorted((made, list(path)) for made, path in given.chains if path) or None,
+        chains=sorted((made, list(path), index) for made, path, index in given.chains
+                      if path or index != flows.NO_INDEX) or None,
     )
     if isinstance(service, ModelService):
         return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)

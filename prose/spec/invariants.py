@@ -94,6 +94,17 @@ class OwnChain(_Form):
         return (self.slot,)
 
 
+class Predecessor(_Form):
+    """`` each of `S` sees only its predecessor's output ``: a call of `S[i]` (a list-valued
+    slot) receives the output of `S[i-1]` and no other output of `S` (`S[0]` none)."""
+
+    kind: Literal["predecessor"] = "predecessor"
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
 class LoopsBoundedBy(_Form):
     """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
 
@@ -126,6 +137,7 @@ InvariantForm = Annotated[
     | Independent
     | DistinctModels
     | OwnChain
+    | Predecessor
     | LoopsBoundedBy
     | OnlyGrows
     | ReturnsUnmerged,
@@ -145,6 +157,9 @@ _DISTINCT = re.compile(
     re.I,
 )
 _OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)$", re.I)
+_PREDECESSOR = re.compile(
+    rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
+)
 _BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
@@ -173,6 +188,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return DistinctModels(a=match.group(1), b=match.group(2))
     if match := _OWN_CHAIN.match(text):
         return OwnChain(slot=match.group(1))
+    if match := _PREDECESSOR.match(text):
+        return Predecessor(slot=match.group(1))
     if match := _BOUNDED.match(text):
         return LoopsBoundedBy(config_key=match.group(1))
     if match := _GROWS.match(text):

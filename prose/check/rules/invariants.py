@@ -327,6 +327,57 @@ class OwnChainViolated(Rule):
             )
 
 
+class PredecessorViolated(Rule):
+    """A service of a list-valued slot receives an output other than its predecessor's.
+
+    ## What it does
+    For `` each of `stages` sees only its predecessor's output ``, reports
+    every call of a service of `stages` that may receive an output of
+    another service of `stages` than the one just before it in the list:
+    an earlier stage's, its own, or a list of them. In a `for stage in
+    stages` loop the linter follows the first iterations one by one; a call
+    of `stages` anywhere else may reach any service of the list, so any
+    output of `stages` it receives is reported.
+
+    ## Why is this bad
+    A pipeline's stages are meant to work from their predecessor's output
+    alone: a later stage that also reads the original or an earlier stage
+    can skip or undo the work in between, and the result no longer shows
+    what each stage did.
+
+    ## Example
+    ```prose
+    for stage in stages:
+      current = call stage
+        input: current
+        earlier: stage_outputs
+      record current in stage_outputs
+    ```
+
+    ## Use instead
+    ```prose
+    for stage in stages:
+      current = call stage
+        input: current
+      record current in stage_outputs
+    ```
+    """
+
+    code = "PH610"
+    name = "predecessor-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in of_rule(ctx, rules.PREDECESSOR):
+            yield self.diagnostic(
+                where(found),
+                f"a service of `{found.slot}` receives an output of `{found.slot}` that is not "
+                f"its predecessor's, through `{_channel(found)}`",
+                secondary=_leak(ctx, found),
+            )
+
+
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.
 
