@@ -176,3 +176,25 @@ def test_a_call_under_a_condition_is_not_an_observation(tmp_path: Path) -> None:
     path = _write(tmp_path, program)
     assert _hiding_errors(path, strict=True) == []
     assert _run(path, strict=True) == 0
+
+
+def test_an_early_exit_under_a_condition_raises_the_rest_of_the_body(tmp_path: Path) -> None:
+    """`if verdict is empty: break`: the statements after it run only because the critic's
+    verdict was not empty, so what they bind carries the critic in strict mode."""
+    program = """
+        let verdict = call critic
+          task_brief: task_brief
+        let seen = 0
+        for step in [1, 2]:
+          if verdict is empty:
+            break
+          seen = step
+        let w = call writer
+          seen: seen
+        return { result: w }
+        """
+    path = _write(tmp_path, program)
+    assert _hiding_errors(path, strict=False) == []
+    assert _run(path, strict=False) == 0
+    assert _hiding_errors(path, strict=True) == ["PH604"]
+    assert _run(path, strict=True) == 5

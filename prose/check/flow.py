@@ -472,14 +472,18 @@ class _Analyser:
     def _body(self, body: tuple[n.Stmt, ...], state: State, collecting: bool = False) -> Value:
         """Run a block; its value is the last statement's (a collecting body's iteration value)."""
         last = CONSTANT
-        for position, statement in enumerate(body):
+        saved_pc = self.pc  # an early exit raises the pc for the rest of this body only
+        try:
+            for position, statement in enumerate(body):
+                self._snapshot(state)
+                if (collecting and position == len(body) - 1
+                        and isinstance(statement, n.Repeat | n.For | n.Loop)):
+                    last = self._loop(statement, state, collecting=True)  # LANGUAGE.md 4.3
+                else:
+                    last = self._statement(statement, state)
             self._snapshot(state)
-            if (collecting and position == len(body) - 1
-                    and isinstance(statement, n.Repeat | n.For | n.Loop)):
-                last = self._loop(statement, state, collecting=True)  # LANGUAGE.md 4.3
-            else:
-                last = self._statement(statement, state)
-        self._snapshot(state)
+        finally:
+            self.pc = saved_pc
         return last
 
     def _snapshot(self, state: State) -> None:
@@ -770,6 +774,8 @@ class _Analyser:
         finally:
             self.pc = saved_pc
         state.merge(_join_states(outcomes))
+        if self.strict and flows.exits_early(statement):  # the rest runs only if no arm left
+            self.pc = flows.under(self, self.pc, depends, True)
         return CONSTANT
 
     def _choice(self, statement: n.Choice, state: State) -> Value:
@@ -785,6 +791,8 @@ class _Analyser:
         finally:
             self.pc = saved_pc
         state.merge(_join_states(outcomes))
+        if self.strict and flows.exits_early(statement):  # the rest runs only if no option left
+            self.pc = flows.under(self, self.pc, depends, True)
         return CONSTANT
 
     def _try(self, statement: n.Try, state: State) -> Value:

@@ -24,10 +24,11 @@ two the same).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Generic, Protocol, TypeVar
 
 from prose.source import Span
+from prose.syntax import nodes as n
 
 L = TypeVar("L")
 EMPTY: frozenset[str] = frozenset()
@@ -187,6 +188,23 @@ def default_texts(default: Any) -> tuple[str, ...]:
     return ()
 
 
+def exits_early(statement: n.If | n.Choice) -> bool:
+    """Whether an arm of an `if` or `choice` may end its body early (`break`, `continue`,
+    `return`, `throw`): then, in strict mode, the statements after it in the body run
+    only because that arm did not, so they run under its condition too."""
+    stack: list[Any] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, n.Break | n.Continue | n.Return | n.Throw):
+            return True
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif isinstance(node, n.Node):
+            stack.extend(getattr(node, f.name) for f in fields(node)
+                         if isinstance(getattr(node, f.name), tuple | n.Node))
+    return False
+
+
 def strict_requested(frontmatter: Mapping[str, Any]) -> bool:
     """Whether a pattern asks for strict mode (`flow: strict` in its frontmatter)."""
     return str(frontmatter.get("flow", "")).strip().lower() in STRICT_VALUES
@@ -229,7 +247,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`parallel:` branch `let`s", "published at the join, also when nested in `if`/`for`/`try`", ""),
     ('`on-fail: "continue"`', "a failed branch's value is its error object", ""),
     ("`if` / `elif` / `else`, `choice`", "nothing", "the conditions' labels (a judge: the "
-     "mentioned values') in the arms"),
+     "mentioned values') in the arms, and in the rest of the body when an arm may leave it "
+     "early (`break`, `continue`, `return`, `throw`)"),
     ("nested pattern call", "as a call of the slot it is bound to; its errors too", ""),
     ("channels into a model", "each input (its name as literal text), `prompt`, `schema` "
      "(keys and type words), the slot's `ensures`, the service's role prompt", "`prompt` "

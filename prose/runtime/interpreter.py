@@ -116,8 +116,13 @@ class Interpreter(FlowMixin, LoopsMixin):
         """Run statements in order; the value of the last one (a loop there collects if asked)."""
         value = NULL
         last = len(body) - 1
-        for position, statement in enumerate(body):
-            value = await self.exec_stmt(statement, scope, path, collecting and position == last)
+        saved = pc.current()  # an early exit raises the pc for the rest of this body only
+        try:
+            for position, statement in enumerate(body):
+                value = await self.exec_stmt(statement, scope, path, collecting and position == last)
+        finally:
+            if self.strict:
+                pc.restore(saved)
         return value
 
     async def exec_stmt(
@@ -260,10 +265,14 @@ class Interpreter(FlowMixin, LoopsMixin):
             if holds:
                 with pc.raised(depends):
                     await self.exec_body(branch.body, scope, path)
+                if self.strict and flows.exits_early(node):  # it could have left early
+                    pc.raise_rest(depends)
                 return NULL
         if node.orelse is not None:
             with pc.raised(depends):
                 await self.exec_body(node.orelse, scope, path)
+        if self.strict and flows.exits_early(node):  # the rest runs only because no arm left
+            pc.raise_rest(depends)
         return NULL
 
     async def exec_append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:

@@ -94,6 +94,8 @@ class FlowMixin:
         depends = mentioned_label(self.ctx, criteria.mentions, scope) if self.strict else NO_LABEL
         with pc.raised(depends):
             await self.exec_body(option.body, scope, path)
+        if self.strict and flows.exits_early(node):  # the rest runs only if no option left
+            pc.raise_rest(depends)
         return NULL
 
     async def exec_try(self, node: n.Try, scope: Scope, path: str, collecting: bool) -> Value:

@@ -43,6 +43,17 @@ def current() -> Label:
     return _pc.get()
 
 
+def raise_rest(label: Label) -> None:
+    """Raise the pc for the rest of the running body (after an `if` whose arm could have
+    left it early); the body restores it when it ends (`restore`)."""
+    if label:
+        _pc.set(_pc.get() | label)
+
+
+def restore(saved: Label) -> None:
+    _pc.set(saved)
+
+
 @contextmanager
 def raised(label: Label) -> Iterator[None]:
     """Run a body under the current pc joined with `label`."""
