@@ -612,3 +612,20 @@ def test_each_stage_sees_only_its_predecessors_output(tmp_path: Path, leaks: boo
         assert stopped.refused is not None and stopped.refused["index"] == 2
     else:
         assert result.exit_code == 0, result.error and result.error.format()
+
+
+def test_a_run_time_stop_says_where_the_hidden_output_was_made(tmp_path: Path) -> None:
+    result = run(
+        tmp_path,
+        """
+        let attack = call critic
+          task_brief: task_brief
+        let notes = "{attack}"
+        let w = call writer
+          notes: notes
+        return { result: w }
+        """,
+    )
+    assert result.exit_code == 5 and result.error is not None
+    critic_line = result.error.span.line - 3  # `call critic` is three lines above the writer's
+    assert f"(made by the call at line {critic_line})" in result.error.message

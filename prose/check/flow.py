@@ -117,7 +117,7 @@ class Resolved:
     provenance: frozenset[str]
     transitive: frozenset[str]
     literal: frozenset[str]
-    chains: frozenset[tuple[str, tuple[str, ...], int]] = frozenset()
+    chains: frozenset[tuple[str, tuple[str, ...], int, int]] = frozenset()
 
 
 class FlowAnalysis:
@@ -148,11 +148,11 @@ class FlowAnalysis:
         return Resolved(self.provenance(value), self.transitive(value),
                         frozenset(text for text, _ in self.literal_texts(value)))
 
-    def chains(self, value: Value) -> frozenset[tuple[str, tuple[str, ...], int]]:
+    def chains(self, value: Value) -> frozenset[tuple[str, tuple[str, ...], int, int]]:
         """The call outputs the value may carry, each with the branch it was made in; a
         branch element is marked `*` when the value left that construct through its join
         (so it is some other execution's or sibling's branch, never the consumer's own)."""
-        out: set[tuple[str, tuple[str, ...], int]] = set()
+        out: set[tuple[str, tuple[str, ...], int, int]] = set()
         seen: set[tuple[int, frozenset[str]]] = set()
         stack: list[tuple[int, frozenset[str]]] = [(d, frozenset()) for d in _flatten(value).label]
         while stack:
@@ -166,7 +166,8 @@ class FlowAnalysis:
                 crossed = crossed | {definition.crosses}
             if definition.kind == "call":
                 path = tuple(f"{el}*" if el in crossed else el for el in definition.branch)
-                out.update((slot, path, definition.index) for slot in definition.slots)
+                out.update((slot, path, definition.index, definition.span.line)
+                           for slot in definition.slots)
             stack.extend((source, crossed) for source in definition.sources)
         return frozenset(out)
 

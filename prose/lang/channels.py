@@ -74,7 +74,8 @@ def channel_to_dict(channel: Channel) -> dict[str, Any]:
     """A channel as JSON data (a refused call in a trace)."""
     return {"name": channel.name, "kind": channel.kind, "provenance": sorted(channel.provenance),
             "transitive": sorted(channel.transitive), "literal": list(channel.literal),
-            "chains": sorted([made, list(path), index] for made, path, index in channel.chains)}
+            "chains": sorted([made, list(path), index, line]
+                             for made, path, index, line in channel.chains)}
 
 
 def channel_from_dict(data: Mapping[str, Any]) -> Channel:
@@ -86,6 +87,18 @@ def channel_from_dict(data: Mapping[str, Any]) -> Channel:
         frozenset(str(x) for x in data.get("provenance", ())),
         frozenset(str(x) for x in data.get("transitive", ())),
         tuple(str(x) for x in data.get("literal", ())),
-        frozenset((str(item[0]), tuple(str(step) for step in item[1]),
-                   int(item[2]) if len(item) > 2 else -1) for item in data.get("chains", ())),
+        chains_from(data.get("chains", ())),
     )
+
+
+def chains_from(items: Any) -> Chains:
+    """Chains as a trace records them: `[slot, path, index, line]` (older traces: fewer)."""
+    out = set()
+    for item in items or ():
+        if not isinstance(item, list | tuple) or not item:
+            continue
+        path = tuple(str(step) for step in item[1]) if len(item) > 1 else ()
+        index = int(item[2]) if len(item) > 2 else -1
+        line = int(item[3]) if len(item) > 3 else 0
+        out.add((str(item[0]), path, index, line))
+    return frozenset(out)

@@ -34,9 +34,10 @@ L = TypeVar("L")
 EMPTY: frozenset[str] = frozenset()
 # Where a call ran: one element per parallel branch it runs inside, outermost first.
 BranchPath = tuple[str, ...]
-# (slot, path, index): a call output of `slot` made in the branch at `path` by the
-# service at `index` of a list-valued slot (NO_INDEX for a single service).
-Chains = frozenset[tuple[str, BranchPath, int]]
+# (slot, path, index, line): a call output of `slot` made in the branch at `path` by the
+# service at `index` of a list-valued slot (NO_INDEX for a single service), by the call
+# at `line` of the pattern (so a run-time stop can say where the output came from).
+Chains = frozenset[tuple[str, BranchPath, int, int]]
 NO_CHAINS: Chains = frozenset()
 NO_INDEX = -1
 UNKNOWN_INDEX = -3  # the linter cannot tell which service of the list a call reaches
@@ -95,7 +96,7 @@ class Concrete:
     def output(self, slot: str, given: Label, where: Span, branch: BranchPath,
                index: int) -> Label:
         return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance,
-                     chains=frozenset(((slot, branch, index),)))
+                     chains=frozenset(((slot, branch, index, where.line),)))
 
 
 CONCRETE = Concrete()

@@ -184,8 +184,9 @@ class Policy:
             }:
                 continue  # the direct form already says it
             reported.add(hidden.other)
-            found.append(Violation(slot, _rule(hidden), _message(slot, name, hidden, transitive),
-                                   name, hidden.other, line=hidden.line))
+            message = _message(slot, name, hidden, transitive) + _made_at(channel, hidden.other)
+            found.append(Violation(slot, _rule(hidden), message, name, hidden.other,
+                                   line=hidden.line))
         return found
 
     def _unmerged(self, slot: str, channels: Sequence[Channel]) -> list[Violation]:
@@ -234,6 +235,16 @@ class Policy:
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)))
 
 
+def _made_at(channel: Channel, other: str) -> str:
+    """Where the hidden slot's output came from, when the channel knows (the start of the
+    path a leak took)."""
+    lines = sorted({line for made, _, _, line in channel.chains if made == other and line > 0})
+    if not lines:
+        return ""
+    where = ", ".join(str(line) for line in lines[:5])
+    return f" (made by the call at line{'s' if len(lines) > 1 else ''} {where})"
+
+
 def _rule(hidden: Hidden) -> str:
     if hidden.form == INDEPENDENT:
         return INDEPENDENT
@@ -255,7 +266,7 @@ def _message(slot: str, name: str, hidden: Hidden, transitive: bool) -> str:
 
 def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Violation]:
     slot = rules.slot
-    if any(made == slot and not own_chain(path, branch) for made, path, _ in channel.chains):
+    if any(made == slot and not own_chain(path, branch) for made, path, _, _ in channel.chains):
         return [Violation(slot, OWN_CHAIN, f"`{channel.name}` carries output of another `{slot}` "
                           "chain (a sibling parallel branch, or collected at a join), but each "
                           f"`{slot}` sees only its own chain", channel.name, slot,
@@ -266,7 +277,7 @@ def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Vio
 def _predecessor(rules: SlotPolicy, channel: Channel, index: int) -> list[Violation]:
     slot = rules.slot
     if any(made == slot and not predecessor(produced, index)
-           for made, _, produced in channel.chains):
+           for made, _, produced, _ in channel.chains):
         which = f"`{slot}[{index}]`" if index >= 0 else f"a service of `{slot}`"
         return [Violation(slot, PREDECESSOR, f"`{channel.name}` carries output of a `{slot}` "
                           f"service that is not the predecessor of {which}, but each of "

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
-from prose.lang.channels import Channel, channel_from_dict
+from prose.lang.channels import Channel, chains_from, channel_from_dict
 from prose.lang.policy import Policy, Violation
 from prose.ledger.call_sites import PatternSource, read_pattern
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, nesting
@@ -308,8 +308,7 @@ def _channels(event: Mapping[str, Any], names: list[str], literal: list[str],
     and the system message (the slot's `ensures` and the role prompt) are
     checked for forbidden words as the run time checks them.
     """
-    chains = frozenset((str(item[0]), tuple(str(step) for step in item[1]),
-                        int(item[2]) if len(item) > 2 else -1) for item in event.get("chains") or ())
+    chains = chains_from(event.get("chains"))
     channels = [Channel(name, "input", provenance, transitive, (name,), chains) for name in names]
     if not names and (provenance or chains):
         channels.append(Channel("prompt", "prompt", provenance, transitive, (), chains))

@@ -215,7 +215,7 @@ async def _attempt(
         provenance=sorted(given.provenance),
         transitive=sorted(given.transitive),
         branch=list(pc.branch()) or None,
-        chains=sorted((made, list(path), index) for made, path, index in given.chains
+        chains=sorted((made, list(path), index, line) for made, path, index, line in given.chains
                       if path or index != flows.NO_INDEX) or None,
     )
     if isinstance(service, ModelService):

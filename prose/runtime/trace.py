@@ -75,7 +75,7 @@ class CallEvent(Event):
     # The parallel branch the call ran in, and the branches the call outputs it was given
     # were made in (for `each A sees only its own chain`); absent outside any parallel.
     branch: list[str] | None = None
-    chains: list[tuple[str, list[str], int]] | None = None
+    chains: list[tuple[str, list[str], int, int]] | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float = 0.0
     latency_ms: float = 0.0
