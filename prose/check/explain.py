@@ -27,6 +27,8 @@ class CallReport:
     slot: str | None
     target: str
     inputs: list[InputReport] = field(default_factory=list)
+    # Every slot the call may reach (a service variable or block parameter may hold several).
+    slots: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +70,8 @@ def explain(result: LintResult) -> Explanation:
     flow = context.flow
     calls = []
     for site in sorted(flow.calls.values(), key=lambda s: (s.call.span.line, s.call.span.column)):
-        report = CallReport(site.call.span.line, site.call.span.column, site.slot, site.target)
+        report = CallReport(site.call.span.line, site.call.span.column, site.slot, site.target,
+                            slots=sorted(site.slots))
         for entry in site.inputs.values():
             report.inputs.append(
                 InputReport(entry.name, entry.prop.span.line, sorted(flow.provenance(entry.value)),
@@ -113,18 +116,18 @@ def explain(result: LintResult) -> Explanation:
 def mermaid(explanation: Explanation) -> str:
     """A flowchart of the data flow between slots (paste into markdown)."""
     lines = ["flowchart LR", '  inputs(["parameters and config"])']
-    slots = sorted({call.slot for call in explanation.calls if call.slot})
+    slots = sorted({slot for call in explanation.calls for slot in call.slots})
     for slot in slots:
         lines.append(f"  {_node(slot)}[\"{slot}\"]")
     lines.append('  result(["result"])')
     edges: set[tuple[str, str, str]] = set()
     for call in explanation.calls:
-        if not call.slot:
+        if not call.slots:
             continue
         for entry in call.inputs:
             sources = entry.provenance or ["inputs"]
             for source in sources:
-                edges.add((source, call.slot, entry.name))
+                edges.update((source, slot, entry.name) for slot in call.slots)
     for source, target, label in sorted(edges):
         origin = "inputs" if source == "inputs" else _node(source)
         lines.append(f"  {origin} -->|{label}| {_node(target)}")

@@ -55,7 +55,8 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     click.echo(f"{file}: pattern `{explanation.pattern}`\n")
     click.echo("Calls:")
     for call in explanation.calls:
-        who = f"`{call.slot}`" if call.slot else f"({call.target})"
+        who = (" or ".join(f"`{slot}`" for slot in call.slots) if call.slots
+               else f"({call.target})")
         click.echo(f"  {call.line}:{call.column} call {who}")
         for entry in call.inputs:
             carried = ", ".join(f"`{slot}`" for slot in entry.provenance) or "no slot output"
