@@ -97,6 +97,7 @@ class CallFlow:
     target: str = "slot"
     inputs: dict[str, InputFlow] = field(default_factory=dict)
     branches: set[tuple[str, ...]] = field(default_factory=set)  # where it may run
+    target_defs: set[int] = field(default_factory=set)  # where a service variable was bound
 
     @property
     def slot(self) -> str | None:
@@ -252,6 +253,15 @@ class FlowAnalysis:
                 elif not step.name.startswith("<"):
                     labels.append(Label(step.span, f"copied into `{step.name}` here"))
         return labels
+
+    def target_labels(self, call: n.Call) -> list[Label]:
+        """Where the variable or parameter a call goes through was bound to its service."""
+        site = self.calls.get(id(call))
+        if site is None:
+            return []
+        found = [self.defs[d] for d in sorted(site.target_defs)]
+        return [Label(d.span, f"`{d.name}` is bound to the called service here")
+                for d in found if d.kind in ("let", "assign", "param", "loop")][:3]
 
     def _closure(self, def_id: int, transitive: bool) -> frozenset[str]:
         key = (def_id, transitive)
@@ -998,6 +1008,7 @@ class _Analyser:
         if site is None:
             site = self.result.calls[id(call)] = CallFlow(call)
         site.slots |= {slot for slot in target.services if slot in self.decl.slots}
+        site.target_defs |= target.label
         if target.services and not site.slots:
             site.target = "alias"
         elif not target.services:

@@ -23,7 +23,8 @@ def _leak(ctx: CheckContext, found: SiteViolation, transitive: bool = False) -> 
     """The path a hidden slot's output took to the call, then the invariant it breaks."""
     other = found.violation.other
     labels = ctx.flow.path_labels(found.site.call, found.prop, other, transitive=transitive)
-    return [*labels, *invariant_labels(ctx, found.violation.line)]
+    return [*labels, *ctx.flow.target_labels(found.site.call),
+            *invariant_labels(ctx, found.violation.line)]
 
 
 def _channel(found: SiteViolation) -> str:
