@@ -98,6 +98,9 @@ class CallFlow:
     inputs: dict[str, InputFlow] = field(default_factory=dict)
     branches: set[tuple[str, ...]] = field(default_factory=set)  # where it may run
     target_defs: set[int] = field(default_factory=set)  # where a service variable was bound
+    # A call of a list slot the linter does not follow iteration by iteration (which service
+    # of the list it reaches is unknown there).
+    unfollowed: bool = False
 
     @property
     def slot(self) -> str | None:
@@ -395,6 +398,7 @@ class _Analyser:
         self.globals: dict[str, Value] = {}  # slots, config keys and parameters, read-only
         # The `for s in S` loop being followed iteration by iteration: S and the iteration.
         self.followed: str | None = None
+        self.in_followed: list[str] = []  # the followed loops the main analysis is inside
         self.iteration: int | None = None
         self.predecessor_slots = frozenset(
             invariant.form.slot for invariant in self.decl.invariants
@@ -628,11 +632,17 @@ class _Analyser:
         saved_pc = self.pc
         collected: set[int] = set()
         errors: set[int] = set()
+        following = False
         try:
             self.pc = flows.under(self, self.pc, depends, self.strict)
-            if (isinstance(loop, n.For) and not parallel and isinstance(loop.iterable, n.Name)
-                    and loop.iterable.name in self.predecessor_slots and self.iteration is None):
+            following = (isinstance(loop, n.For) and not parallel
+                         and isinstance(loop.iterable, n.Name)
+                         and loop.iterable.name in self.predecessor_slots
+                         and self.iteration is None)
+            if following:
+                assert isinstance(loop, n.For) and isinstance(loop.iterable, n.Name)
                 self._follow(loop, state, element)
+                self.in_followed.append(loop.iterable.name)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
                 body_state = state.isolate() if parallel else state.fork()
@@ -696,6 +706,8 @@ class _Analyser:
             return Value(frozenset({self._define("<loop>", loop.span, "join", label)}))
         finally:
             self.pc = saved_pc
+            if following:
+                self.in_followed.pop()
 
     def _follow(self, loop: n.For, state: State, element: Value) -> None:
         """Follow the first iterations of `for s in S` one by one, each starting where the
@@ -1009,6 +1021,9 @@ class _Analyser:
             site = self.result.calls[id(call)] = CallFlow(call)
         site.slots |= {slot for slot in target.services if slot in self.decl.slots}
         site.target_defs |= target.label
+        if self.iteration is None and any(slot in self.predecessor_slots and slot not in
+                                          self.in_followed for slot in target.services):
+            site.unfollowed = True
         if target.services and not site.slots:
             site.target = "alias"
         elif not target.services:

@@ -92,7 +92,7 @@ def site_violations(ctx: CheckContext) -> list[SiteViolation]:
             # Which service of a list a call reaches is known only in a followed
             # `for s in S` loop (judged per iteration below); elsewhere it is unknown.
             followed = flow.iterations.get(id(site.call))
-            index = flows.NO_INDEX if followed else flows.UNKNOWN_INDEX
+            index = flows.NO_INDEX if followed and not site.unfollowed else flows.UNKNOWN_INDEX
             for branch in sorted(site.branches) or [()]:
                 for violation in ctx.policy.violations(slot, channels, branch, index):
                     out.append(SiteViolation(site, slot, violation,
