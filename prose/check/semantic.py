@@ -17,6 +17,7 @@ from typing import Literal
 from prose.check.declarations import Declarations
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.walk import bound_names
 
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param"]
 READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param")
@@ -117,14 +118,14 @@ class _Walker:
         self.in_block = 0
         # Names the program binds somewhere: a block reads its home scope when it is
         # called, so a name bound after the `block` statement is not undefined there.
-        self.bound_anywhere = _bound_names(model.program)
+        self.bound_anywhere = bound_names(model.program)
 
     # --- entry ---------------------------------------------------------------
 
     def run(self) -> None:
         # Every block definition that may run, also one inside an `if` (the top-level one
         # first: it is hoisted; a nested one is bound when its statement runs).
-        from prose.check.walk import walk_statements
+        from prose.syntax.walk import walk_statements
 
         for statement in walk_statements(self.model.program.body):
             if isinstance(statement, n.BlockDef) and statement.name not in self.blocks:
@@ -549,22 +550,6 @@ class _Walker:
         if statement.span not in existing.statements:
             existing.statements.append(statement.span)
             self.model.findings.append(Finding("second-let", name, span, existing.span))
-
-
-def _bound_names(program: n.Program) -> frozenset[str]:
-    from prose.check.walk import walk_statements
-
-    names: set[str] = set()
-    for statement in walk_statements(program.body):
-        if isinstance(statement, n.Let):
-            names.update(statement.names)
-        elif isinstance(statement, n.For):
-            names.update(name for name in (statement.var, statement.index_var) if name)
-        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
-            names.add(statement.var)
-        elif isinstance(statement, n.Try) and statement.catch_var:
-            names.add(statement.catch_var)
-    return frozenset(names)
 
 
 def _head(statement: n.Let) -> Span:

@@ -65,28 +65,14 @@ def load_pattern(path: str | Path) -> LoadedPattern:
 
 def declared_names(program: n.Program) -> frozenset[str]:
     """Every name the program binds anywhere: `let`, loop, catch and block variables."""
-    from prose.check.walk import walk_statements
+    from prose.syntax.walk import bound_names
 
-    names: set[str] = set()
-    for statement in walk_statements(program.body):
-        if isinstance(statement, n.Let):
-            names.update(statement.names)
-        elif isinstance(statement, n.For):
-            names.add(statement.var)
-            if statement.index_var:
-                names.add(statement.index_var)
-        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
-            names.add(statement.var)
-        elif isinstance(statement, n.Try) and statement.catch_var:
-            names.add(statement.catch_var)
-        elif isinstance(statement, n.BlockDef):
-            names.update(statement.params)
-    return frozenset(names)
+    return bound_names(program)
 
 
 def iterated_slots(program: n.Program, slots: set[str]) -> set[str]:
     """Slots a `for` iterates: list-valued even without the `list` marker."""
-    from prose.check.walk import walk_statements
+    from prose.syntax.walk import walk_statements
 
     return {
         statement.iterable.name

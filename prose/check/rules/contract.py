@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prose.check.rule import CheckContext, Rule
-from prose.check.walk import terminal_returns
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang.properties import RESERVED_PROPERTIES as RESERVED
 from prose.lang.words import requirement_matches
 from prose.syntax import nodes as n
+from prose.syntax.walk import terminal_returns
 
 
 class ReturnsMismatch(Rule):

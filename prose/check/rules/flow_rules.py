@@ -291,8 +291,8 @@ class WaitForAllThenPickFirst(Rule):
     severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        from prose.check.walk import walk_statements
         from prose.syntax import nodes as n
+        from prose.syntax.walk import walk_statements
 
         collected: dict[str, n.For] = {}
         for statement in walk_statements(ctx.program.body):
@@ -331,8 +331,8 @@ def _strategy(modifiers: tuple[object, ...]) -> str:
 
 
 def _returns_under_if(body: tuple[object, ...]) -> bool:
-    from prose.check.walk import walk_statements
     from prose.syntax import nodes as n
+    from prose.syntax.walk import walk_statements
 
     for statement in body:
         if isinstance(statement, n.If):

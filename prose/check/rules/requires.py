@@ -6,10 +6,10 @@ from collections.abc import Iterable
 
 from prose.check.invariant_checks import of_rule, where
 from prose.check.rule import CheckContext, Rule
-from prose.check.walk import terminal_returns
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
 from prose.syntax import nodes as n
+from prose.syntax.walk import terminal_returns
 
 
 class UndeclaredInput(Rule):

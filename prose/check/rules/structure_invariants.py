@@ -8,10 +8,10 @@ from typing import Any
 from prose.check.invariant_checks import forms, of_rule, where
 from prose.check.rule import CheckContext, Rule
 from prose.check.rules.termination import static_bound
-from prose.check.walk import statements_in_loops, terminal_returns, walk_statements
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
 from prose.syntax import nodes as n
+from prose.syntax.walk import statements_in_loops, terminal_returns, walk_statements
 
 
 class LoopNotBoundedByConfig(Rule):

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from prose.check.rule import CheckContext, Rule
-from prose.check.walk import walk_statements
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.syntax import nodes as n
+from prose.syntax.walk import walk_statements
 
 
 class FieldOfTextOutput(Rule):

@@ -1,4 +1,4 @@
-"""Generic traversals of the AST used by several rules."""
+"""Generic traversals of the AST, for the linter's rules and the interpreter alike."""
 
 from __future__ import annotations
 
@@ -100,3 +100,22 @@ def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
                 )
                 stack.append((inner, looped or is_loop_body))
     return inside
+
+
+def bound_names(program: n.Program) -> frozenset[str]:
+    """Every name the program binds anywhere: `let`, loop, catch and block variables."""
+    names: set[str] = set()
+    for statement in walk_statements(program.body):
+        if isinstance(statement, n.Let):
+            names.update(statement.names)
+        elif isinstance(statement, n.For):
+            names.add(statement.var)
+            if statement.index_var:
+                names.add(statement.index_var)
+        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
+            names.add(statement.var)
+        elif isinstance(statement, n.Try) and statement.catch_var:
+            names.add(statement.catch_var)
+        elif isinstance(statement, n.BlockDef):
+            names.update(statement.params)
+    return frozenset(names)
