@@ -170,13 +170,14 @@ async def call_service(
     service = service_for(ctx, target, node)
     payload = payload_for(ctx, slot, service, inputs, options)
     enforce_policy(ctx, node, target, payload)
-    label = flows.call_output(CONCRETE, slot, payload.label(), node.span, pc.branch(),
+    given = payload.label()
+    label = flows.call_output(CONCRETE, slot, given, node.span, pc.branch(),
                               _index(target))
     attempts = 1 + max(options.retry, 0)
     for attempt in range(1, attempts + 1):
         try:
             output = await _attempt(ctx, node, target, service, payload, options, path, attempt,
-                                    label)
+                                    given, label)
         except CallFailed as error:
             if attempt >= attempts or error.kind in kinds.NOT_RETRIED:
                 raise
@@ -197,11 +198,11 @@ async def _attempt(
     options: CallOptions,
     path: str,
     attempt: int,
+    given: Label,
     label: Label,
 ) -> Any:
     shared = ctx.shared
     slot = target.slot
-    given = payload.label()
     event = CallEvent(
         id=shared.trace.next_id(),
         slot=slot,
