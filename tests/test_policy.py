@@ -182,7 +182,7 @@ def proposer_adversary() -> Policy:
 
 
 def _rules(found: list[Violation]) -> list[tuple[str, str | None]]:
-    return sorted((violation.rule, violation.input) for violation in found)
+    return sorted((violation.rule, violation.channel) for violation in found)
 
 
 def test_a_legal_call_has_no_violation(proposer_adversary: Policy) -> None:

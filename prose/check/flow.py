@@ -56,10 +56,6 @@ class Value:
     fields: Mapping[str, Value] | None = None
     services: frozenset[str] = frozenset()
 
-    @property
-    def defs(self) -> Defs:
-        return self.label
-
 
 CONSTANT = Value(fields={})  # a literal: carries nothing, and no member carries anything
 
@@ -516,9 +512,6 @@ class _Analyser:
         if handler is None:
             raise UnknownNode(f"the flow analysis has no rule for a `{type(statement).__name__}` node")
         return handler(statement, state)
-
-    def _nothing(self, statement: n.Stmt, state: State) -> Value:
-        return CONSTANT
 
     def _exit(self, statement: n.Stmt, state: State) -> Value:
         """`continue`, `break` (and `return`): the body ends here, with the state as it is."""

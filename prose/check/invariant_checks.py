@@ -142,17 +142,6 @@ def where(found: SiteViolation) -> Span:
     return call.head if call.head.line else call.span
 
 
-def forbidden_words(ctx: CheckContext, other: str) -> list[str]:
-    """What literal text sent to A must not contain when A is unaware of `other`."""
-    words = [other]
-    role = ctx.decl.slots[other].role_word
-    if role and role.lower() not in (word.lower() for word in words):
-        words.append(role)
-    if ctx.decl.name and ctx.decl.name.lower() not in (word.lower() for word in words):
-        words.append(ctx.decl.name)
-    return words
-
-
 def carrying(ctx: CheckContext, site: CallFlow, other: str, transitive: bool) -> Iterator[InputFlow]:
     """Inputs of `site` whose value may carry `other`'s output."""
     for entry in site.inputs.values():

@@ -110,10 +110,6 @@ class Violation:
     word: str | None = None
     line: int = 0
 
-    @property
-    def input(self) -> str | None:
-        return self.channel
-
 
 @dataclass(frozen=True)
 class Policy:
