@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from prose.check.flow import CallFlow, FlowAnalysis, InputFlow, Resolved, Value
+from prose.check.flow import CallFlow, FlowAnalysis, Resolved, Value
 from prose.check.rule import CheckContext
 from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.channels import call_channels
-from prose.lang.policy import PREDECESSOR, Violation
+from prose.lang.policy import PREDECESSOR, Policy, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
@@ -35,12 +35,6 @@ def forms(ctx: CheckContext, kind: str) -> Iterator[Form]:
             yield Form(form, invariant.text, invariant.span)
 
 
-def calls_to(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
-    for site in ctx.flow.calls.values():
-        if slot in site.slots:
-            yield site
-
-
 @dataclass(frozen=True)
 class SiteViolation:
     """What `Policy.violations` says of one call site and one slot it may call.
@@ -62,11 +56,12 @@ def _chains_of(flow: FlowAnalysis, value: Value) -> Resolved:
     return replace(NOTHING, chains=flow.chains(value))
 
 
-def site_violations(ctx: CheckContext) -> list[SiteViolation]:
-    """Ask the policy about every call the analysis found, with what may reach it."""
+def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[SiteViolation]:
+    """Ask the policy (the pattern's, or another) about every call the analysis found,
+    with what may reach it."""
     flow = ctx.flow
     out: list[SiteViolation] = []
-    policy = ctx.policy
+    policy = policy or ctx.policy
     for site in ctx.flow.calls.values():
         props = {entry.name: entry.prop for entry in site.inputs.values()}
         sent = [entry for entry in site.inputs.values()
@@ -94,7 +89,7 @@ def site_violations(ctx: CheckContext) -> list[SiteViolation]:
             followed = flow.iterations.get(id(site.call))
             index = flows.NO_INDEX if followed and not site.unfollowed else flows.UNKNOWN_INDEX
             for branch in sorted(site.branches) or [()]:
-                for violation in ctx.policy.violations(slot, channels, branch, index):
+                for violation in policy.violations(slot, channels, branch, index):
                     out.append(SiteViolation(site, slot, violation,
                                              props.get(violation.channel or "")))
             if rules is not None and rules.predecessor_line:
@@ -104,7 +99,7 @@ def site_violations(ctx: CheckContext) -> list[SiteViolation]:
                          if is_input(name)},
                         prompt=_chains_of(flow, values["prompt"]) if "prompt" in values else None,
                     )
-                    for violation in ctx.policy.violations(slot, chained, (), iteration):
+                    for violation in policy.violations(slot, chained, (), iteration):
                         if violation.rule == PREDECESSOR:
                             out.append(SiteViolation(site, slot, violation,
                                                      props.get(violation.channel or "")))
@@ -140,11 +135,3 @@ def where(found: SiteViolation) -> Span:
         return found.prop.span
     call = found.site.call
     return call.head if call.head.line else call.span
-
-
-def carrying(ctx: CheckContext, site: CallFlow, other: str, transitive: bool) -> Iterator[InputFlow]:
-    """Inputs of `site` whose value may carry `other`'s output."""
-    for entry in site.inputs.values():
-        found = ctx.flow.transitive(entry.value) if transitive else ctx.flow.provenance(entry.value)
-        if other in found:
-            yield entry

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from types import SimpleNamespace
 from typing import Any
 
 from prose.check.invariant_checks import (
     SiteViolation,
-    calls_to,
-    carrying,
     invariant_labels,
     of_rule,
     where,
@@ -418,7 +417,7 @@ class InvariantNotCheckable(Rule):
             if not slots:
                 continue
             suggestion = suggest_rewrite(invariant.text, ctx.decl)
-            if suggestion and not _holds(ctx, suggestion):
+            if suggestion and not _holds(ctx, suggestion, invariant.span):
                 suggestion = None
             yield self.diagnostic(
                 invariant.span,
@@ -429,23 +428,21 @@ class InvariantNotCheckable(Rule):
             )
 
 
-def _holds(ctx: CheckContext, suggestion: str) -> bool:
+def _holds(ctx: CheckContext, suggestion: str, span: Any) -> bool:
     """Whether a suggested visibility form would hold for this program (never suggest a lie)."""
+    from prose.check.invariant_checks import site_violations
+    from prose.lang.policy import compile_policy
     from prose.spec.invariants import parse_invariant_form
 
     form: Any = parse_invariant_form(suggestion)
-    if form is None:
+    if form is None or ctx.spec is None:
         return False
-    pairs: list[tuple[str, str]] = []
-    if form.kind in ("unaware_of", "never_sees"):
-        pairs = [(form.slot, form.other)]
-    elif form.kind == "independent":
-        pairs = [(form.a, form.b), (form.b, form.a)]
-    for slot, other in pairs:
-        for site in calls_to(ctx, slot):
-            if any(True for _ in carrying(ctx, site, other, transitive=False)):
-                return False
-    return True
+    # The pattern as it would be with only the suggested invariant, asked the one judge.
+    invariant = SimpleNamespace(form=form, text=suggestion, span=span)
+    suggested = compile_policy(SimpleNamespace(slots=ctx.spec.slots, invariants=[invariant],
+                                               name=ctx.decl.name, frontmatter={}))
+    hiding = {rules.NEVER_SEES, rules.NEVER_SEES_INDIRECTLY, rules.UNAWARE_OF, rules.INDEPENDENT}
+    return not any(found.violation.rule in hiding for found in site_violations(ctx, suggested))
 
 
 def _within(inner: Any, outer: Any) -> bool:
