@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from prose.llm.scripted import Script
+from prose.llm.script import Script
 from prose.runtime import RunOptions, run_pattern
 
 PATTERN = Path(__file__).parent / "fixtures" / "runtime" / "parallel-map.prose.md"

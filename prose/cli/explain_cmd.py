@@ -28,8 +28,8 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     from prose.check import lint_text
     from prose.check.explain import explain
     from prose.check.explain import mermaid as render_mermaid
-    from prose.cli.inputs import read_text
     from prose.errors import InputReadError, ProseSyntaxError
+    from prose.files import read_text
 
     try:
         text = read_text(file)

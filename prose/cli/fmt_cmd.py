@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths, read_text
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
 from prose.errors import InputReadError, ProseError, ProseSyntaxError
+from prose.files import read_text
 
 
 @click.command("fmt")

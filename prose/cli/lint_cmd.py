@@ -48,10 +48,10 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
       prose lint --format sarif patterns/ > prose.sarif
     """
     from prose.check import lint_text
-    from prose.cli.inputs import read_text
     from prose.diagnostics import Summary, from_syntax_error, render
     from prose.diagnostics.model import Diagnostic
     from prose.errors import InputReadError, ProseSyntaxError
+    from prose.files import read_text
 
     files = expand_paths(paths)
     if not files:

@@ -13,8 +13,8 @@ from prose.cli.inputs import EXIT_USAGE
 
 def library_entries(folder: Path) -> list[dict[str, Any]]:
     """Name, version, summary and file of every `*.prose.md` in `folder`, sorted by name."""
-    from prose.cli.inputs import read_text
     from prose.errors import ProseError
+    from prose.files import read_text
     from prose.spec import load_spec
 
     entries = []

@@ -6,8 +6,9 @@ import json
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, read_text
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
 from prose.errors import InputReadError, ProseSyntaxError
+from prose.files import read_text
 
 
 @click.command("parse")

@@ -318,8 +318,8 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
 
 def _lint(pattern: str, no_check: bool, strict_flow: bool = False) -> Any:
     """The pattern's spec; unless --no-check, refuse a pattern with lint errors (exit 1)."""
-    from prose.cli.inputs import read_text
     from prose.errors import InputReadError, ProseSyntaxError
+    from prose.files import read_text
     from prose.spec import load_spec
 
     try:

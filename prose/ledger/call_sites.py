@@ -46,8 +46,8 @@ def read_pattern(path: Path) -> PatternSource | None:
     """The pattern at `path`, or None when it cannot be read, loaded or parsed."""
     from prose.check.declarations import from_spec
     from prose.check.flow import analyse
-    from prose.cli.inputs import read_text
     from prose.errors import ProseError
+    from prose.files import read_text
     from prose.lang.policy import compile_policy
     from prose.spec import load_spec
     from prose.syntax import parse

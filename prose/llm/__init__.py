@@ -31,17 +31,16 @@ from prose.llm.loader import litellm_import_seconds
 from prose.llm.retry import RetryPolicy, no_sleep
 from prose.llm.router_client import RouterClient
 from prose.llm.schema import schema_from_fields, validate
-from prose.llm.scripted import (
+from prose.llm.script import (
     SCRIPT_PROVIDER,
     Script,
     ScriptedCall,
-    ScriptedClient,
     choice_key,
     condition_key,
     script_model,
-    scripted_client,
     slot_key,
 )
+from prose.llm.script_client import ScriptedClient, scripted_client
 from prose.llm.types import ChatRequest, ChatResponse, LLMClient, Message, Usage
 
 __all__ = [

@@ -53,7 +53,7 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
         # LiteLLM's own types make pydantic warn when they are first used.
         warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY_WARNING, category=UserWarning)
     from prose.llm.local import register_local_provider
-    from prose.llm.scripted import register_scripted_provider
+    from prose.llm.script_provider import register_scripted_provider
 
     register_scripted_provider(_module)
     register_local_provider(_module)

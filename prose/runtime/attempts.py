@@ -140,7 +140,7 @@ async def model_attempt(
     label: Label,
 ) -> Any:
     from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.scripted import reserve_scripted
+    from prose.llm.script import reserve_scripted
     from prose.llm.types import ChatRequest
 
     shared = ctx.shared

@@ -127,7 +127,7 @@ async def judge(
     """Ask the judge; returns (decision, reason). Traced as a `judge` event and cached like calls."""
     from prose.llm.decisions import CONDITION_SCHEMA, choice_schema
     from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.scripted import choice_key, condition_key, reserve_scripted, script_model
+    from prose.llm.script import choice_key, condition_key, reserve_scripted, script_model
     from prose.llm.types import ChatRequest
     from prose.runtime.attempts import admit_and_lookup, record_usage
     from prose.runtime.errors import ScriptExhausted

@@ -38,7 +38,7 @@ class LoadedPattern:
 
 def load_pattern(path: str | Path) -> LoadedPattern:
     """Read and parse a `*.prose.md` file; spec errors and syntax errors are InputErrors."""
-    from prose.cli.inputs import read_text
+    from prose.files import read_text
     from prose.spec import load_spec
     from prose.syntax import parse
 

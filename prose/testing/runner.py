@@ -210,9 +210,9 @@ def _lint_problem(pattern: str, cache: dict[str, str | None]) -> str | None:
     if pattern in cache:
         return cache[pattern]
     from prose.check import lint_text
-    from prose.cli.inputs import read_text
     from prose.diagnostics.model import Severity
     from prose.errors import ProseError
+    from prose.files import read_text
 
     try:
         text = read_text(pattern)

@@ -1,10 +1,9 @@
-"""The scripted model: a LiteLLM custom provider that answers from a `Script`.
+"""A script: queues of canned responses, one per key, for the scripted model.
 
-`prose-script/<key>` models are served by `ScriptedLLM`, a `CustomLLM`
-registered in `litellm.custom_provider_map` under the provider
-`prose-script`, and routed by the same `litellm.Router` as real models. A
-`Script` holds a queue of responses per key; the interpreter uses keys like
-`slot:proposer`, `slot:reviewers[1]`, `condition:<text>`, `choice:<text>`.
+A `Script` holds a queue of responses per key; the interpreter uses keys like
+`slot:proposer`, `slot:reviewers[1]`, `condition:<text>`, `choice:<text>`, and
+asks for model `prose-script/<key>`. `script_provider.py` serves those models
+through LiteLLM's Router; `script_client.py` builds a client that routes them.
 
 A response is served as follows:
 - a string is the reply text, as is (a YAML or JSON-looking string stays a string);
@@ -24,31 +23,22 @@ whitespace-separated words (`len(text.split())`) of all message contents
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import threading
 import uuid
-import weakref
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 import yaml
 
-from prose.llm.config import LLMConfig
 from prose.llm.decisions import choice_answer, condition_answer
 from prose.llm.errors import ProviderError, ScriptExhaustedError, ScriptFormatError
-from prose.llm.reply import STRUCTURED_FINGERPRINT
-from prose.llm.retry import RetryPolicy, no_sleep
-from prose.llm.router_client import RouterClient
 
 SCRIPT_PROVIDER = "prose-script"
 ERROR_KEY = "$error"
-_API_BASE = "prose-script://"
-_TEXT_FINGERPRINT = "prose-script/text"
 _INDEX = re.compile(r"\[\d+\]$")
 _EMPHASIS = re.compile(r"\*{2,3}")
 _SECTIONS = ("slots", "conditions", "choices")
@@ -97,6 +87,11 @@ class ScriptedReply:
 _TICKET = "#ticket-"
 _PREFIX = f"{SCRIPT_PROVIDER}/"
 _EXHAUSTED = object()
+
+
+def unreserved(key: str) -> str:
+    """`key` without the reservation ticket `Script.reserve` added to it."""
+    return key.rpartition(_TICKET)[0] or key
 
 
 def reserve_scripted(client: object, model: str) -> str:
@@ -270,107 +265,3 @@ def _content(message: Mapping[str, Any]) -> str:
     return content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
 
 
-# The provider ------------------------------------------------------------------------
-
-# Scripts by id; a scripted deployment names its script in its api_base.
-_scripts: weakref.WeakValueDictionary[str, Script] = weakref.WeakValueDictionary()
-_handler: Any = None
-
-
-def script_api_base(script: Script) -> str:
-    """Register `script` and return the api_base that routes calls to it."""
-    _scripts[script.id] = script
-    return f"{_API_BASE}{script.id}"
-
-
-def script_deployment(script: Script) -> dict[str, Any]:
-    """A wildcard deployment serving every `prose-script/<key>` from `script`."""
-    pattern = script_model("*")
-    params = {"model": pattern, "api_base": script_api_base(script)}
-    return {"model_name": pattern, "litellm_params": params}
-
-
-def register_scripted_provider(litellm: ModuleType) -> None:
-    """Put the scripted provider in `litellm.custom_provider_map` (once)."""
-    global _handler
-    if _handler is None:
-        _handler = _handler_class()()
-    providers = litellm.custom_provider_map
-    if not any(item.get("provider") == SCRIPT_PROVIDER for item in providers):
-        providers.append({"provider": SCRIPT_PROVIDER, "custom_handler": _handler})
-
-
-def _handler_class() -> type:
-    # CustomLLM exists only once LiteLLM is imported, so the class is made here.
-    custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
-    usage_class = importlib.import_module("litellm").Usage
-
-    class ScriptedLLM(custom_llm):  # type: ignore[misc]
-        """Answers `prose-script/<key>` from the Script its deployment names."""
-
-        def completion(self, *args: Any, **call: Any) -> Any:
-            return _answer(call, usage_class)
-
-        async def acompletion(self, *args: Any, **call: Any) -> Any:
-            return _answer(call, usage_class)
-
-    return ScriptedLLM
-
-
-def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
-    key = str(call["model"])
-    api_base = str(call.get("api_base") or "")
-    script = _scripts.get(api_base.removeprefix(_API_BASE))
-    if script is None:
-        raise ProviderError(
-            f"no script is registered for `{api_base}` (use scripted_client)", retryable=False
-        )
-    reply = script.serve(key, call.get("messages") or [])
-    response = call["model_response"]
-    response.choices[0].message.content = reply.text
-    response.model = script_model(key.rpartition(_TICKET)[0] or key)
-    response.system_fingerprint = STRUCTURED_FINGERPRINT if reply.structured else _TEXT_FINGERPRINT
-    response.usage = usage_class(
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        total_tokens=reply.prompt_tokens + reply.completion_tokens,
-    )
-    return response
-
-
-# The client --------------------------------------------------------------------------
-
-
-class ScriptedClient(RouterClient):
-    """A `RouterClient` whose router also serves `prose-script/<key>` from `script`."""
-
-    def __init__(
-        self,
-        script: Script,
-        config: LLMConfig | None = None,
-        *,
-        retry_policy: RetryPolicy | None = None,
-        debug: bool = False,
-    ) -> None:
-        base = config if config is not None else LLMConfig(retries=0)
-        model_list = [*base.model_list, script_deployment(script)]
-        super().__init__(
-            base.model_copy(update={"model_list": model_list}),
-            retry_policy=retry_policy if retry_policy is not None else RetryPolicy(sleep=no_sleep),
-            debug=debug,
-        )
-        self.script = script
-
-
-def scripted_client(
-    script: Script,
-    config: LLMConfig | None = None,
-    *,
-    retry_policy: RetryPolicy | None = None,
-) -> RouterClient:
-    """A client that answers `prose-script/<key>` models from `script`.
-
-    Without a config, requests get no retries beyond their own `retries`, and
-    retries do not wait (the policy's sleep does nothing).
-    """
-    return ScriptedClient(script, config, retry_policy=retry_policy)
