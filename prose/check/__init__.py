@@ -7,6 +7,6 @@ inline suppressions and the profile.
 
 from __future__ import annotations
 
-from prose.check.lint import LintResult, check, lint_text
+from prose.check.lint import LintResult, check, lint_pattern, lint_text
 
-__all__ = ["LintResult", "check", "lint_text"]
+__all__ = ["LintResult", "check", "lint_pattern", "lint_text"]

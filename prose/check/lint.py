@@ -5,15 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.check.declarations import Declarations, from_spec
 from prose.check.registry import all_rules
 from prose.check.rule import CheckContext
 from prose.check.semantic import build_model
 from prose.diagnostics.model import Diagnostic, Severity
-from prose.errors import ProseSyntaxError
 from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile
 
 PROFILES = ("compat", "strict")
 _SUPPRESS = re.compile(r"#\s*prose:\s*ignore(?:\[([A-Za-z0-9_,\s]+)\])?")
@@ -67,21 +69,26 @@ def lint_text(text: str, path: str, *, profile: str = "compat",
 
     `strict_flow` checks implicit flows too (`prose.lang.flows`), whatever the
     pattern's own `flow:` says."""
-    from prose.diagnostics import from_syntax_error
-    from prose.spec import load_spec
-    from prose.syntax import parse
+    from prose.pattern_file import pattern_from_text
 
-    result = LintResult(path)
-    loaded = load_spec(text, path)
-    result.spec = loaded.spec
-    diagnostics = [d for d in loaded.diagnostics if _selected(d.code, select, ignore)]
-    if loaded.spec is not None and loaded.spec.delegation_blocks:
-        try:
-            result.program = parse(text, path)
-        except ProseSyntaxError as error:
-            diagnostics.extend(from_syntax_error(error))
-    if result.program is not None and loaded.spec is not None:
-        found, result.context = _run(from_spec(loaded.spec), result.program, loaded.spec, select,
+    return lint_pattern(pattern_from_text(text, path), profile=profile, select=select,
+                        ignore=ignore, strict_flow=strict_flow)
+
+
+def lint_pattern(pattern: PatternFile, *, profile: str = "compat",
+                 select: Collection[str] | None = None, ignore: Collection[str] = (),
+                 strict_flow: bool = False) -> LintResult:
+    """Lint a pattern file already read, loaded and parsed (`prose.pattern_file`)."""
+    from prose.diagnostics import from_syntax_error
+
+    result = LintResult(pattern.path)
+    spec = result.spec = pattern.spec
+    diagnostics = [d for d in pattern.spec_diagnostics if _selected(d.code, select, ignore)]
+    result.program = pattern.program
+    if pattern.syntax_error is not None:
+        diagnostics.extend(from_syntax_error(pattern.syntax_error))
+    if result.program is not None and spec is not None:
+        found, result.context = _run(from_spec(spec), result.program, spec, select,
                                      ignore, strict_flow)
         diagnostics.extend(found)
     diagnostics = _suppress(diagnostics, result.program)

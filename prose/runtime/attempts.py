@@ -315,8 +315,10 @@ async def pattern_attempt(
     event: CallEvent,
     label: Label,
 ) -> Any:
-    from prose.runtime.runner import run_nested
-
+    run_nested = ctx.shared.run_nested
+    if run_nested is None:  # a run context built without a runner cannot nest patterns
+        raise ProseRuntimeError(f"`{slot}` is a nested pattern, which this run cannot start",
+                                node.span, source=ctx.source)
     started = time.perf_counter()
     inputs = payload.inputs
     event.messages = [

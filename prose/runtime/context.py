@@ -20,8 +20,11 @@ from prose.runtime.trace import Trace
 
 if TYPE_CHECKING:
     from prose.llm.types import ChatRequest, ChatResponse
+    from prose.runtime.loading import LoadedPattern
+    from prose.runtime.services import PatternService
+    from prose.runtime.values import Value
     from prose.spec.model import PatternSpec
-    from prose.syntax.nodes import Program
+    from prose.syntax.nodes import Call, Program
 
 DEFAULT_CONCURRENCY = 8
 
@@ -30,6 +33,19 @@ class Client(Protocol):
     """The LLM client protocol (`prose.llm.types.LLMClient`)."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+class NestedRunner(Protocol):
+    """Runs a nested pattern instance as a call (`prose.runtime.runner.run_nested`)."""
+
+    async def __call__(
+        self,
+        parent: RunContext,
+        service: PatternService,
+        slot: str,
+        inputs: dict[str, Any],
+        node: Call,
+    ) -> Value: ...
 
 
 class Cache(Protocol):
@@ -57,6 +73,11 @@ class Shared:
     progress: Callable[[str, Mapping[str, Any]], None] | None = None
     # Set by `--show-prompts`: every call's messages are collected here.
     shown: list[dict[str, Any]] | None = None
+    # How a call of a nested pattern runs it; handed in by the runner, so the
+    # call path below it never imports the runner back.
+    run_nested: NestedRunner | None = None
+    # Nested pattern files, loaded once per run.
+    patterns: dict[str, LoadedPattern] = field(default_factory=dict)
 
 
 @dataclass

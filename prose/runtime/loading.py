@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseSyntaxError
 from prose.runtime.errors import InputError
@@ -24,43 +24,48 @@ from prose.runtime.services import (
 from prose.source import Span
 from prose.syntax import nodes as n
 
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile
+    from prose.spec.model import PatternSpec
+
 
 @dataclass(frozen=True)
 class LoadedPattern:
-    """A pattern file read, checked for spec errors and parsed."""
+    """A pattern file fit to run: a spec without errors and a parsed program."""
 
     path: str
     text: str
-    spec: Any  # prose.spec.model.PatternSpec
+    spec: PatternSpec
     program: n.Program
-    spec_diagnostics: tuple[Any, ...] = ()
 
 
-def load_pattern(path: str | Path) -> LoadedPattern:
-    """Read and parse a `*.prose.md` file; spec errors and syntax errors are InputErrors."""
-    from prose.files import read_text
-    from prose.spec import load_spec
-    from prose.syntax import parse
+def load_pattern(source: str | Path | PatternFile) -> LoadedPattern:
+    """The pattern (a path is read, loaded and parsed here, once); its errors are InputErrors."""
+    from prose.pattern_file import PatternFile, read_pattern
 
-    filename = str(path)
-    try:
-        text = read_text(filename)
-    except ProseSyntaxError as error:
-        raise InputError(error.message, Span.point(filename, error.line, error.column)) from None
-    loaded = load_spec(text, filename)
-    if loaded.spec is None or loaded.errors:
-        first = loaded.errors[0] if loaded.errors else None
+    if isinstance(source, PatternFile):
+        pattern = source
+    else:
+        filename = str(source)
+        try:
+            pattern = read_pattern(filename)
+        except ProseSyntaxError as error:
+            raise InputError(error.message, Span.point(filename, error.line, error.column)) from None
+    spec, errors = pattern.spec, pattern.spec_errors
+    if spec is None or errors:
+        first = errors[0] if errors else None
         message = first.message if first is not None else "the pattern file cannot be used"
         raise InputError(
-            f"the pattern has errors: {message}", first.span if first else None, source=text
+            f"the pattern has errors: {message}", first.span if first else None, source=pattern.text
         )
-    try:
-        program = parse(text, filename)
-    except ProseSyntaxError as error:
+    if pattern.program is None:
+        bad = pattern.syntax_error
+        if bad is None:
+            raise InputError("the pattern has no prose block to run", Span.point(pattern.path, 1, 1))
         raise InputError(
-            error.message, Span.point(filename, error.line, error.column), source=text
-        ) from None
-    return LoadedPattern(filename, text, loaded.spec, program, tuple(loaded.diagnostics))
+            bad.message, Span.point(pattern.path, bad.line, bad.column), source=pattern.text
+        )
+    return LoadedPattern(pattern.path, pattern.text, spec, pattern.program)
 
 
 def declared_names(program: n.Program) -> frozenset[str]:
@@ -117,7 +122,7 @@ def from_instance_binding(value: Any, base_dir: Path) -> SlotBinding:
     return from_instance_service(value, base_dir)
 
 
-def config_values(spec: Any, overrides: Mapping[str, Any], where: str) -> dict[str, Any]:
+def config_values(spec: PatternSpec, overrides: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Config defaults with overrides applied; unknown keys and wrong types are errors."""
     from prose.spec.values import describe, matches_type, normalise_type
 
@@ -136,7 +141,7 @@ def config_values(spec: Any, overrides: Mapping[str, Any], where: str) -> dict[s
     return values
 
 
-def input_values(spec: Any, supplied: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+def input_values(spec: PatternSpec, supplied: Mapping[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     """Parameters from the supplied inputs (a config key's input overrides its default)."""
     from prose.spec.values import describe, matches_type, normalise_type
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from prose.errors import ProseError
 from prose.runtime.binding import bind_slots, check_distinct_models, globals_scope
@@ -36,6 +36,7 @@ from prose.runtime.errors import (
 )
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
+    LoadedPattern,
     config_values,
     declared_names,
     input_values,
@@ -51,6 +52,10 @@ from prose.runtime.services import (
 from prose.runtime.trace import ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.lang.policy import Policy
+    from prose.pattern_file import PatternFile
 
 Status = Literal["ok", "error", "budget", "violation", "interrupted"]
 STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
@@ -142,8 +147,13 @@ def _cache(options: RunOptions) -> Any:
     return None
 
 
-async def run_pattern(pattern: str | Path, options: RunOptions | None = None) -> RunResult:
-    """Run a pattern file with `options`; never raises for a pattern, input or model problem."""
+async def run_pattern(
+    pattern: str | Path | PatternFile, options: RunOptions | None = None
+) -> RunResult:
+    """Run a pattern file (a path, or one already read by `prose.pattern_file`) with `options`.
+
+    Never raises for a pattern, input or model problem.
+    """
     options = options or RunOptions()
     run_id = options.run_id or new_run_id()
     trace_path: Path | None = None
@@ -153,22 +163,21 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
             if options.trace_path
             else (Path(options.project_dir) / ".prose" / "runs" / run_id / "trace.jsonl")
         )
+    default_model = options.default_model or _config_default(options, "default_model")
+    judge_model = options.judge_model or _config_default(options, "judge_model") or default_model
     try:
         loaded = load_pattern(pattern)
-        default_model = options.default_model or _config_default(options, "default_model")
-        judge_model = (
-            options.judge_model or _config_default(options, "judge_model") or default_model
+        instance = _instance(
+            loaded,
+            options.bindings,
+            options.config,
+            options.inputs,
+            script=options.script,
+            default_model=default_model,
+            strict=options.strict_flow or None,
         )
-        bindings, list_slots = bind_slots(
-            loaded, options.bindings, script=options.script, default_model=default_model
-        )
-        config = config_values(loaded.spec, options.config, "config")
-        inputs = input_values(loaded.spec, options.inputs, config)
-        from prose.lang.policy import compile_policy
-
-        policy = compile_policy(loaded.spec, strict=options.strict_flow or None)
         if options.require_distinct_models:
-            check_distinct_models(policy, bindings, default_model or "")
+            check_distinct_models(instance.policy, instance.bindings, default_model or "")
         prompts = _prompts(options)
         cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
         trace = _open_trace(options, trace_path, run_id)
@@ -191,32 +200,72 @@ async def run_pattern(pattern: str | Path, options: RunOptions | None = None) ->
         sleep=options.sleep,
         progress=options.progress,
         shown=[] if options.show_prompts else None,
+        run_nested=run_nested,
     )
-    ctx = RunContext(
-        shared,
-        loaded.program,
-        loaded.spec,
-        loaded.text,
-        loaded.path,
-        bindings,
-        policy,
-        list_slots,
-        declared_names(loaded.program),
-        aliases=uses(loaded.program),
-    )
+    ctx = instance.context(shared, loaded)
     trace.emit(
         RunStart(
             pattern=loaded.path,
             pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
-            inputs=inputs,
-            config=config,
-            bindings=describe_bindings(bindings),
+            inputs=instance.inputs,
+            config=instance.config,
+            bindings=describe_bindings(instance.bindings),
             models=_model_settings(options, default_model, judge_model),
-            policy=policy.to_dict(),
+            policy=instance.policy.to_dict(),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
         )
     )
-    return await _execute(ctx, config, inputs, run_id, trace_path)
+    return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path)
+
+
+@dataclass(frozen=True)
+class _Instance:
+    """A pattern instance ready to run: its bindings, config, inputs and policy."""
+
+    bindings: dict[str, SlotBinding]
+    list_slots: frozenset[str]
+    config: dict[str, Any]
+    inputs: dict[str, Any]
+    policy: Policy
+
+    def context(self, shared: Shared, loaded: LoadedPattern, prefix: str = "") -> RunContext:
+        return RunContext(
+            shared,
+            loaded.program,
+            loaded.spec,
+            loaded.text,
+            loaded.path,
+            self.bindings,
+            self.policy,
+            self.list_slots,
+            declared_names(loaded.program),
+            prefix=prefix,
+            aliases=uses(loaded.program),
+        )
+
+
+def _instance(
+    loaded: LoadedPattern,
+    bindings: Mapping[str, SlotBinding],
+    config: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    *,
+    script: Any,
+    default_model: str | None,
+    strict: bool | None,
+    key_prefix: str = "",
+    where: str = "config",
+) -> _Instance:
+    """Bind, check config and inputs, and compile the policy: the same for a run and a nested one."""
+    from prose.lang.policy import compile_policy
+
+    bound, list_slots = bind_slots(
+        loaded, bindings, script=script, default_model=default_model, key_prefix=key_prefix
+    )
+    config_checked = config_values(loaded.spec, config, where)
+    inputs_checked = input_values(loaded.spec, inputs, config_checked)
+    policy = compile_policy(loaded.spec, strict=strict)
+    return _Instance(bound, list_slots, config_checked, inputs_checked, policy)
 
 
 async def _execute(
@@ -362,37 +411,28 @@ def _compare_returns(ctx: RunContext, value: Any) -> None:
 async def run_nested(
     parent: RunContext, service: PatternService, slot: str, inputs: dict[str, Any], node: n.Call
 ) -> Value:
-    """Run a nested pattern instance as a call: its own scope, the parent's meters and trace."""
+    """Run a nested pattern instance as a call: its own scope, the parent's meters and trace.
+
+    The nested pattern file is loaded once per run, however often it is called.
+    """
+    shared = parent.shared
     try:
-        loaded = load_pattern(service.path)
-        scripted_script = parent.shared.client if parent.shared.scripted else None
-        script = getattr(scripted_script, "script", None)
-        bindings, list_slots = bind_slots(
+        loaded = shared.patterns.get(service.path)
+        if loaded is None:
+            loaded = shared.patterns[service.path] = load_pattern(service.path)
+        instance = _instance(
             loaded,
             service.bindings,
-            script=script,
-            default_model=parent.shared.default_model,
+            service.config,
+            inputs,
+            script=getattr(shared.client, "script", None) if shared.scripted else None,
+            default_model=shared.default_model,
+            strict=parent.policy.strict or None,
             key_prefix=f"{slot}.",
+            where=f"nested pattern `{slot}`",
         )
-        config = config_values(loaded.spec, service.config, f"nested pattern `{slot}`")
-        values = input_values(loaded.spec, inputs, config)
-        from prose.lang.policy import compile_policy
-
-        policy = compile_policy(loaded.spec, strict=parent.policy.strict or None)
     except InputError as error:
         raise error.at(node.span, parent.source) from None
-    ctx = RunContext(
-        parent.shared,
-        loaded.program,
-        loaded.spec,
-        loaded.text,
-        loaded.path,
-        bindings,
-        policy,
-        list_slots,
-        declared_names(loaded.program),
-        prefix=f"{parent.prefix}{slot}>",
-        aliases=uses(loaded.program),
-    )
+    ctx = instance.context(shared, loaded, prefix=f"{parent.prefix}{slot}>")
     # A catchable error inside becomes this call's error in `pattern_attempt`.
-    return await Interpreter(ctx).run(globals_scope(ctx, config, values))
+    return await Interpreter(ctx).run(globals_scope(ctx, instance.config, instance.inputs))

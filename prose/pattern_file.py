@@ -1,0 +1,77 @@
+"""A pattern file read, its spec loaded and its program parsed: once.
+
+`prose run` hands one `PatternFile` from the command through the lint gate,
+the policy and the interpreter; `prose lint`, `prose test` and nested
+patterns use the same object, so no stage reads, loads or parses the file
+again (tests/test_route.py counts it).
+
+    pattern = read_pattern("patterns/dialectic.prose.md")
+    pattern.spec        # prose.spec.model.PatternSpec, or None if the file is empty
+    pattern.program     # the parsed prose block, or None (see `syntax_error`)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prose.errors import ProseSyntaxError
+
+if TYPE_CHECKING:
+    from prose.diagnostics.model import Diagnostic
+    from prose.spec.model import PatternSpec, SpecResult
+    from prose.syntax.nodes import Program
+
+
+@dataclass(frozen=True)
+class PatternFile:
+    """One pattern file: its text, spec (with the spec's findings) and parsed program."""
+
+    path: str
+    text: str
+    loaded: SpecResult
+    program: Program | None
+    # Why `program` is None when the spec has a prose block (a syntax error).
+    syntax_error: ProseSyntaxError | None = None
+
+    @property
+    def spec(self) -> PatternSpec | None:
+        return self.loaded.spec
+
+    @property
+    def spec_errors(self) -> list[Diagnostic]:
+        return list(self.loaded.errors)
+
+    @property
+    def spec_diagnostics(self) -> list[Diagnostic]:
+        return list(self.loaded.diagnostics)
+
+
+def pattern_from_text(text: str, path: str) -> PatternFile:
+    """Load and parse a pattern file's text (never raises for a problem in it)."""
+    from prose.spec.loader import load_spec
+    from prose.syntax import parse
+
+    loaded = load_spec(text, path)
+    program: Program | None = None
+    syntax_error: ProseSyntaxError | None = None
+    if loaded.spec is not None and loaded.spec.delegation_blocks:
+        try:
+            program = parse(text, path)
+        except ProseSyntaxError as error:
+            syntax_error = error
+    return PatternFile(path, text, loaded, program, syntax_error)
+
+
+def read_pattern(path: str | Path) -> PatternFile:
+    """Read, load and parse a pattern file.
+
+    Raises `InputReadError` when it cannot be read and `ProseSyntaxError` when
+    it is not UTF-8 text or is empty (`prose.files.read_text`); a problem in
+    the text is in the result, never raised.
+    """
+    from prose.files import read_text
+
+    name = str(path)
+    return pattern_from_text(read_text(name), name)
