@@ -37,6 +37,7 @@ from prose.errors import ProseError, ProseSyntaxError
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.markdown import delegation_blocks, is_markdown
+from prose.syntax.walk import children
 
 WIDTH = 88
 INDENT = 2
@@ -242,15 +243,14 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
 def _literals(program: n.Program) -> list[n.Array | n.Object]:
     """Every array and object literal in the program (iteratively: blocks nest deep)."""
     found: list[n.Array | n.Object] = []
-    stack: list[object] = list(program.body)
+    stack: list[n.Node] = list(program.body)
     while stack:
-        item = stack.pop()
-        if isinstance(item, tuple):
-            stack.extend(item)
-        elif isinstance(item, n.Node) and not isinstance(item, n.Condition | n.String | n.Name):
-            if isinstance(item, n.Array | n.Object):
-                found.append(item)
-            stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
+        node = stack.pop()
+        if isinstance(node, n.Condition | n.String | n.Name):
+            continue  # conditions are kept as written; strings and names hold no literal
+        if isinstance(node, n.Array | n.Object):
+            found.append(node)
+        stack.extend(children(node))
     return found
 
 
@@ -328,7 +328,7 @@ class _Formatter:
             return self._value(indent, ["return "], stmt.value, stmt.span)
         if isinstance(stmt, n.ExprStmt):
             return self._value(indent, [], stmt.expr, stmt.span)
-        if isinstance(stmt, n.Repeat | n.For | n.Loop):
+        if isinstance(stmt, n.LoopNode):
             return self._value(indent, [], stmt, stmt.span)
         if isinstance(stmt, n.Parallel):
             return head(["parallel", *self._modifiers(stmt.modifiers), ":"], stmt.branches)
@@ -381,13 +381,13 @@ class _Formatter:
                 pieces = [f"{prop.name}: ", prop.value]
                 self._compose(indent + INDENT, pieces, prop.span, PROP, prop.end_line)
             return []
-        if isinstance(value, n.Repeat | n.For | n.Loop):
+        if isinstance(value, n.LoopNode):
             self._compose(indent, [*prefix, *self._loop_head(value)], span)[-1].opener = True
             return [("body", value.body, indent + INDENT)]
         self._compose(indent, [*prefix, value], span, end=span.end_line)
         return []
 
-    def _loop_head(self, loop: n.Repeat | n.For | n.Loop) -> list[Piece]:
+    def _loop_head(self, loop: n.LoopNode) -> list[Piece]:
         pieces: list[Piece] = ["parallel "] if not isinstance(loop, n.Loop) and loop.parallel else []
         if isinstance(loop, n.Loop):
             pieces.append("loop")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal as TypingLiteral
+from typing import TypeAlias
 
 from prose.lang.properties import RESERVED_PROPERTIES as RESERVED_PROPERTIES
 from prose.source import Span
@@ -418,7 +419,9 @@ Expr = (
     | Parallel
 )
 
-LOOP_NODES = (Repeat, For, Loop)
+# The loops, statements that are also expressions (in value position they collect,
+# LANGUAGE.md 4.3): one name for annotations and for `isinstance(node, LoopNode)`.
+LoopNode: TypeAlias = Repeat | For | Loop
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,50 +1,133 @@
-"""Generic traversals of the AST, for the linter's rules and the interpreter alike."""
+"""Generic traversals of the AST, for the linter's rules and the interpreter alike.
+
+Everything here rests on `children(node)`: the nodes in a node's fields, in
+field order, read from the dataclass fields of `prose.syntax.nodes` (a field
+holds children when its annotation names a node class), so a new node class
+needs no change here. A *body* is a field annotated `tuple[Stmt, ...]`: the
+statements of a block.
+"""
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Iterator
+from dataclasses import dataclass, fields
 
 from prose.syntax import nodes as n
 
 
-def child_bodies(statement: n.Stmt | n.Expr) -> Iterator[tuple[n.Stmt, ...]]:
-    """The statement blocks directly inside a statement (or loop expression)."""
-    if isinstance(statement, n.Repeat | n.For | n.Loop | n.BlockDef | n.Orphan):
-        yield statement.body
-    elif isinstance(statement, n.Parallel):
-        yield statement.branches
-    elif isinstance(statement, n.If):
-        for branch in statement.branches:
-            yield branch.body
-        if statement.orelse is not None:
-            yield statement.orelse
-    elif isinstance(statement, n.Choice):
-        for option in statement.options:
-            yield option.body
-    elif isinstance(statement, n.Try):
-        yield statement.body
-        if statement.handler is not None:
-            yield statement.handler
-        if statement.final is not None:
-            yield statement.final
-    elif isinstance(statement, n.Do):
-        yield statement.body
-    elif isinstance(statement, n.Let | n.Assign | n.Return):
-        value = statement.value
-        if isinstance(value, n.Repeat | n.For | n.Loop):
-            yield value.body
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """A field of a node class that may hold nodes."""
+
+    name: str
+    many: bool  # a tuple of them
+    mixed: bool  # a tuple that holds text too (`String.parts`)
+    body: bool  # a tuple of statements
 
 
-def value_loop(statement: n.Stmt) -> n.Repeat | n.For | n.Loop | None:
+_LAYOUTS: dict[type[n.Node], tuple[_Field, ...]] = {}
+
+
+def _layout(cls: type[n.Node]) -> tuple[_Field, ...]:
+    """The fields of `cls` that may hold nodes, in field order (computed once per class)."""
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        found = _LAYOUTS[cls] = tuple(
+            layout for layout in (_field(field.name, hints[field.name]) for field in fields(cls))
+            if layout is not None
+        )
+    return found
+
+
+def _field(name: str, hint: object) -> _Field | None:
+    options = [arg for arg in _union(hint) if arg is not type(None)]
+    sequences = [arg for arg in options if typing.get_origin(arg) is tuple]
+    if sequences:
+        items = [item for sequence in sequences for item in typing.get_args(sequence)
+                 if item is not Ellipsis]
+        if not any(_is_node(option) for item in items for option in _union(item)):
+            return None
+        mixed = not all(_is_node(option) for item in items for option in _union(item))
+        body = all(item == n.Stmt for item in items)
+        return _Field(name, True, mixed, body)
+    if any(_is_node(option) for option in options):
+        return _Field(name, False, False, False)
+    return None
+
+
+def _union(hint: object) -> tuple[object, ...]:
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def _is_node(hint: object) -> bool:
+    return isinstance(hint, type) and issubclass(hint, n.Node)
+
+
+def children(node: n.Node) -> Iterator[n.Node]:
+    """The nodes directly inside `node`, in field order (a tuple field's items in order)."""
+    for layout in _layout(type(node)):
+        value = getattr(node, layout.name)
+        if value is None:
+            continue
+        if not layout.many:
+            yield value
+        elif layout.mixed:
+            yield from (item for item in value if isinstance(item, n.Node))
+        else:
+            yield from value
+
+
+def child_bodies(node: n.Node) -> Iterator[tuple[n.Stmt, ...]]:
+    """The statement blocks directly inside a statement (or loop expression): its own
+    bodies, those of its clauses (`if` arms, `choice` options) and that of a loop in
+    value position (`let xs = for ...:`), in source order.
+
+    Expressions are not searched: the grammar puts no block inside one, except a loop
+    (or `parallel:`) in value position, which is a statement node.
+    """
+    for layout in _layout(type(node)):
+        value = getattr(node, layout.name)
+        if value is None:
+            continue
+        if layout.body:
+            yield value
+        elif not layout.many:
+            if _descend(type(value)):
+                yield from child_bodies(value)
+        else:
+            for item in value:
+                if _descend(type(item)):
+                    yield from child_bodies(item)
+
+
+_PURE_EXPRESSIONS = frozenset(typing.get_args(n.Expr)) - frozenset(typing.get_args(n.Stmt))
+_DESCEND: dict[type, bool] = {}
+
+
+def _descend(cls: type) -> bool:
+    """Whether `child_bodies` looks inside a child of class `cls` (not text, not an expression)."""
+    found = _DESCEND.get(cls)
+    if found is None:
+        found = _DESCEND[cls] = (issubclass(cls, n.Node) and cls not in _PURE_EXPRESSIONS
+                                 and bool(_layout(cls)))
+    return found
+
+
+def value_loop(statement: n.Stmt) -> n.LoopNode | None:
     """The loop in value position of `let x = <loop>`, `x = <loop>` or `return <loop>`."""
     if isinstance(statement, n.Let | n.Assign | n.Return):
         value = statement.value
-        if isinstance(value, n.Repeat | n.For | n.Loop):
+        if isinstance(value, n.LoopNode):
             return value
     return None
 
 
-def walk_statements(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt | n.Repeat | n.For | n.Loop]:
+def walk_statements(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt]:
     """Every statement (and loop in value position), depth first, in source order."""
     stack: list[Iterator[n.Stmt]] = [iter(body)]
     while stack:
@@ -73,7 +156,7 @@ def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:
             if loop is not None:
                 stack.append((loop.body, True))
             last = position == len(block) - 1
-            if isinstance(statement, n.Repeat | n.For | n.Loop):
+            if isinstance(statement, n.LoopNode):
                 stack.append((statement.body, collecting and last))
                 continue
             if isinstance(statement, n.BlockDef):
@@ -95,7 +178,7 @@ def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
                 inside.add(id(statement))
             loop = value_loop(statement)
             for inner in child_bodies(statement):
-                is_loop_body = isinstance(statement, n.Repeat | n.For | n.Loop) or (
+                is_loop_body = isinstance(statement, n.LoopNode) or (
                     loop is not None and inner is loop.body
                 )
                 stack.append((inner, looped or is_loop_body))
