@@ -75,3 +75,32 @@ def read_pattern(path: str | Path) -> PatternFile:
 
     name = str(path)
     return pattern_from_text(read_text(name), name)
+
+
+class PatternFiles:
+    """Pattern files read once each, by path: one command's cache.
+
+    `spec_result` is a `prose.spec.instance_loader.SpecLoader`, so loading an
+    instance file reads its pattern here, and the run then takes the same
+    `PatternFile` from `get`.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, PatternFile] = {}
+
+    def get(self, path: str | Path) -> PatternFile:
+        """The pattern file at `path`, read on first use (raises as `read_pattern`)."""
+        name = str(path)
+        found = self._files.get(name)
+        if found is None:
+            found = self._files[name] = read_pattern(name)
+        return found
+
+    def spec_result(self, path: Path) -> SpecResult:
+        """The loaded spec of `path`; a file that is not UTF-8 text or is empty is a finding."""
+        from prose.spec.loader import load_spec_file
+
+        try:
+            return self.get(path).loaded
+        except ProseSyntaxError:
+            return load_spec_file(path)  # it reports that problem as a PS1xx finding

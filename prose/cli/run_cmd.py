@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile, PatternFiles
+    from prose.spec.model import PatternSpec
 
 EXIT_USAGE = 2
 
@@ -43,7 +47,7 @@ def _typed(raw: str, declared: str | None) -> Any:
         return raw
 
 
-def _declared_type(spec: Any, name: str) -> str | None:
+def _declared_type(spec: PatternSpec, name: str) -> str | None:
     item = spec.config_param(name) or spec.parameter(name)
     return getattr(item, "type", None) if item is not None else None
 
@@ -192,6 +196,7 @@ def run_command(**options: Any) -> None:
 def _run(options: dict[str, Any]) -> int:
     import asyncio
 
+    from prose.pattern_file import PatternFiles
     from prose.runtime.budget import Limits
     from prose.runtime.errors import InputError
     from prose.runtime.progress import Progress
@@ -200,8 +205,11 @@ def _run(options: dict[str, Any]) -> int:
 
     target: str = options["target"]
     project = Path.cwd()
-    pattern, bindings, config, inputs = _target(target)
-    spec = _lint(pattern, options["no_check"], options["strict_flow"])
+    files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
+    path, bindings, config, inputs = _target(target, files)
+    pattern = _checked(path, files, options["no_check"], options["strict_flow"])
+    spec = pattern.spec
+    assert spec is not None  # _checked exits otherwise
     for key, raw in _pairs(options["inputs"], "--input"):
         inputs[key] = _typed(raw, _declared_type(spec, key))
     for key, path in _pairs(options["input_files"], "--input-file"):
@@ -249,6 +257,7 @@ def _run(options: dict[str, Any]) -> int:
         show_prompts=options["show_prompts"],
         debug=options["debug"],
         progress=progress,
+        files=files,
     )
     if options["show_prompts"] and script is None:
         from prose.runtime.placeholder import PlaceholderClient
@@ -281,7 +290,9 @@ def _use_cache(flag: bool | None, default_model: str | None) -> bool:
     return bool(default_model and default_model.startswith(LOCAL_PROVIDER + "/"))
 
 
-def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _target(
+    target: str, files: PatternFiles
+) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The pattern path and the instance's bindings, config and inputs (empty for a pattern)."""
     if not target.endswith((".yaml", ".yml")):
         if not Path(target).is_file():
@@ -297,7 +308,7 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
     from prose.spec.instance_loader import load_instance_file
 
     try:
-        loaded = load_instance_file(target)
+        loaded = load_instance_file(target, files.spec_result)
     except InputReadError as error:
         _fail(str(error), EXIT_USAGE)
     instance = loaded.instance
@@ -316,39 +327,36 @@ def _target(target: str) -> tuple[str, dict[str, Any], dict[str, Any], dict[str,
     )
 
 
-def _lint(pattern: str, no_check: bool, strict_flow: bool = False) -> Any:
-    """The pattern's spec; unless --no-check, refuse a pattern with lint errors (exit 1)."""
+def _checked(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) -> PatternFile:
+    """The pattern file, read once; unless --no-check, refuse one with lint errors (exit 1)."""
     from prose.errors import InputReadError, ProseSyntaxError
-    from prose.files import read_text
-    from prose.spec import load_spec
 
     try:
-        text = read_text(pattern)
+        pattern = files.get(path)
     except InputReadError as error:
         _fail(str(error), EXIT_USAGE)
     except ProseSyntaxError as error:
         click.echo(error.format(), err=True)
         raise SystemExit(1) from None
     if not no_check:
-        from prose.check import lint_text
+        from prose.check import lint_pattern
         from prose.diagnostics import Summary, render_full
         from prose.diagnostics.model import Severity
 
-        result = lint_text(text, pattern, strict_flow=strict_flow)
+        result = lint_pattern(pattern, strict_flow=strict_flow)
         errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         if errors:
             summary = Summary.of(errors, files=1)
-            click.echo(render_full(errors, {pattern: text}, summary, color=False), err=True)
+            click.echo(render_full(errors, {path: pattern.text}, summary, color=False), err=True)
             click.echo(
                 "error: the pattern has lint errors; fix them or run with --no-check", err=True
             )
             raise SystemExit(1)
-    loaded = load_spec(text, pattern)
-    if loaded.spec is None:
-        for diagnostic in loaded.errors:
+    if pattern.spec is None:
+        for diagnostic in pattern.spec_errors:
             click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
         raise SystemExit(1)
-    return loaded.spec
+    return pattern
 
 
 def _script(path: str | None) -> Any:

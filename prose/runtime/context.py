@@ -20,13 +20,19 @@ from prose.runtime.trace import Trace
 
 if TYPE_CHECKING:
     from prose.llm.types import ChatRequest, ChatResponse
-    from prose.runtime.loading import LoadedPattern
+    from prose.pattern_file import PatternFiles
     from prose.runtime.services import PatternService
     from prose.runtime.values import Value
     from prose.spec.model import PatternSpec
     from prose.syntax.nodes import Call, Program
 
 DEFAULT_CONCURRENCY = 8
+
+
+def _pattern_files() -> PatternFiles:
+    from prose.pattern_file import PatternFiles
+
+    return PatternFiles()
 
 
 class Client(Protocol):
@@ -76,8 +82,8 @@ class Shared:
     # How a call of a nested pattern runs it; handed in by the runner, so the
     # call path below it never imports the runner back.
     run_nested: NestedRunner | None = None
-    # Nested pattern files, loaded once per run.
-    patterns: dict[str, LoadedPattern] = field(default_factory=dict)
+    # Pattern files read once per run (a nested pattern's, however often it is called).
+    files: PatternFiles = field(default_factory=lambda: _pattern_files())
 
 
 @dataclass

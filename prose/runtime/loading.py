@@ -25,7 +25,7 @@ from prose.source import Span
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
-    from prose.pattern_file import PatternFile
+    from prose.pattern_file import PatternFile, PatternFiles
     from prose.spec.model import PatternSpec
 
 
@@ -39,8 +39,13 @@ class LoadedPattern:
     program: n.Program
 
 
-def load_pattern(source: str | Path | PatternFile) -> LoadedPattern:
-    """The pattern (a path is read, loaded and parsed here, once); its errors are InputErrors."""
+def load_pattern(
+    source: str | Path | PatternFile, files: PatternFiles | None = None
+) -> LoadedPattern:
+    """The pattern, fit to run; its errors are InputErrors.
+
+    A path is read, loaded and parsed through `files` (once per run), or here.
+    """
     from prose.pattern_file import PatternFile, read_pattern
 
     if isinstance(source, PatternFile):
@@ -48,7 +53,7 @@ def load_pattern(source: str | Path | PatternFile) -> LoadedPattern:
     else:
         filename = str(source)
         try:
-            pattern = read_pattern(filename)
+            pattern = files.get(filename) if files is not None else read_pattern(filename)
         except ProseSyntaxError as error:
             raise InputError(error.message, Span.point(filename, error.line, error.column)) from None
     spec, errors = pattern.spec, pattern.spec_errors

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from prose.errors import ProseError
+from prose.pattern_file import PatternFile, PatternFiles
 from prose.runtime.binding import bind_slots, check_distinct_models, globals_scope
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
@@ -55,7 +56,6 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.lang.policy import Policy
-    from prose.pattern_file import PatternFile
 
 Status = Literal["ok", "error", "budget", "violation", "interrupted"]
 STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
@@ -86,6 +86,8 @@ class RunOptions:
     strict_flow: bool = False
     show_prompts: bool = False
     progress: Callable[[str, Mapping[str, Any]], None] | None = None
+    # Pattern files already read (`prose run` of an instance reads its patterns while loading it).
+    files: PatternFiles | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     clock: Callable[[], float] = time.monotonic
     backoff_base_s: float = 1.0
@@ -165,8 +167,9 @@ async def run_pattern(
         )
     default_model = options.default_model or _config_default(options, "default_model")
     judge_model = options.judge_model or _config_default(options, "judge_model") or default_model
+    files = options.files if options.files is not None else PatternFiles()
     try:
-        loaded = load_pattern(pattern)
+        loaded = load_pattern(pattern, files)
         instance = _instance(
             loaded,
             options.bindings,
@@ -201,6 +204,7 @@ async def run_pattern(
         progress=options.progress,
         shown=[] if options.show_prompts else None,
         run_nested=run_nested,
+        files=files,
     )
     ctx = instance.context(shared, loaded)
     trace.emit(
@@ -413,13 +417,11 @@ async def run_nested(
 ) -> Value:
     """Run a nested pattern instance as a call: its own scope, the parent's meters and trace.
 
-    The nested pattern file is loaded once per run, however often it is called.
+    The nested pattern file is read once per run, however often it is called.
     """
     shared = parent.shared
     try:
-        loaded = shared.patterns.get(service.path)
-        if loaded is None:
-            loaded = shared.patterns[service.path] = load_pattern(service.path)
+        loaded = load_pattern(service.path, shared.files)
         instance = _instance(
             loaded,
             service.bindings,

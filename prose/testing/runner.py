@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.testing.model import (
     SUFFIX,
@@ -31,6 +31,9 @@ from prose.testing.model import (
     default_name,
     load_test_file,
 )
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFiles
 
 
 class Skip(Exception):
@@ -75,15 +78,19 @@ def run_test_files(files: Iterable[Path], *, keyword: str | None = None,
 
 async def _run_all(files: list[Path], keyword: str | None, trace_dir: Path | None,
                    report: Callable[[PatternTestOutcome], None] | None) -> list[PatternTestOutcome]:
+    from prose.pattern_file import PatternFiles
+
     outcomes: list[PatternTestOutcome] = []
     lint_cache: dict[str, str | None] = {}
+    patterns = PatternFiles()  # each pattern file is read, loaded and parsed once for all tests
     for file in files:
         try:
             tests = load_test_file(file)
         except PatternTestError as error:
             found = [PatternTestOutcome(default_name(file), file, [str(error)])]
         else:
-            found = [await run_test(test, trace_dir=trace_dir, lint_cache=lint_cache)
+            found = [await run_test(test, trace_dir=trace_dir, lint_cache=lint_cache,
+                                    patterns=patterns)
                      for test in tests if keyword is None or keyword in test.name]
         for outcome in found:
             outcomes.append(outcome)
@@ -93,16 +100,20 @@ async def _run_all(files: list[Path], keyword: str | None, trace_dir: Path | Non
 
 
 async def run_test(test: PatternTest, *, trace_dir: Path | None = None,
-                   lint_cache: dict[str, str | None] | None = None) -> PatternTestOutcome:
+                   lint_cache: dict[str, str | None] | None = None,
+                   patterns: PatternFiles | None = None) -> PatternTestOutcome:
     """Run one test and compare; never raises for a problem in the test or the pattern."""
+    from prose.errors import ProseError
+    from prose.pattern_file import PatternFile, PatternFiles
     from prose.runtime import RunOptions, run_pattern
     from prose.runtime.budget import Limits
 
     outcome = PatternTestOutcome(test.name, test.file)
+    patterns = patterns if patterns is not None else PatternFiles()
     try:
-        pattern, bindings, config, inputs = _instance(test)
+        path, bindings, config, inputs = _instance(test, patterns)
         if test.check:
-            problem = _lint_problem(pattern, lint_cache if lint_cache is not None else {})
+            problem = _lint_problem(path, lint_cache if lint_cache is not None else {}, patterns)
             if problem is not None:
                 raise Skip(f"the pattern has lint errors: {problem} (use `check: false` to run anyway)")
         script = _script(test)
@@ -112,11 +123,17 @@ async def run_test(test: PatternTest, *, trace_dir: Path | None = None,
     if trace_dir is not None:
         outcome.trace = trace_dir / (re.sub(r"[^A-Za-z0-9_.-]+", "-", test.name).strip("-") + ".jsonl")
     limits = Limits(**{key: test.limits[key] for key in test.limits})
+    pattern: str | PatternFile = path
+    try:
+        pattern = patterns.get(path)
+    except ProseError:
+        pass  # the run reports it, as a run of the path would
     try:
         result = await run_pattern(pattern, RunOptions(
             inputs={**inputs, **test.inputs}, config={**config, **test.config}, bindings=bindings,
             script=script, limits=limits, write_trace=outcome.trace is not None,
             trace_path=outcome.trace, require_distinct_models=test.require_distinct_models,
+            files=patterns,
         ))
     except Exception as error:  # a crash in the runtime fails this test, not the whole run
         outcome.reasons.append(f"the run crashed: {type(error).__name__}: {error}")
@@ -166,7 +183,9 @@ def call_counts(events: Iterable[Any]) -> Counter[str]:
     return counts
 
 
-def _instance(test: PatternTest) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _instance(
+    test: PatternTest, patterns: PatternFiles
+) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The pattern path and the instance's bindings, config and inputs."""
     from prose.errors import InputReadError
     from prose.runtime.errors import ProseRuntimeError
@@ -174,7 +193,7 @@ def _instance(test: PatternTest) -> tuple[str, dict[str, Any], dict[str, Any], d
     from prose.spec.instance_loader import load_instance_file
 
     try:
-        loaded = load_instance_file(test.instance)
+        loaded = load_instance_file(test.instance, patterns.spec_result)
     except InputReadError as error:
         raise Skip(f"instance: {error}") from None
     instance = loaded.instance
@@ -205,21 +224,20 @@ def _script(test: PatternTest) -> Any:
         raise Skip(f"script: {error}") from None
 
 
-def _lint_problem(pattern: str, cache: dict[str, str | None]) -> str | None:
+def _lint_problem(pattern: str, cache: dict[str, str | None], patterns: PatternFiles) -> str | None:
     """The first lint error of the pattern file (cached per file), or None."""
     if pattern in cache:
         return cache[pattern]
-    from prose.check import lint_text
+    from prose.check import lint_pattern
     from prose.diagnostics.model import Severity
     from prose.errors import ProseError
-    from prose.files import read_text
 
     try:
-        text = read_text(pattern)
+        loaded = patterns.get(pattern)
     except ProseError as error:
         cache[pattern] = str(error)
         return cache[pattern]
-    errors = [d for d in lint_text(text, pattern).diagnostics if d.severity is Severity.ERROR]
+    errors = [d for d in lint_pattern(loaded).diagnostics if d.severity is Severity.ERROR]
     cache[pattern] = f"{errors[0].span}: {errors[0].code} {errors[0].message}" if errors else None
     return cache[pattern]
 
