@@ -198,3 +198,36 @@ def test_async_handlers() -> None:
     assert asyncio.run(evaluator.handler(array, "eval_")(array, {"a": 1, "b": 2})) == 3
     with pytest.raises(UnknownNode):
         asyncio.run(evaluator.handler(array, "eval_")(n.Array((n.Literal(1),)), {}))
+
+
+# --- the walks built on it refuse an unknown node the same way -------------------------
+
+
+MYSTERY_AT = Span("p.prose.md", 4, 5, 4, 12)
+
+
+def _programs() -> list[n.Program]:
+    statement = Mystery(span=MYSTERY_AT)  # an unknown statement, then an unknown expression
+    inside = n.Let(("x",), n.Array((n.Literal(1), Mystery(span=MYSTERY_AT))))  # type: ignore[arg-type]
+    return [n.Program((statement,)), n.Program((n.Repeat(n.Literal(2), None, (inside,)),))]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("program", _programs(), ids=["statement", "expression"])
+def test_the_semantic_model_refuses_an_unknown_node(program: n.Program) -> None:
+    from prose.check.declarations import Declarations
+    from prose.check.semantic import build_model
+
+    with pytest.raises(UnknownNode, match=r"^p\.prose\.md:4:5: the semantic model has no rule "
+                                          r"for a `Mystery` node \(`_Walker` has no `visit_Mystery`"):
+        build_model(Declarations("p.prose.md", "p"), program)
+
+
+@pytest.mark.parametrize(("program", "family"), list(zip(_programs(), ["exec_", "eval_"], strict=True)),
+                         ids=["statement", "expression"])
+def test_the_flow_analysis_refuses_an_unknown_node(program: n.Program, family: str) -> None:
+    from prose.check.declarations import Declarations
+    from prose.check.flow import analyse
+
+    with pytest.raises(UnknownNode, match=rf"^p\.prose\.md:4:5: the flow analysis has no rule for "
+                                          rf"a `Mystery` node \(`_Analyser` has no `{family}Mystery`"):
+        analyse(Declarations("p.prose.md", "p"), program)

@@ -16,13 +16,13 @@ through a variable or a block parameter is a call of each of them). Loops
 run to a fixpoint; branches join; every block definition that may run is
 followed; errors (failed calls, thrown values) flow to `catch` variables
 and to parallel branches kept by `on-fail: "continue"`. A node the analysis
-does not know is refused (`UnknownNode`), never skipped.
+does not know is refused (`prose.syntax.visitor.UnknownNode`), never skipped.
 """
 
 from __future__ import annotations
 
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -33,6 +33,7 @@ from prose.lang.flows import default_texts
 from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.visitor import Visitor
 
 Defs = frozenset[int]
 NONE: Defs = frozenset()
@@ -42,10 +43,6 @@ MAX_ITERATIONS = 100
 # How many iterations of a `for s in S` loop are followed one by one to tell which
 # stage's output reaches which (each of `S` sees only its predecessor's output).
 PROBE_ITERATIONS = 3
-
-
-class UnknownNode(TypeError):
-    """The analysis met a node it has no rule for (a new node type without a flow rule)."""
 
 
 @dataclass(frozen=True)
@@ -372,8 +369,14 @@ def _flatten(value: Value) -> Value:
     return Value(label, None, value.services.union(*(item.services for item in inner)))
 
 
-class _Analyser:
-    """The abstract interpreter; also the static `Algebra` of `prose.lang.flows`."""
+class _Analyser(Visitor[Value]):
+    """The abstract interpreter; also the static `Algebra` of `prose.lang.flows`.
+
+    One `exec_<Node>(statement, state)` per statement class and one
+    `eval_<Node>(expr, state)` per expression class; each returns a `Value`."""
+
+    prefix = "exec_"
+    role = "the flow analysis"
 
     def __init__(self, result: FlowAnalysis, program: n.Program) -> None:
         self.result = result
@@ -403,15 +406,6 @@ class _Analyser:
         # leave it in, which the end of the body does not see (None: a block, whose exits
         # end the block only).
         self.exits: list[tuple[State, dict[str, list[Value]]] | None] = []
-        self._statements: dict[type, Callable[[Any, State], Value]] = {
-            n.Let: self._let, n.Assign: self._assign, n.Append: self._append,
-            n.ExprStmt: self._expr_stmt, n.Return: self._return, n.Throw: self._throw,
-            n.Repeat: self._loop_stmt, n.For: self._loop_stmt, n.Loop: self._loop_stmt,
-            n.Parallel: self._parallel, n.If: self._if, n.Choice: self._choice,
-            n.Try: self._try, n.Orphan: self._orphan, n.Do: self._do,
-            n.BlockDef: self._block_def, n.Use: self._use,
-            n.Continue: self._exit, n.Break: self._exit,
-        }
 
     # --- the algebra of prose.lang.flows ---------------------------------------
 
@@ -488,10 +482,10 @@ class _Analyser:
             for position, statement in enumerate(body):
                 self._snapshot(state)
                 if (collecting and position == len(body) - 1
-                        and isinstance(statement, n.Repeat | n.For | n.Loop)):
+                        and isinstance(statement, n.LoopNode)):
                     last = self._loop(statement, state, collecting=True)  # LANGUAGE.md 4.3
                 else:
-                    last = self._statement(statement, state)
+                    last = self.visit(statement, state)
             self._snapshot(state)
         finally:
             self.pc = saved_pc
@@ -507,12 +501,6 @@ class _Analyser:
                 if seen is not value:
                     history[name] = value if seen is None else _join([seen, value])
 
-    def _statement(self, statement: n.Stmt, state: State) -> Value:
-        handler = self._statements.get(type(statement))
-        if handler is None:
-            raise UnknownNode(f"the flow analysis has no rule for a `{type(statement).__name__}` node")
-        return handler(statement, state)
-
     def _exit(self, statement: n.Stmt, state: State) -> Value:
         """`continue`, `break` (and `return`): the body ends here, with the state as it is."""
         frame = self.exits[-1] if self.exits else None
@@ -525,7 +513,9 @@ class _Analyser:
                     break
         return CONSTANT
 
-    def _let(self, statement: n.Let, state: State) -> Value:
+    exec_Continue = exec_Break = _exit
+
+    def exec_Let(self, statement: n.Let, state: State) -> Value:
         value = self._expr(statement.value, state)
         where = statement.head if statement.head.line else statement.span
         for name in statement.names:
@@ -534,7 +524,7 @@ class _Analyser:
             self.let_frames[-1].add(name)
         return value
 
-    def _assign(self, statement: n.Assign, state: State) -> Value:
+    def exec_Assign(self, statement: n.Assign, state: State) -> Value:
         value = self._expr(statement.value, state)
         root = _root_name(statement.target)
         if root is None:
@@ -575,7 +565,7 @@ class _Analyser:
             return Value(old.label, None)
         return _set_path(old, list(reversed(path)), value)
 
-    def _append(self, statement: n.Append, state: State) -> Value:
+    def exec_Append(self, statement: n.Append, state: State) -> Value:
         value = self._expr(statement.value, state)
         root = _root_name(statement.target)
         if root is not None:
@@ -584,10 +574,10 @@ class _Analyser:
             state[root] = self._bind(root, merged, statement.span, "record")
         return CONSTANT
 
-    def _expr_stmt(self, statement: n.ExprStmt, state: State) -> Value:
+    def exec_ExprStmt(self, statement: n.ExprStmt, state: State) -> Value:
         return self._expr(statement.expr, state)
 
-    def _return(self, statement: n.Return, state: State) -> Value:
+    def exec_Return(self, statement: n.Return, state: State) -> Value:
         value = self._expr(statement.value, state) if statement.value is not None else CONSTANT
         self._exit(statement, state)  # it ends a collecting loop's iteration or a branch
         label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
@@ -597,7 +587,7 @@ class _Analyser:
             self.result.returns.append((statement, replace(value, label=label)))
         return value
 
-    def _throw(self, statement: n.Throw, state: State) -> Value:
+    def exec_Throw(self, statement: n.Throw, state: State) -> Value:
         if statement.value is None:
             if self.handling:
                 self.raised[-1].update(self.handling[-1])
@@ -607,10 +597,17 @@ class _Analyser:
         self.raised[-1].add(self._define("<error>", statement.span, "error", label))
         return CONSTANT
 
-    def _loop_stmt(self, loop: n.Repeat | n.For | n.Loop, state: State) -> Value:
+    def exec_Repeat(self, loop: n.LoopNode, state: State) -> Value:
         return self._loop(loop, state, collecting=False)
 
-    def _loop(self, loop: n.Repeat | n.For | n.Loop, state: State, collecting: bool) -> Value:
+    exec_For = exec_Loop = exec_Repeat
+
+    def eval_Repeat(self, loop: n.LoopNode, state: State) -> Value:
+        return self._loop(loop, state, collecting=True)
+
+    eval_For = eval_Loop = eval_Repeat
+
+    def _loop(self, loop: n.LoopNode, state: State, collecting: bool) -> Value:
         parallel = bool(getattr(loop, "parallel", False))
         depends: Defs = NONE
         element = Value()
@@ -737,7 +734,7 @@ class _Analyser:
     def _block_count(self) -> int:
         return sum(len(found) for found in self.blocks.values())
 
-    def _parallel(self, statement: n.Parallel, state: State) -> Value:
+    def exec_Parallel(self, statement: n.Parallel, state: State) -> Value:
         published: dict[str, list[Value]] = {}
         values: set[int] = set()
         errors: set[int] = set()
@@ -752,7 +749,7 @@ class _Analyser:
             exits: dict[str, list[Value]] = {}
             self.exits.append((child, exits))
             try:
-                last = self._statement(branch, child)
+                last = self.visit(branch, child)
             finally:
                 self.exits.pop()
                 values |= self.collecting.pop()
@@ -772,7 +769,9 @@ class _Analyser:
             values |= errors
         return Value(self._crossing(frozenset(values), statement))
 
-    def _if(self, statement: n.If, state: State) -> Value:
+    eval_Parallel = exec_Parallel
+
+    def exec_If(self, statement: n.If, state: State) -> Value:
         outcomes: list[State] = []
         saved_pc = self.pc
         depends: Defs = NONE
@@ -794,7 +793,7 @@ class _Analyser:
             self.pc = flows.under(self, self.pc, depends, True)
         return CONSTANT
 
-    def _choice(self, statement: n.Choice, state: State) -> Value:
+    def exec_Choice(self, statement: n.Choice, state: State) -> Value:
         depends = self._condition(statement.criteria, state)
         saved_pc = self.pc
         outcomes: list[State] = []
@@ -811,7 +810,7 @@ class _Analyser:
             self.pc = flows.under(self, self.pc, depends, True)
         return CONSTANT
 
-    def _try(self, statement: n.Try, state: State) -> Value:
+    def exec_Try(self, statement: n.Try, state: State) -> Value:
         body = state.fork()
         self.raised.append(set())
         self.try_states.append({})
@@ -853,20 +852,20 @@ class _Analyser:
             self._body(statement.final, state)
         return CONSTANT
 
-    def _orphan(self, statement: n.Orphan, state: State) -> Value:
+    def exec_Orphan(self, statement: n.Orphan, state: State) -> Value:
         self._body(statement.body, state.fork())
         return CONSTANT
 
-    def _block_def(self, statement: n.BlockDef, state: State) -> Value:
+    def exec_BlockDef(self, statement: n.BlockDef, state: State) -> Value:
         self.blocks.setdefault(statement.name, set()).add(statement)  # a definition that may run
         self.block_homes[id(statement)] = state.depth
         return CONSTANT
 
-    def _use(self, statement: n.Use, state: State) -> Value:
+    def exec_Use(self, statement: n.Use, state: State) -> Value:
         state[statement.alias] = Value(services=frozenset({statement.alias}))
         return CONSTANT
 
-    def _do(self, statement: n.Do, state: State) -> Value:
+    def exec_Do(self, statement: n.Do, state: State) -> Value:
         args = [self._expr(arg, state) for arg in statement.args]
         if statement.name is None:
             return self._invoke(statement.body, (), [], state.isolate(), statement.span)
@@ -907,40 +906,40 @@ class _Analyser:
     def _expr(self, expr: n.Expr | None, state: State) -> Value:
         if expr is None:
             return CONSTANT
-        if isinstance(expr, n.Literal):
-            return CONSTANT
-        if isinstance(expr, n.Name):
-            return self._name(expr.name, state)
-        if isinstance(expr, n.String):
-            return self._string(expr, state)
-        if isinstance(expr, n.Member):
-            return self._member(self._expr(expr.obj, state), expr.name)
-        if isinstance(expr, n.Index):
-            return self._index(expr, state)
-        if isinstance(expr, n.Array):
-            items = [self._expr(item, state) for item in expr.items]
-            label = flows.container(self, [_flatten(item).label for item in items], ())
-            return Value(label, None, frozenset().union(*(item.services for item in items)))
-        if isinstance(expr, n.Object):
-            entries = {entry.key: self._expr(entry.value, state) for entry in expr.entries}
-            keys = flows.container(self, (), [(e.key, e.span) for e in expr.entries])
-            return Value(keys, entries, frozenset().union(*(v.services for v in entries.values())))
-        if isinstance(expr, n.Call):
-            return self._call(expr, state)
-        if isinstance(expr, n.Repeat | n.For | n.Loop):
-            return self._loop(expr, state, collecting=True)
-        if isinstance(expr, n.Parallel):
-            return self._parallel(expr, state)
-        if isinstance(expr, n.Compare):
-            operands = [self._expr(expr.left, state), self._expr(expr.right, state)]
-            return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
-        if isinstance(expr, n.BoolOp):
-            operands = [self._expr(operand, state) for operand in expr.operands]
-            return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
-        if isinstance(expr, n.Not | n.IsTest):
-            operand = _flatten(self._expr(expr.operand, state))
-            return Value(flows.predicate(self, [operand.label]), {})
-        raise UnknownNode(f"the flow analysis has no rule for a `{type(expr).__name__}` node")
+        return self.handler(expr, "eval_")(expr, state)
+
+    def eval_Literal(self, expr: n.Literal, state: State) -> Value:
+        return CONSTANT
+
+    def eval_Name(self, expr: n.Name, state: State) -> Value:
+        return self._name(expr.name, state)
+
+    def eval_Member(self, expr: n.Member, state: State) -> Value:
+        return self._member(self._expr(expr.obj, state), expr.name)
+
+    def eval_Array(self, expr: n.Array, state: State) -> Value:
+        items = [self._expr(item, state) for item in expr.items]
+        label = flows.container(self, [_flatten(item).label for item in items], ())
+        return Value(label, None, frozenset().union(*(item.services for item in items)))
+
+    def eval_Object(self, expr: n.Object, state: State) -> Value:
+        entries = {entry.key: self._expr(entry.value, state) for entry in expr.entries}
+        keys = flows.container(self, (), [(e.key, e.span) for e in expr.entries])
+        return Value(keys, entries, frozenset().union(*(v.services for v in entries.values())))
+
+    def eval_Compare(self, expr: n.Compare, state: State) -> Value:
+        operands = [self._expr(expr.left, state), self._expr(expr.right, state)]
+        return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
+
+    def eval_BoolOp(self, expr: n.BoolOp, state: State) -> Value:
+        operands = [self._expr(operand, state) for operand in expr.operands]
+        return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
+
+    def eval_Not(self, expr: n.Not | n.IsTest, state: State) -> Value:
+        operand = _flatten(self._expr(expr.operand, state))
+        return Value(flows.predicate(self, [operand.label]), {})
+
+    eval_IsTest = eval_Not
 
     def _name(self, name: str, state: State) -> Value:
         found = state.get(name)
@@ -964,7 +963,7 @@ class _Analyser:
         self.globals[name] = known
         return known
 
-    def _string(self, expr: n.String, state: State) -> Value:
+    def eval_String(self, expr: n.String, state: State) -> Value:
         pieces: list[str] = []
         values: list[Defs] = []
         for part in expr.parts:
@@ -995,7 +994,7 @@ class _Analyser:
             return Value(label, None, value.services)
         return Value(label, element.fields, element.services)
 
-    def _index(self, expr: n.Index, state: State) -> Value:
+    def eval_Index(self, expr: n.Index, state: State) -> Value:
         container = self._expr(expr.obj, state)
         key = self._expr(expr.index, state)
         element: Value | None = None
@@ -1007,7 +1006,7 @@ class _Analyser:
                             _flatten(key).label, self.strict)
         return Value(label, element.fields if element is not None else None, container.services)
 
-    def _call(self, call: n.Call, state: State) -> Value:
+    def eval_Call(self, call: n.Call, state: State) -> Value:
         target = self._expr(call.target, state)
         site = self.result.calls.get(id(call))
         if site is None:

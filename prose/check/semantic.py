@@ -5,7 +5,8 @@ bindings (with their kind and uses), references (resolved or not), call
 sites with what they target, assignments to read-only names, second `let`
 statements, loop control outside loops, parallel-branch races and
 unreachable statements. Scoping follows LANGUAGE.md 4.1: one scope per
-pattern body, a child scope per parallel branch and per block.
+pattern body, a child scope per parallel branch and per block. A node the
+walk has no `visit_` method for is refused (`prose.syntax.visitor.UnknownNode`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Literal
 from prose.check.declarations import Declarations
 from prose.source import Span
 from prose.syntax import nodes as n
-from prose.syntax.walk import bound_names
+from prose.syntax.visitor import Visitor
+from prose.syntax.walk import bound_names, walk_statements
 
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param"]
 READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param")
@@ -107,7 +109,11 @@ def build_model(decl: Declarations, program: n.Program) -> SemanticModel:
     return model
 
 
-class _Walker:
+class _Walker(Visitor[None]):
+    """One `visit_<Node>(node, scope)` per node class, statements and expressions alike."""
+
+    role = "the semantic model"
+
     def __init__(self, model: SemanticModel) -> None:
         self.model = model
         self.decl = model.decl
@@ -125,8 +131,6 @@ class _Walker:
     def run(self) -> None:
         # Every block definition that may run, also one inside an `if` (the top-level one
         # first: it is hoisted; a nested one is bound when its statement runs).
-        from prose.syntax.walk import walk_statements
-
         for statement in walk_statements(self.model.program.body):
             if isinstance(statement, n.BlockDef) and statement.name not in self.blocks:
                 self.blocks[statement.name] = statement
@@ -181,7 +185,7 @@ class _Walker:
         root = target
         while isinstance(root, n.Member | n.Index):
             if isinstance(root, n.Index):
-                self._expr(root.index, scope)
+                self.visit(root.index, scope)
             root = root.obj
         if not isinstance(root, n.Name):
             self.model.findings.append(Finding("bad-target", "", span))
@@ -214,16 +218,12 @@ class _Walker:
                     Finding("unreachable", type(ended).__name__.lower(), statement.span, ended.span)
                 )
                 reported = True
-            self._statement(statement, scope)
+            self.visit(statement, scope)
             if isinstance(statement, n.Return | n.Throw | n.Break | n.Continue):
                 ended = statement
 
-    def _statement(self, statement: n.Stmt, scope: Scope) -> None:
-        method = getattr(self, "visit_" + type(statement).__name__)
-        method(statement, scope)
-
     def visit_Let(self, statement: n.Let, scope: Scope) -> None:
-        self._expr(statement.value, scope)
+        self.visit(statement.value, scope)
         for name in statement.names:
             self._bind_let(scope, name, _head(statement), statement.const, statement)
         service = self._service_of(statement.value, scope)
@@ -245,19 +245,19 @@ class _Walker:
 
     def visit_Assign(self, statement: n.Assign, scope: Scope) -> None:
         # Writing into a variable (`x = v`, `x.key = v`) is not reading it.
-        self._expr(statement.value, scope)
+        self.visit(statement.value, scope)
         self._assign_target(statement.target, scope, statement.span, "assigns")
 
     def visit_ExprStmt(self, statement: n.ExprStmt, scope: Scope) -> None:
-        self._expr(statement.expr, scope)
+        self.visit(statement.expr, scope)
 
     def visit_Return(self, statement: n.Return, scope: Scope) -> None:
         if statement.value is not None:
-            self._expr(statement.value, scope)
+            self.visit(statement.value, scope)
 
     def visit_Throw(self, statement: n.Throw, scope: Scope) -> None:
         if statement.value is not None:
-            self._expr(statement.value, scope)
+            self.visit(statement.value, scope)
 
     def visit_Continue(self, statement: n.Continue, scope: Scope) -> None:
         if self.loop_depth == 0:
@@ -269,16 +269,16 @@ class _Walker:
 
     def visit_Append(self, statement: n.Append, scope: Scope) -> None:
         # Appending to a list is writing it: a list only ever appended to is unused.
-        self._expr(statement.value, scope)
+        self.visit(statement.value, scope)
         self._assign_target(statement.target, scope, statement.span, statement.keyword + "s into")
 
     def visit_Repeat(self, statement: n.Repeat, scope: Scope) -> None:
-        self._expr(statement.count, scope)
+        self.visit(statement.count, scope)
         names: list[tuple[str | None, str | None]] = [(statement.var, None)]
         self._loop_body(statement.body, scope, statement.parallel, names, statement.span)
 
     def visit_For(self, statement: n.For, scope: Scope) -> None:
-        self._expr(statement.iterable, scope)
+        self.visit(statement.iterable, scope)
         service_of = None
         if isinstance(statement.iterable, n.Name) and statement.iterable.name in self.decl.slots:
             service_of = statement.iterable.name
@@ -303,7 +303,7 @@ class _Walker:
 
     def visit_Loop(self, statement: n.Loop, scope: Scope) -> None:
         if statement.max is not None:
-            self._expr(statement.max, scope)
+            self.visit(statement.max, scope)
         names: list[tuple[str | None, str | None]] = [(statement.var, None)]
         if statement.condition is not None:
             # The condition is evaluated before every iteration, the first included.
@@ -357,7 +357,7 @@ class _Walker:
             child.sibling_names = {name: span for name, (owner, span) in bound_by.items() if owner != index}
             self.in_parallel_branch.append(child)
             try:
-                self._statement(branch, child)
+                self.visit(branch, child)
             finally:
                 self.in_parallel_branch.pop()
             for binding in child.names.values():
@@ -424,7 +424,7 @@ class _Walker:
 
     def visit_Do(self, statement: n.Do, scope: Scope) -> None:
         for arg in statement.args:
-            self._expr(arg, scope)
+            self.visit(arg, scope)
         if statement.name is not None:
             self._reference(statement.name, statement.span, scope, "do")
             block = self.blocks.get(statement.name)
@@ -441,40 +441,48 @@ class _Walker:
 
     # --- expressions -------------------------------------------------------------
 
-    def _expr(self, expr: n.Expr, scope: Scope) -> None:
-        if isinstance(expr, n.Name):
-            self._reference(expr.name, expr.span, scope, "read")
-        elif isinstance(expr, n.String):
-            for part in expr.parts:
-                if isinstance(part, n.Interpolation):
-                    self._reference(part.path[0], part.span, scope, "interpolation")
-        elif isinstance(expr, n.Member):
-            self._expr(expr.obj, scope)
-        elif isinstance(expr, n.Index):
-            self._expr(expr.obj, scope)
-            self._expr(expr.index, scope)
-        elif isinstance(expr, n.Array):
-            for item in expr.items:
-                self._expr(item, scope)
-        elif isinstance(expr, n.Object):
-            for entry in expr.entries:
-                self._expr(entry.value, scope)
-        elif isinstance(expr, n.Call):
-            self._call(expr, scope)
-        elif isinstance(expr, n.Compare):
-            self._expr(expr.left, scope)
-            self._expr(expr.right, scope)
-        elif isinstance(expr, n.BoolOp):
-            for operand in expr.operands:
-                self._expr(operand, scope)
-        elif isinstance(expr, n.Not | n.IsTest):
-            self._expr(expr.operand, scope)
-        elif isinstance(expr, n.Repeat | n.For | n.Loop):
-            self._statement(expr, scope)
+    def visit_Literal(self, expr: n.Literal, scope: Scope) -> None:
+        pass
 
-    def _call(self, call: n.Call, scope: Scope) -> None:
+    def visit_Name(self, expr: n.Name, scope: Scope) -> None:
+        self._reference(expr.name, expr.span, scope, "read")
+
+    def visit_String(self, expr: n.String, scope: Scope) -> None:
+        for part in expr.parts:
+            if isinstance(part, n.Interpolation):
+                self._reference(part.path[0], part.span, scope, "interpolation")
+
+    def visit_Member(self, expr: n.Member, scope: Scope) -> None:
+        self.visit(expr.obj, scope)
+
+    def visit_Index(self, expr: n.Index, scope: Scope) -> None:
+        self.visit(expr.obj, scope)
+        self.visit(expr.index, scope)
+
+    def visit_Array(self, expr: n.Array, scope: Scope) -> None:
+        for item in expr.items:
+            self.visit(item, scope)
+
+    def visit_Object(self, expr: n.Object, scope: Scope) -> None:
+        for entry in expr.entries:
+            self.visit(entry.value, scope)
+
+    def visit_Compare(self, expr: n.Compare, scope: Scope) -> None:
+        self.visit(expr.left, scope)
+        self.visit(expr.right, scope)
+
+    def visit_BoolOp(self, expr: n.BoolOp, scope: Scope) -> None:
+        for operand in expr.operands:
+            self.visit(operand, scope)
+
+    def visit_Not(self, expr: n.Not | n.IsTest, scope: Scope) -> None:
+        self.visit(expr.operand, scope)
+
+    visit_IsTest = visit_Not
+
+    def visit_Call(self, call: n.Call, scope: Scope) -> None:
         for prop in call.properties:
-            self._expr(prop.value, scope)
+            self.visit(prop.value, scope)
         target = call.target
         root = target
         while isinstance(root, n.Member | n.Index):
@@ -512,7 +520,7 @@ class _Walker:
 
     def _condition(self, condition: n.Condition, scope: Scope) -> None:
         if condition.predicate is not None:
-            self._expr(condition.predicate, scope)
+            self.visit(condition.predicate, scope)
             self.model.conditions.append((condition, ()))
             return
         seen: list[str] = []
