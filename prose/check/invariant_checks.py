@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from prose.check.flow import CallFlow, FlowAnalysis, Resolved, Value
-from prose.check.rule import CheckContext
 from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.channels import call_channels
@@ -14,6 +14,9 @@ from prose.lang.policy import PREDECESSOR, Policy, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.check.rule import CheckContext  # rule.py imports this module when it runs
 
 
 @dataclass(frozen=True)
