@@ -10,7 +10,7 @@ import pytest
 
 from prose.check import docgen
 from prose.check.catalogue import RuleEntry, catalogue
-from prose.check.registry import RULE_TABLE, rule_by_code
+from prose.check.registry import all_rules, rule_by_code, rule_table
 from prose.check.rule import DOC_SECTIONS
 from tests.conftest import FIXTURES, ROOT
 
@@ -19,7 +19,7 @@ REQUIRED = list(docgen.SECTIONS)
 _REGENERATE = "docs/rules is out of date: run `python -m prose.check.docgen`"
 
 
-@pytest.mark.parametrize("code", sorted(RULE_TABLE))
+@pytest.mark.parametrize("code", sorted(rule_table()))
 def test_lint_rule_docstring_has_every_section(code: str) -> None:
     rule = rule_by_code(code)
     assert rule is not None
@@ -33,7 +33,7 @@ def test_lint_rule_docstring_has_every_section(code: str) -> None:
     assert empty == [], f"{code}: empty sections {empty}"
 
 
-@pytest.mark.parametrize("code", sorted(RULE_TABLE))
+@pytest.mark.parametrize("code", sorted(rule_table()))
 def test_lint_rule_has_a_fixture_file(code: str) -> None:
     path = FIXTURES / "rules" / f"{code}.yaml"
     assert path.is_file(), f"{code} has no fixture: create {path.relative_to(ROOT)} (see its README.md)"
@@ -102,3 +102,39 @@ def test_command_line(tmp_path: Path) -> None:
     assert sorted(path.name for path in target.iterdir()) == sorted(docgen.render())
     checked = run("--check", str(target))
     assert checked.returncode == 0, checked.stderr
+
+
+# --- the registry ---------------------------------------------------------------------
+
+
+def test_every_rule_class_is_registered_under_its_code() -> None:
+    import prose.check.rules
+    from prose.check.rule import Rule
+
+    def subclasses(cls: type[Rule]) -> list[type[Rule]]:
+        return [sub for direct in cls.__subclasses__() for sub in (direct, *subclasses(direct))]
+
+    defined = [cls for cls in subclasses(Rule) if cls.__module__.startswith(prose.check.rules.__name__)]
+    table = rule_table()
+    assert sorted(table.values(), key=lambda cls: cls.code) == sorted(defined, key=lambda cls: cls.code)
+    assert all(table[code].code == code for code in table)
+    assert list(table) == sorted(table)
+    assert [rule.code for rule in all_rules()] == list(table)
+
+
+def test_the_decorator_refuses_a_code_taken_twice_or_missing() -> None:
+    from prose.check.rule import REGISTERED, Rule, rule
+
+    before = dict(REGISTERED)
+
+    class Twin(Rule):
+        code = "PN101"
+
+    class Nameless(Rule):
+        pass
+
+    with pytest.raises(RuntimeError, match="rule code PN101 is taken twice: UndefinedName and "):
+        rule(Twin)
+    with pytest.raises(TypeError, match="sets no `code` of its own"):
+        rule(Nameless)
+    assert before == REGISTERED

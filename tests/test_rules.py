@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from prose.check import lint_text
-from prose.check.registry import RULE_TABLE
+from prose.check.registry import rule_table
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.spec import load_spec
 from tests.conftest import FIXTURES, ROOT, run_prose
@@ -315,7 +315,7 @@ def test_fixture_file_is_well_formed(path: Path) -> None:
     assert load_fixture(path), f"{path.name} has no cases"
 
 
-@pytest.mark.parametrize("code", sorted(RULE_TABLE))
+@pytest.mark.parametrize("code", sorted(rule_table()))
 def test_every_rule_has_failing_and_passing_cases(code: str) -> None:
     path = RULE_FIXTURES / f"{code}.yaml"
     assert path.is_file(), f"no fixture file for {code}: create {path.relative_to(ROOT)}"

@@ -1,10 +1,10 @@
-"""The rule base class and the context every rule receives."""
+"""The rule base class, the `@rule` decorator that registers one, and the context every rule receives."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from prose.check.declarations import Declarations
 from prose.check.semantic import SemanticModel
@@ -114,3 +114,22 @@ class Rule:
         import inspect
 
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+RuleClass = TypeVar("RuleClass", bound=type[Rule])
+
+# code -> rule class, filled by `@rule` as the modules of `prose.check.rules` are imported;
+# `prose.check.registry` imports them and reads it.
+REGISTERED: dict[str, type[Rule]] = {}
+
+
+def rule(cls: RuleClass) -> RuleClass:
+    """Class decorator: enter a `Rule` subclass in the registry under its `code`."""
+    code = cls.__dict__.get("code")
+    if not isinstance(code, str):
+        raise TypeError(f"rule {cls.__qualname__} sets no `code` of its own")
+    taken = REGISTERED.get(code)
+    if taken is not None and taken is not cls:
+        raise RuntimeError(f"rule code {code} is taken twice: {taken.__qualname__} and {cls.__qualname__}")
+    REGISTERED[code] = cls
+    return cls

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
+@rule
 class EmptyCondition(Rule):
     """A condition with no text.
 
@@ -44,6 +45,7 @@ class EmptyCondition(Rule):
                 yield self.diagnostic(condition.span, "empty condition")
 
 
+@rule
 class DiscretionWithoutNames(Rule):
     """A discretion condition that mentions no value in scope.
 
@@ -92,6 +94,7 @@ STRATEGIES = ("all", "first", "any")
 ON_FAIL = ("fail-fast", "continue", "ignore")
 
 
+@rule
 class InvalidParallelModifiers(Rule):
     """Parallel modifiers that do not make sense.
 

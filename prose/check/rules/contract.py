@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang.properties import RESERVED_PROPERTIES as RESERVED
 from prose.lang.words import requirement_matches
@@ -12,6 +12,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import terminal_returns
 
 
+@rule
 class ReturnsMismatch(Rule):
     """The keys a pattern returns differ from its `### Returns` section.
 
@@ -72,6 +73,7 @@ class ReturnsMismatch(Rule):
             )
 
 
+@rule
 class MissingRequiredInput(Rule):
     """A call does not pass an input its slot requires.
 

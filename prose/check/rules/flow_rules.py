@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.source import Span
 
 
+@rule
 class LoopControlOutsideLoop(Rule):
     """`continue` or `break` outside a loop.
 
@@ -42,6 +43,7 @@ class LoopControlOutsideLoop(Rule):
             yield self.diagnostic(finding.span, f"`{finding.name}` outside a loop")
 
 
+@rule
 class OrphanClause(Rule):
     """`else`/`elif` without `if`, or `catch`/`finally` without `try`.
 
@@ -84,6 +86,7 @@ class OrphanClause(Rule):
             )
 
 
+@rule
 class BranchResultBeforeJoin(Rule):
     """A `parallel:` branch reads a name that a sibling branch binds.
 
@@ -128,6 +131,7 @@ class BranchResultBeforeJoin(Rule):
             )
 
 
+@rule
 class ParallelSameName(Rule):
     """Two branches of a `parallel:` block bind the same name.
 
@@ -172,6 +176,7 @@ class ParallelSameName(Rule):
             )
 
 
+@rule
 class ParallelRace(Rule):
     """A parallel branch assigns, records or appends into an outer variable.
 
@@ -217,6 +222,7 @@ class ParallelRace(Rule):
             )
 
 
+@rule
 class UnreachableCode(Rule):
     """Statements after an unconditional `return`, `throw`, `break` or `continue`.
 
@@ -252,6 +258,7 @@ class UnreachableCode(Rule):
             )
 
 
+@rule
 class WaitForAllThenPickFirst(Rule):
     """A `parallel for` waits for every branch, then a loop picks the first good result.
 

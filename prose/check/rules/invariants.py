@@ -12,7 +12,7 @@ from prose.check.invariant_checks import (
     of_rule,
     where,
 )
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
 from prose.lang.words import whole_word
@@ -30,6 +30,7 @@ def _channel(found: SiteViolation) -> str:
     return found.violation.channel or "the call"
 
 
+@rule
 class SeesOnlyViolated(Rule):
     """A call passes a slot an input outside its `sees only` list.
 
@@ -74,6 +75,7 @@ class SeesOnlyViolated(Rule):
                            *ctx.flow.path_labels(found.site.call, found.prop)],
             )
 
+@rule
 class NeverSeesViolated(Rule):
     """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
 
@@ -117,6 +119,7 @@ class NeverSeesViolated(Rule):
                 secondary=_leak(ctx, found),
             )
 
+@rule
 class IndependenceViolated(Rule):
     """Two slots declared independent, and one receives the other's output.
 
@@ -163,6 +166,7 @@ class IndependenceViolated(Rule):
                 secondary=_leak(ctx, found, transitive=ctx.policy.strict),
             )
 
+@rule
 class NeverSeesIndirectlyViolated(Rule):
     """A value influenced by `B`, even through other calls, reaches `A`.
 
@@ -202,6 +206,7 @@ class NeverSeesIndirectlyViolated(Rule):
                 secondary=_leak(ctx, found, transitive=True),
             )
 
+@rule
 class UnawareOfViolated(Rule):
     """Literal text sent to `A` names `B`, `B`'s role, or the pattern.
 
@@ -272,6 +277,7 @@ class UnawareOfViolated(Rule):
                 return prop.span, origin
         return prop.span, None
 
+@rule
 class OwnChainViolated(Rule):
     """A call of `A` receives another `A` chain's output.
 
@@ -327,6 +333,7 @@ class OwnChainViolated(Rule):
             )
 
 
+@rule
 class PredecessorViolated(Rule):
     """A service of a list-valued slot receives an output other than its predecessor's.
 
@@ -378,6 +385,7 @@ class PredecessorViolated(Rule):
             )
 
 
+@rule
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prose.check.invariant_checks import of_rule, where
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
 from prose.syntax import nodes as n
 from prose.syntax.walk import terminal_returns
 
 
+@rule
 class UndeclaredInput(Rule):
     """A call passes an input that the slot's `requires:` does not declare.
 
@@ -71,6 +72,7 @@ _DESCRIPTIVE_STARTS = {
 }  # fmt: skip
 
 
+@rule
 class StringLiteralInReturn(Rule):
     """A string literal stands in for a computed value in a return.
 

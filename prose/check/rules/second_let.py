@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 
 
+@rule
 class SecondLet(Rule):
     """A second `let` statement binds a name that is already bound.
 

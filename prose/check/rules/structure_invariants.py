@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from prose.check.invariant_checks import forms, of_rule, where
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.check.rules.termination import static_bound
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
@@ -14,6 +14,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import statements_in_loops, terminal_returns, walk_statements
 
 
+@rule
 class LoopNotBoundedByConfig(Rule):
     """A loop is not bounded by the config key an invariant names.
 
@@ -74,6 +75,7 @@ class LoopNotBoundedByConfig(Rule):
                 )
 
 
+@rule
 class OnlyGrowsViolated(Rule):
     """A list declared to only grow is reassigned or rebuilt.
 
@@ -134,6 +136,7 @@ class OnlyGrowsViolated(Rule):
                 )
 
 
+@rule
 class ReturnsMergedViolated(Rule):
     """The result does not return two slots' outputs unmerged.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
@@ -52,6 +52,7 @@ def _loops(ctx: CheckContext) -> Iterator[n.Repeat | n.Loop]:
             yield statement
 
 
+@rule
 class UnboundedRepeat(Rule):
     """A `repeat` count that is not a static integer >= 0.
 
@@ -102,6 +103,7 @@ class UnboundedRepeat(Rule):
                 yield self.diagnostic(loop.count.span, f"`repeat` count {value} is negative")
 
 
+@rule
 class LoopWithoutMax(Rule):
     """A `loop` without `(max: N)`.
 
@@ -143,6 +145,7 @@ class LoopWithoutMax(Rule):
                 )
 
 
+@rule
 class InvalidMax(Rule):
     """A loop `max` that is not a positive integer.
 

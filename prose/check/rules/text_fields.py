@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
+@rule
 class FieldOfTextOutput(Rule):
     """A field is read from a call result that has no output schema, so it is text.
 

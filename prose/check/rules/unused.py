@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule
+from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 
 
+@rule
 class UnusedVariable(Rule):
     """A variable is bound and never read.
 
@@ -44,6 +45,7 @@ class UnusedVariable(Rule):
                 yield self.diagnostic(binding.span, f"`{binding.name}` is never read")
 
 
+@rule
 class UnusedSlot(Rule):
     """A declared slot is never called.
 
@@ -77,6 +79,7 @@ class UnusedSlot(Rule):
                 yield self.diagnostic(slot.span, f"slot `{name}` is never called")
 
 
+@rule
 class UnusedConfig(Rule):
     """A config key is never read.
 
