@@ -13,15 +13,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from prose.check.declarations import Declarations
+from prose.check.findings import (
+    ArityMismatch,
+    BadAssignTarget,
+    BadCallTarget,
+    BranchWritesOuter,
+    Finding,
+    LetRepeated,
+    LoopControlMisplaced,
+    LoopVariableShadows,
+    NameUndefined,
+    NotAService,
+    ReadBeforeJoin,
+    ReadOnlyAssigned,
+    SiblingsBindSameName,
+    StrayClause,
+    Unreachable,
+)
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.visitor import Visitor
 from prose.syntax.walk import bound_names, walk_statements
 
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param"]
+F = TypeVar("F", bound=Finding)
 READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param")
 
 
@@ -73,17 +91,6 @@ class CallSite:
     index_var: str | None = None
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A fact a rule turns into a diagnostic (kind names the rule's concern)."""
-
-    kind: str
-    name: str
-    span: Span
-    other: Span | None = None
-    detail: str = ""
-
-
 @dataclass
 class SemanticModel:
     decl: Declarations
@@ -97,8 +104,9 @@ class SemanticModel:
     conditions: list[tuple[n.Condition, tuple[str, ...]]] = field(default_factory=list)
     list_valued_slots: set[str] = field(default_factory=set)
 
-    def of_kind(self, kind: str) -> Iterator[Finding]:
-        return (finding for finding in self.findings if finding.kind == kind)
+    def findings_of(self, kind: type[F]) -> Iterator[F]:
+        """The findings of class `kind` (its subclasses too), in the order they were found."""
+        return (finding for finding in self.findings if isinstance(finding, kind))
 
 
 def build_model(decl: Declarations, program: n.Program) -> SemanticModel:
@@ -156,7 +164,7 @@ class _Walker(Visitor[None]):
         elif name in scope.sibling_names:
             resolved = "pending-branch"
             self.model.findings.append(
-                Finding("branch-result-before-join", name, span, scope.sibling_names[name])
+                ReadBeforeJoin(name=name, span=span, bound=scope.sibling_names[name])
             )
         elif name in self.decl.slots:
             resolved = "slot"  # a service value; only a call counts as using the slot
@@ -169,7 +177,7 @@ class _Walker(Visitor[None]):
             resolved = "variable"  # bound in the block's home scope by the time it is called
         else:
             resolved = "undefined"
-            self.model.findings.append(Finding("undefined", name, span, detail=context))
+            self.model.findings.append(NameUndefined(name=name, span=span, context=context))
         self.model.references.append(Reference(name, span, context, resolved))
 
     def _declared_kind(self, name: str) -> str | None:
@@ -188,24 +196,26 @@ class _Walker(Visitor[None]):
                 self.visit(root.index, scope)
             root = root.obj
         if not isinstance(root, n.Name):
-            self.model.findings.append(Finding("bad-target", "", span))
+            self.model.findings.append(BadAssignTarget(span=span))
             return
         name = root.name
         declared = self._declared_kind(name)
         if declared is not None:
-            self.model.findings.append(Finding("assign-readonly", name, root.span, detail=declared))
+            self.model.findings.append(ReadOnlyAssigned(name=name, span=root.span, what=declared))
             return
         binding = scope.lookup(name)
         if binding is None:
-            self.model.findings.append(Finding("undefined", name, root.span, detail="assignment"))
+            self.model.findings.append(NameUndefined(name=name, span=root.span, context="assignment"))
             return
         if binding.kind in READ_ONLY_KINDS:
             self.model.findings.append(
-                Finding("assign-readonly", name, root.span, binding.span, detail=_kind_words(binding.kind))
+                ReadOnlyAssigned(name=name, span=root.span, what=_kind_words(binding.kind),
+                                 bound=binding.span)
             )
             return
         if self.in_parallel_branch and _outside(binding.scope, self.in_parallel_branch[-1]):
-            self.model.findings.append(Finding("parallel-race", name, root.span, binding.span, detail=verb))
+            self.model.findings.append(
+                BranchWritesOuter(name=name, span=root.span, bound=binding.span, verb=verb))
 
     # --- statements ------------------------------------------------------------
 
@@ -215,7 +225,8 @@ class _Walker(Visitor[None]):
         for statement in body:
             if ended is not None and not reported:
                 self.model.findings.append(
-                    Finding("unreachable", type(ended).__name__.lower(), statement.span, ended.span)
+                    Unreachable(keyword=type(ended).__name__.lower(), span=statement.span,
+                                exit=ended.span)
                 )
                 reported = True
             self.visit(statement, scope)
@@ -261,11 +272,11 @@ class _Walker(Visitor[None]):
 
     def visit_Continue(self, statement: n.Continue, scope: Scope) -> None:
         if self.loop_depth == 0:
-            self.model.findings.append(Finding("loop-control-outside-loop", "continue", statement.span))
+            self.model.findings.append(LoopControlMisplaced(keyword="continue", span=statement.span))
 
     def visit_Break(self, statement: n.Break, scope: Scope) -> None:
         if self.loop_depth == 0:
-            self.model.findings.append(Finding("loop-control-outside-loop", "break", statement.span))
+            self.model.findings.append(LoopControlMisplaced(keyword="break", span=statement.span))
 
     def visit_Append(self, statement: n.Append, scope: Scope) -> None:
         # Appending to a list is writing it: a list only ever appended to is unused.
@@ -323,8 +334,8 @@ class _Walker(Visitor[None]):
                 existing.service_of = existing.service_of or service_of
                 continue
             if self._declared_kind(name) is not None or (existing is not None and existing.kind != "loop"):
-                self.model.findings.append(Finding("shadowing-loop-variable", name, span,
-                                                   existing.span if existing else None))
+                self.model.findings.append(LoopVariableShadows(
+                    name=name, span=span, bound=existing.span if existing else None))
             binding = self._bind(target, name, "loop", span, service_of)
             if service_of is not None or names[0][0] == name:
                 binding.iterates = iterates
@@ -347,7 +358,7 @@ class _Walker(Visitor[None]):
                 for name in branch.names:
                     if name in bound_by:
                         self.model.findings.append(
-                            Finding("parallel-same-name", name, _head(branch), bound_by[name][1])
+                            SiblingsBindSameName(name=name, span=_head(branch), first=bound_by[name][1])
                         )
                     else:
                         bound_by[name] = (index, _head(branch))
@@ -387,7 +398,7 @@ class _Walker(Visitor[None]):
             self._body(statement.orelse, scope)
 
     def visit_Orphan(self, statement: n.Orphan, scope: Scope) -> None:
-        self.model.findings.append(Finding("orphan-clause", statement.keyword, statement.span))
+        self.model.findings.append(StrayClause(keyword=statement.keyword, span=statement.span))
         if statement.condition is not None:
             self._condition(statement.condition, scope)
         self._body(statement.body, scope)
@@ -430,8 +441,8 @@ class _Walker(Visitor[None]):
             block = self.blocks.get(statement.name)
             if block is not None and len(block.params) != len(statement.args):
                 self.model.findings.append(
-                    Finding("do-arity", statement.name, statement.span, block.span,
-                            detail=f"{len(block.params)}:{len(statement.args)}")
+                    ArityMismatch(name=statement.name, span=statement.span, block=block.span,
+                                  wanted=len(block.params), given=len(statement.args))
                 )
         else:
             self._body(statement.body, Scope("block", scope))
@@ -489,7 +500,7 @@ class _Walker(Visitor[None]):
             root = root.obj
         if not isinstance(root, n.Name):
             self.model.calls.append(CallSite(call, None, "unknown"))
-            self.model.findings.append(Finding("bad-call-target", "", target.span))
+            self.model.findings.append(BadCallTarget(name="", span=target.span))
             return
         name = root.name
         binding = scope.lookup(name)
@@ -502,7 +513,7 @@ class _Walker(Visitor[None]):
             elif binding.service_of is None and binding.kind != "param":
                 self.model.calls.append(CallSite(call, None, "unknown"))
                 self.model.findings.append(
-                    Finding("bad-call-target", name, target.span, binding.span, detail="not-a-service")
+                    NotAService(name=name, span=target.span, bound=binding.span)
                 )
             else:
                 self.model.calls.append(CallSite(call, binding.service_of, "service-variable"))
@@ -516,7 +527,7 @@ class _Walker(Visitor[None]):
             self.model.references.append(Reference(name, root.span, "call-target", "slot"))
             return
         self.model.calls.append(CallSite(call, None, "unknown"))
-        self.model.findings.append(Finding("bad-call-target", name, target.span))
+        self.model.findings.append(BadCallTarget(name=name, span=target.span))
 
     def _condition(self, condition: n.Condition, scope: Scope) -> None:
         if condition.predicate is not None:
@@ -543,7 +554,7 @@ class _Walker(Visitor[None]):
                   count_use: bool = False) -> None:
         declared = self._declared_kind(name)
         if declared is not None:
-            self.model.findings.append(Finding("assign-readonly", name, span, detail=declared))
+            self.model.findings.append(ReadOnlyAssigned(name=name, span=span, what=declared))
             return
         existing = scope.names.get(name) if self.in_parallel_branch else scope.lookup(name)
         if existing is None:
@@ -552,12 +563,13 @@ class _Walker(Visitor[None]):
             return
         if existing.kind in READ_ONLY_KINDS:
             self.model.findings.append(
-                Finding("assign-readonly", name, span, existing.span, detail=_kind_words(existing.kind))
+                ReadOnlyAssigned(name=name, span=span, what=_kind_words(existing.kind),
+                                 bound=existing.span)
             )
             return
         if statement.span not in existing.statements:
             existing.statements.append(statement.span)
-            self.model.findings.append(Finding("second-let", name, span, existing.span))
+            self.model.findings.append(LetRepeated(name=name, span=span, first=existing.span))
 
 
 def _head(statement: n.Let) -> Span:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import ReadOnlyAssigned
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 
@@ -40,11 +41,11 @@ class AssignmentToReadOnly(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("assign-readonly"):
-            secondary = [Label(finding.other, f"`{finding.name}` is bound here")] if finding.other else []
+        for finding in ctx.model.findings_of(ReadOnlyAssigned):
+            secondary = [Label(finding.bound, f"`{finding.name}` is bound here")] if finding.bound else []
             yield self.diagnostic(
                 finding.span,
-                f"cannot assign `{finding.name}`: it is a {finding.detail}",
+                f"cannot assign `{finding.name}`: it is a {finding.what}",
                 secondary=secondary,
                 help="bind a new variable with `let` instead",
             )

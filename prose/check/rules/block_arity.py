@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import ArityMismatch
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 
@@ -38,10 +39,9 @@ class BlockArity(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("do-arity"):
-            wanted, given = finding.detail.split(":")
+        for finding in ctx.model.findings_of(ArityMismatch):
             yield self.diagnostic(
                 finding.span,
-                f"block `{finding.name}` takes {wanted} argument(s), {given} given",
-                secondary=[Label(finding.other, "block defined here")] if finding.other else [],
+                f"block `{finding.name}` takes {finding.wanted} argument(s), {finding.given} given",
+                secondary=[Label(finding.block, "block defined here")],
             )

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import (
+    BranchWritesOuter,
+    LoopControlMisplaced,
+    ReadBeforeJoin,
+    SiblingsBindSameName,
+    StrayClause,
+    Unreachable,
+)
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.source import Span
@@ -39,8 +47,8 @@ class LoopControlOutsideLoop(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("loop-control-outside-loop"):
-            yield self.diagnostic(finding.span, f"`{finding.name}` outside a loop")
+        for finding in ctx.model.findings_of(LoopControlMisplaced):
+            yield self.diagnostic(finding.span, f"`{finding.keyword}` outside a loop")
 
 
 @rule
@@ -77,11 +85,11 @@ class OrphanClause(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("orphan-clause"):
-            owner = "`try`" if finding.name in ("catch", "finally") else "`if`"
+        for finding in ctx.model.findings_of(StrayClause):
+            owner = "`try`" if finding.keyword in ("catch", "finally") else "`if`"
             yield self.diagnostic(
                 finding.span,
-                f"`{finding.name}` without {owner}",
+                f"`{finding.keyword}` without {owner}",
                 help=f"place it directly after the {owner} block, at the same indentation",
             )
 
@@ -123,11 +131,11 @@ class BranchResultBeforeJoin(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("branch-result-before-join"):
+        for finding in ctx.model.findings_of(ReadBeforeJoin):
             yield self.diagnostic(
                 finding.span,
                 f"`{finding.name}` is bound by another parallel branch and is not available before the join",
-                secondary=[Label(finding.other, "bound here")] if finding.other else [],
+                secondary=[Label(finding.bound, "bound here")],
             )
 
 
@@ -168,11 +176,11 @@ class ParallelSameName(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("parallel-same-name"):
+        for finding in ctx.model.findings_of(SiblingsBindSameName):
             yield self.diagnostic(
                 finding.span,
                 f"`{finding.name}` is bound by two parallel branches",
-                secondary=[Label(finding.other, "first bound here")] if finding.other else [],
+                secondary=[Label(finding.first, "first bound here")],
             )
 
 
@@ -213,11 +221,11 @@ class ParallelRace(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("parallel-race"):
+        for finding in ctx.model.findings_of(BranchWritesOuter):
             yield self.diagnostic(
                 finding.span,
-                f"a parallel branch {finding.detail} outer variable `{finding.name}` (a race)",
-                secondary=[Label(finding.other, "bound outside the branch here")] if finding.other else [],
+                f"a parallel branch {finding.verb} outer variable `{finding.name}` (a race)",
+                secondary=[Label(finding.bound, "bound outside the branch here")],
                 help="collect branch values with `let xs = parallel for ...` instead",
             )
 
@@ -250,11 +258,11 @@ class UnreachableCode(Rule):
     severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("unreachable"):
+        for finding in ctx.model.findings_of(Unreachable):
             yield self.diagnostic(
                 finding.span,
-                f"unreachable: this follows an unconditional `{finding.name}`",
-                secondary=[Label(finding.other, f"`{finding.name}` here")] if finding.other else [],
+                f"unreachable: this follows an unconditional `{finding.keyword}`",
+                secondary=[Label(finding.exit, f"`{finding.keyword}` here")],
             )
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import LetRepeated
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 
@@ -46,10 +47,10 @@ class SecondLet(Rule):
     compat_only = True
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("second-let"):
+        for finding in ctx.model.findings_of(LetRepeated):
             yield self.diagnostic(
                 finding.span,
                 f"`{finding.name}` is already bound; this `let` assigns it",
-                secondary=[Label(finding.other, "first bound here")] if finding.other else [],
+                secondary=[Label(finding.first, "first bound here")],
                 help=f"write `{finding.name} = ...` to make the update explicit",
             )

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import NameUndefined
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 
@@ -40,13 +41,13 @@ class UndefinedName(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.of_kind("undefined"):
+        for finding in ctx.model.findings_of(NameUndefined):
             where = {
                 "interpolation": " in string interpolation",
                 "assignment": " (assigned before any `let`)",
-            }.get(finding.detail, "")
+            }.get(finding.context, "")
             help = None
-            if finding.detail == "assignment":
+            if finding.context == "assignment":
                 help = f"bind it first with `let {finding.name} = ...`"
             yield self.diagnostic(
                 finding.span, f"undefined name `{finding.name}`{where}", help=help

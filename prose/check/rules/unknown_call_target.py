@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.findings import BadCallTarget, NotAService
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 
@@ -41,12 +42,12 @@ class UnknownCallTarget(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
-        for finding in ctx.model.of_kind("bad-call-target"):
-            if finding.detail == "not-a-service":
+        for finding in ctx.model.findings_of(BadCallTarget):
+            if isinstance(finding, NotAService):
                 yield self.diagnostic(
                     finding.span,
                     f"`{finding.name}` does not hold a service: it is not bound to a slot",
-                    secondary=[Label(finding.other, f"`{finding.name}` is bound here")] if finding.other else [],
+                    secondary=[Label(finding.bound, f"`{finding.name}` is bound here")],
                     help="call a slot, or a variable bound to one (such as a loop variable over a list-valued slot)",
                 )
                 continue
