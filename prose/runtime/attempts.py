@@ -8,7 +8,6 @@ budget admits a model attempt only when the cache does not answer it.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import inspect
 import json
@@ -19,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from prose.lang import error_kinds as kinds
 from prose.lang.flows import Label
-from prose.runtime.cache import CachedResponse
 from prose.runtime.context import RunContext
-from prose.runtime.errors import BudgetExceeded, CallFailed, ProseRuntimeError, ScriptExhausted
+from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
+from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.prompts import messages_to_dicts, render_value
 from prose.runtime.services import ModelService, PatternService, PythonService
-from prose.runtime.trace import CallEvent, Usage
+from prose.runtime.trace import CallEvent
 from prose.runtime.values import Value, plain, to_text, wrap
 from prose.syntax import nodes as n
 
@@ -42,40 +41,6 @@ class CallOptions:
     retry: int = 0
     backoff: str = "none"
     schema: Mapping[str, Any] | None = None
-
-
-def admit_and_lookup(
-    ctx: RunContext,
-    node: n.Node,
-    *,
-    what: str,
-    path: str,
-    model: str,
-    messages: list[dict[str, str]],
-    schema: Mapping[str, Any] | None,
-    params: Mapping[str, Any],
-) -> tuple[str, CachedResponse | None]:
-    """The cache key of this attempt and its cached answer; a miss reserves one call of the budget."""
-    shared = ctx.shared
-    site = f"{node.span.file}:{node.line}:{node.column}"
-    key = shared.keys.key(
-        site=site, path=path, model=model, messages=messages, schema=schema, params=params
-    )
-    cached = shared.cache.get(key) if shared.cache is not None else None
-    if cached is not None:
-        shared.budget.cache_hits += 1
-        return key, cached
-    try:
-        shared.budget.admit(what, node.span)
-    except BudgetExceeded as error:
-        error.at(node.span, ctx.source)
-        raise
-    return key, None
-
-
-def record_usage(ctx: RunContext, response: Any) -> None:
-    usage = response.usage
-    ctx.shared.budget.record(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
 
 
 def json_schema(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -139,12 +104,10 @@ async def model_attempt(
     event: CallEvent,
     label: Label,
 ) -> Any:
+    """One attempt of a call of a model service, through the run's one model exchange."""
     from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.script import reserve_scripted
-    from prose.llm.types import ChatRequest
 
     shared = ctx.shared
-    schema = json_schema(options.schema or service.schema or ctx.slot_schema(slot))
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
         model = options.model
@@ -154,8 +117,20 @@ async def model_attempt(
         prompt=to_text(payload.prompt) if payload.prompt is not None else None,
         inputs=payload.inputs,
     )
-    sent = messages_to_dicts(messages)
-    event.model, event.messages = model, sent
+    send = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
+    if "timeout" in service.params:
+        send["timeout_s"] = float(service.params["timeout"])
+    request = Exchange(
+        node=node,
+        path=path,
+        what=f"the call to `{slot}` at line {node.line}",
+        model=model,
+        messages=messages,
+        schema=json_schema(options.schema or service.schema or ctx.slot_schema(slot)),
+        key_params=dict(service.params),
+        send_params=send,
+        metadata={"slot": slot, "call": event.id},
+    )
     if shared.shown is not None:
         shared.shown.append(
             {
@@ -163,50 +138,12 @@ async def model_attempt(
                 "index": event.index,
                 "line": node.line,
                 "model": model,
-                "messages": sent,
+                "messages": messages_to_dicts(messages),
             }
         )
-    key, cached = admit_and_lookup(
-        ctx,
-        node,
-        what=f"the call to `{slot}` at line {node.line}",
-        path=path,
-        model=model,
-        messages=sent,
-        schema=schema,
-        params=dict(service.params),
-    )
-    event.key = key
     started = time.perf_counter()
-    if cached is not None:
-        event.cache_hit = True
-        event.usage = Usage(
-            prompt_tokens=cached.prompt_tokens,
-            completion_tokens=cached.completion_tokens,
-            total_tokens=cached.prompt_tokens + cached.completion_tokens,
-        )
-        output = cached.parsed if cached.parsed is not None else cached.text
-        _finish(ctx, event, output, started)
-        return output
-    params = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
-    if "timeout" in service.params:
-        params["timeout_s"] = float(service.params["timeout"])
-    request = ChatRequest(
-        model=model,
-        messages=messages,
-        schema=schema,
-        retries=0,
-        metadata={"slot": slot, "call": event.id},
-        **params,
-    )
-    if shared.scripted:
-        # Take this call's scripted response now, in program order: parallel
-        # branches reach the provider in timing order (see Script.reserve).
-        request = dataclasses.replace(request, model=reserve_scripted(shared.client, request.model))
-    _progress(ctx, "start", event)
     try:
-        async with shared.semaphore:
-            response = await shared.client.complete(request)
+        answer = await exchange(ctx, request, event, on_send=lambda: _progress(ctx, "start", event))
     except asyncio.CancelledError:
         _fail(
             ctx,
@@ -238,28 +175,8 @@ async def model_attempt(
             value=error,
             label=label,
         ) from None
-    record_usage(ctx, response)
-    event.model = response.model or model
-    event.usage = Usage(
-        prompt_tokens=response.usage.prompt_tokens,
-        completion_tokens=response.usage.completion_tokens,
-        total_tokens=response.usage.total_tokens,
-    )
-    event.cost_usd = response.cost_usd
-    output = response.parsed if response.parsed is not None else response.text
-    _finish(ctx, event, output, started)
-    if shared.cache is not None:
-        shared.cache.put(
-            key,
-            CachedResponse(
-                response.text,
-                response.parsed,
-                event.model or model,
-                response.usage.prompt_tokens,
-                response.usage.completion_tokens,
-            ),
-        )
-    return output
+    _finish(ctx, event, answer.output, started)
+    return answer.output
 
 
 async def python_attempt(

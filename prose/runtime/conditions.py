@@ -10,13 +10,13 @@ failure is an error at that line, never a silent false.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from prose.lang.flows import CONCRETE, Label
 from prose.runtime.context import RunContext
-from prose.runtime.errors import JudgeFailed, NameNotDefined, ProseRuntimeError, ValueTypeError
+from prose.runtime.errors import NameNotDefined, ProseRuntimeError, ValueTypeError
+from prose.runtime.judge import judge
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.values import EMPTY, NULL, Value, describe, equal, member, plain, truthy
 from prose.syntax import nodes as n
@@ -114,118 +114,6 @@ def mentioned_label(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> L
     return CONCRETE.join(labels)
 
 
-async def judge(
-    ctx: RunContext,
-    *,
-    kind: Literal["condition", "choice"],
-    text: str,
-    node: n.Node,
-    values: dict[str, Any],
-    path: str,
-    options: Sequence[str] | None = None,
-) -> tuple[Any, str | None]:
-    """Ask the judge; returns (decision, reason). Traced as a `judge` event and cached like calls."""
-    from prose.llm.decisions import CONDITION_SCHEMA, choice_schema
-    from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.script import choice_key, condition_key, reserve_scripted, script_model
-    from prose.llm.types import ChatRequest
-    from prose.runtime.attempts import admit_and_lookup, record_usage
-    from prose.runtime.errors import ScriptExhausted
-    from prose.runtime.prompts import messages_to_dicts
-    from prose.runtime.trace import JudgeEvent, Usage
-
-    shared = ctx.shared
-    if kind == "condition":
-        messages = shared.prompts.judge_messages(text, values)
-        schema = CONDITION_SCHEMA
-        model = script_model(condition_key(text)) if shared.scripted else shared.judge_model
-    else:
-        messages = shared.prompts.choice_messages(text, options or (), values)
-        schema = choice_schema(options or ())
-        model = script_model(choice_key(text)) if shared.scripted else shared.judge_model
-    sent = messages_to_dicts(messages)
-    event = JudgeEvent(
-        id=shared.trace.next_id("j"),
-        kind=kind,
-        text=text,
-        file=node.span.file,
-        line=node.line,
-        path=path,
-        model=model,
-        values=values,
-        options=list(options) if options is not None else None,
-        messages=sent,
-    )
-    key, cached = admit_and_lookup(
-        ctx,
-        node,
-        what=f"the judge at line {node.line}",
-        path=path,
-        model=model,
-        messages=sent,
-        schema=schema,
-        params={"judge": kind},
-    )
-    started = time.perf_counter()
-    try:
-        if cached is not None:
-            answer = cached.parsed
-            event.cache_hit = True
-        else:
-            # Scripted judgements are reserved in program order, like calls.
-            sent_model = reserve_scripted(shared.client, model) if shared.scripted else model
-            async with shared.semaphore:
-                response = await shared.client.complete(
-                    ChatRequest(
-                        model=sent_model, messages=messages, schema=schema, metadata={"judge": kind}
-                    )
-                )
-            answer = response.parsed
-            event.usage = Usage(**{k: getattr(response.usage, k) for k in Usage.model_fields})
-            event.cost_usd = response.cost_usd
-            record_usage(ctx, response)
-            event.model = response.model or model
-        decision, reason = _decision(kind, answer, options)
-    except ScriptExhaustedError as error:
-        event.error = {"kind": "script_exhausted", "message": error.message}
-        shared.trace.emit(event)
-        raise ScriptExhausted(
-            f"the script has no {kind} answer left for `{text}`", node.span, source=ctx.source
-        ) from None
-    except (LLMError, JudgeFailed) as error:
-        message = error.message if isinstance(error, LLMError) else str(error)
-        event.error = {"kind": getattr(error, "kind", "judge"), "message": message}
-        event.latency_ms = (time.perf_counter() - started) * 1000
-        shared.trace.emit(event)
-        raise JudgeFailed(
-            f"the judge could not decide `{text}`: {message}", node.span, source=ctx.source
-        ) from None
-    event.latency_ms = (time.perf_counter() - started) * 1000
-    event.decision, event.reason, event.key = decision, reason, key
-    shared.trace.emit(event)
-    if cached is None and shared.cache is not None and key is not None:
-        from prose.runtime.cache import CachedResponse
-
-        shared.cache.put(key, CachedResponse("", {"decision": decision, "reason": reason}, model))
-    return decision, reason
-
-
-def _decision(kind: str, answer: Any, options: Sequence[str] | None) -> tuple[Any, str | None]:
-    """The decision in a judge's (or a cached, or a replayed) answer."""
-    if isinstance(answer, dict) and "decision" in answer:
-        return answer["decision"], answer.get("reason")
-    field = "answer" if kind == "condition" else "choice"
-    if not isinstance(answer, dict) or field not in answer:
-        raise JudgeFailed(f"the answer has no `{field}`: {answer!r}")
-    decision = answer[field]
-    if kind == "condition" and not isinstance(decision, bool):
-        raise JudgeFailed(f"`answer` must be true or false, not {decision!r}")
-    if kind == "choice" and decision not in (options or ()):
-        raise JudgeFailed(f"`{decision}` is not one of the options {list(options or ())}")
-    reason = answer.get("reason")
-    return decision, str(reason) if reason is not None else None
-
-
 async def condition_holds(
     ctx: RunContext, condition: n.Condition, scope: Scope, path: str, evaluate: Evaluate
 ) -> bool:
@@ -253,4 +141,4 @@ def null_if_declared(ctx: RunContext, name: str) -> Value:
     raise NameNotDefined(f"`{name}` is not defined")
 
 
-__all__ = ["EMPTY", "compare", "condition_holds", "judge", "mentioned_values", "predicate"]
+__all__ = ["EMPTY", "compare", "condition_holds", "mentioned_values", "predicate"]

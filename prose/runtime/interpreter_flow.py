@@ -18,7 +18,7 @@ from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL
 from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.conditions import judge, mentioned_label, mentioned_values
+from prose.runtime.conditions import mentioned_label, mentioned_values
 from prose.runtime.errors import (
     LoopControlError,
     NameNotDefined,
@@ -27,6 +27,7 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
+from prose.runtime.judge import judge
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal
 from prose.runtime.values import NULL, Value

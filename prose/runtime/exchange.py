@@ -1,0 +1,185 @@
+"""One model exchange: the single path every model request of a run takes.
+
+A slot's call (`attempts.model_attempt`) and the judge's decisions
+(`judge.judge`) both send through `exchange`, so they share, in this order:
+the cache lookup (a hit costs nothing) and the budget's admission of a call
+(`admit_and_lookup`), the scripted model's reservation in program order, the
+run's one cap on calls in flight, the client, the usage and cost meters, a
+check of the answer by the caller, and the cache write. What differs is only
+what the caller asks (messages, schema) and how it records the outcome
+(a `call` or a `judge` trace event).
+
+Failures of the model layer (`prose.llm.errors.LLMError`, with
+`ScriptExhaustedError` among them) reach the caller, which names them in its
+own terms: a failed call of a slot, or a judge that could not decide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from prose.runtime.cache import CachedResponse
+from prose.runtime.context import RunContext
+from prose.runtime.errors import BudgetExceeded
+from prose.runtime.prompts import messages_to_dicts
+from prose.runtime.trace import Usage
+from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.llm.types import Message
+
+
+class ExchangeRecord(Protocol):
+    """The fields of a trace event (`CallEvent`, `JudgeEvent`) that an exchange fills in."""
+
+    model: str | None
+    messages: list[dict[str, Any]]
+    usage: Usage
+    cost_usd: float
+    cache_hit: bool
+    key: str | None
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What to send: `key_params` are part of the cache key, `send_params` go to the client."""
+
+    node: n.Node
+    path: str
+    what: str  # how the budget names it: "the call to `critic` at line 12"
+    model: str
+    messages: list[Message]
+    schema: Mapping[str, Any] | None = None
+    key_params: Mapping[str, Any] = field(default_factory=dict)
+    send_params: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What came back: `parsed` for a structured reply, else `text`."""
+
+    text: str
+    parsed: Any
+    model: str
+    cached: bool
+
+    @property
+    def output(self) -> Any:
+        return self.parsed if self.parsed is not None else self.text
+
+
+def admit_and_lookup(
+    ctx: RunContext,
+    node: n.Node,
+    *,
+    what: str,
+    path: str,
+    model: str,
+    messages: list[dict[str, str]],
+    schema: Mapping[str, Any] | None,
+    params: Mapping[str, Any],
+) -> tuple[str, CachedResponse | None]:
+    """The cache key of this attempt and its cached answer; a miss reserves one call of the budget."""
+    shared = ctx.shared
+    site = f"{node.span.file}:{node.line}:{node.column}"
+    key = shared.keys.key(
+        site=site, path=path, model=model, messages=messages, schema=schema, params=params
+    )
+    cached = shared.cache.get(key) if shared.cache is not None else None
+    if cached is not None:
+        shared.budget.cache_hits += 1
+        return key, cached
+    try:
+        shared.budget.admit(what, node.span)
+    except BudgetExceeded as error:
+        error.at(node.span, ctx.source)
+        raise
+    return key, None
+
+
+async def exchange(
+    ctx: RunContext,
+    request: Exchange,
+    record: ExchangeRecord,
+    *,
+    accept: Callable[[Answer], None] | None = None,
+    on_send: Callable[[], None] | None = None,
+) -> Answer:
+    """Send `request` (or answer it from the cache), filling in `record` as it goes.
+
+    `accept` checks the answer and raises to refuse it: a refused answer is not
+    cached. `on_send` runs just before a request goes to the client.
+    """
+    from prose.llm.script import reserve_scripted
+    from prose.llm.types import ChatRequest
+
+    shared = ctx.shared
+    sent = messages_to_dicts(request.messages)
+    record.model, record.messages = request.model, sent
+    schema = dict(request.schema) if request.schema is not None else None
+    key, cached = admit_and_lookup(
+        ctx,
+        request.node,
+        what=request.what,
+        path=request.path,
+        model=request.model,
+        messages=sent,
+        schema=schema,
+        params=request.key_params,
+    )
+    record.key = key
+    if cached is not None:
+        record.cache_hit = True
+        record.usage = Usage(
+            prompt_tokens=cached.prompt_tokens,
+            completion_tokens=cached.completion_tokens,
+            total_tokens=cached.prompt_tokens + cached.completion_tokens,
+        )
+        answer = Answer(cached.text, cached.parsed, cached.model or request.model, cached=True)
+        if accept is not None:
+            accept(answer)
+        return answer
+    chat = ChatRequest(
+        model=request.model,
+        messages=request.messages,
+        schema=schema,
+        retries=0,  # a call's retries are its `retry:` property, made by the interpreter
+        metadata=dict(request.metadata),
+        **request.send_params,
+    )
+    if shared.scripted:
+        # Take this request's scripted response now, in program order: parallel
+        # branches reach the provider in timing order (see Script.reserve).
+        chat = dataclasses.replace(chat, model=reserve_scripted(shared.client, chat.model))
+    if on_send is not None:
+        on_send()
+    async with shared.semaphore:
+        response = await shared.client.complete(chat)
+    usage = response.usage
+    shared.budget.record(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
+    record.model = response.model or request.model
+    record.usage = Usage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens,
+    )
+    record.cost_usd = response.cost_usd
+    answer = Answer(response.text, response.parsed, record.model, cached=False)
+    if accept is not None:
+        accept(answer)
+    if shared.cache is not None:
+        shared.cache.put(
+            key,
+            CachedResponse(
+                response.text,
+                response.parsed,
+                record.model,
+                usage.prompt_tokens,
+                usage.completion_tokens,
+            ),
+        )
+    return answer
