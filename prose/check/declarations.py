@@ -7,9 +7,12 @@ so the rules depend on a small, stable shape.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.source import Span
+
+if TYPE_CHECKING:
+    from prose.spec.model import PatternSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +76,8 @@ class Declarations:
         return name in self.slots or name in self.config or name in self.parameters
 
 
-def from_spec(spec: Any) -> Declarations:
-    """Build the checker's view of a `prose.spec.PatternSpec`."""
+def from_spec(spec: PatternSpec) -> Declarations:
+    """Build the checker's view of a `prose.spec.model.PatternSpec`."""
     slots: dict[str, SlotInfo] = {}
     for slot in spec.slots:
         if slot.name in slots:
@@ -88,31 +91,30 @@ def from_spec(spec: Any) -> Declarations:
             span=slot.span,
             requires=entries,
             required_entries=required,
-            ensures=getattr(slot, "ensures", None),
-            role_word=getattr(slot, "role_word", None),
-            list_valued=bool(getattr(slot, "list_valued", False)),
-            output_schema=getattr(slot, "output_schema", None),
+            ensures=slot.ensures,
+            role_word=slot.role_word,
+            list_valued=slot.list_valued,
+            output_schema=slot.output_schema,
         )
     config = {
-        item.name: ConfigInfo(item.name, item.span, getattr(item, "type", None), item.default)
+        item.name: ConfigInfo(item.name, item.span, item.type, item.default)
         for item in spec.config
     }
     parameters = {
-        item.name: ParameterInfo(item.name, item.span, bool(getattr(item, "optional", False)))
+        item.name: ParameterInfo(item.name, item.span, item.optional)
         for item in spec.parameters
     }
-    returns_items = getattr(spec, "returns", None)
     returns: tuple[str, ...] | None = None
     returns_span = None
-    if returns_items:
-        returns = tuple(item.name for item in returns_items)
-        returns_span = returns_items[0].span
+    if spec.returns:
+        returns = tuple(item.name for item in spec.returns)
+        returns_span = spec.returns[0].span
     invariants = tuple(
-        InvariantInfo(item.text, item.span, getattr(item, "form", None)) for item in spec.invariants
+        InvariantInfo(item.text, item.span, item.form) for item in spec.invariants
     )
     return Declarations(
-        path=str(getattr(spec, "path", "")),
-        name=str(getattr(spec, "name", "") or ""),
+        path=spec.path,
+        name=spec.name or "",
         slots=slots,
         config=config,
         parameters=parameters,

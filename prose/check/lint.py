@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prose.check.declarations import Declarations, from_spec
 from prose.check.registry import all_rules
@@ -16,6 +16,7 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.pattern_file import PatternFile
+    from prose.spec.model import PatternSpec
 
 PROFILES = ("compat", "strict")
 _SUPPRESS = re.compile(r"#\s*prose:\s*ignore(?:\[([A-Za-z0-9_,\s]+)\])?")
@@ -27,7 +28,7 @@ class LintResult:
 
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    spec: Any = None
+    spec: PatternSpec | None = None
     program: n.Program | None = None
     context: CheckContext | None = None
 
@@ -36,13 +37,13 @@ class LintResult:
         return sum(1 for d in self.diagnostics if d.severity is Severity.ERROR)
 
 
-def check(spec: Any, program: n.Program, *, select: Collection[str] | None = None,
+def check(spec: PatternSpec, program: n.Program, *, select: Collection[str] | None = None,
           ignore: Collection[str] = (), strict_flow: bool = False) -> list[Diagnostic]:
     """Run every rule (or the selected ones) on a loaded spec and its program."""
     return _run(from_spec(spec), program, spec, select, ignore, strict_flow)[0]
 
 
-def _run(decl: Declarations, program: n.Program, spec: Any, select: Collection[str] | None,
+def _run(decl: Declarations, program: n.Program, spec: PatternSpec, select: Collection[str] | None,
          ignore: Collection[str], strict_flow: bool = False) -> tuple[list[Diagnostic], CheckContext]:
     context = CheckContext(decl, program, build_model(decl, program), spec, strict_flow)
     found: list[Diagnostic] = []

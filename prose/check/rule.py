@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from prose.check.declarations import Declarations
 from prose.check.semantic import SemanticModel
@@ -14,7 +14,9 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.check.flow import FlowAnalysis
+    from prose.check.invariant_checks import SiteViolation
     from prose.lang.policy import Policy
+    from prose.spec.model import PatternSpec
 
 DOC_SECTIONS = ("What it does", "Why is this bad", "Example", "Use instead")
 
@@ -26,12 +28,12 @@ class CheckContext:
     decl: Declarations
     program: n.Program
     model: SemanticModel
-    spec: Any = None
+    spec: PatternSpec | None = None
     # Strict mode for implicit flows, besides the pattern's own `flow: strict`.
     strict_flow: bool = False
     _flow: FlowAnalysis | None = field(default=None, repr=False)
     _policy: Policy | None = field(default=None, repr=False)
-    _violations: list[Any] | None = field(default=None, repr=False)
+    _violations: list[SiteViolation] | None = field(default=None, repr=False)
 
     @property
     def policy(self) -> Policy:
@@ -53,7 +55,7 @@ class CheckContext:
         return self._flow
 
     @property
-    def violations(self) -> list[Any]:
+    def violations(self) -> list[SiteViolation]:
         """What `Policy.violations` says of every call site the analysis found (cached)."""
         if self._violations is None:
             from prose.check.invariant_checks import site_violations

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from prose.lang.channels import Channel
 from prose.lang.flows import NO_INDEX, BranchPath, own_chain, predecessor, strict_requested
 from prose.lang.words import names_word, requirement_matches
+from prose.source import Span
 
 # Rule names (what a violation is called in traces, errors and the audit).
 REQUIRES = "requires"
@@ -297,14 +298,60 @@ def _words(rules: SlotPolicy, channels: Sequence[Channel]) -> list[Violation]:
     return found
 
 
-def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
+class RequirementSource(Protocol):
+    """One `requires:` entry (`prose.spec.model.Requirement`)."""
+
+    @property
+    def text(self) -> str: ...
+
+
+class SlotSource(Protocol):
+    """What the policy reads of a slot (`prose.spec.model.Slot`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def requires(self) -> Sequence[RequirementSource]: ...
+    @property
+    def requires_declared(self) -> bool: ...
+    @property
+    def role_word(self) -> str | None: ...
+
+
+class InvariantSource(Protocol):
+    """What the policy reads of an invariant (`prose.spec.model.Invariant`); `form` is one
+    of `prose.spec.invariants`' forms, read by its `kind`."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def span(self) -> Span: ...
+    @property
+    def form(self) -> Any: ...
+
+
+class PolicySource(Protocol):
+    """What `compile_policy` reads of a pattern: `prose.spec.model.PatternSpec` is one
+    (described here, not imported: the language's rules sit below the spec loader)."""
+
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def slots(self) -> Sequence[SlotSource]: ...
+    @property
+    def invariants(self) -> Sequence[InvariantSource]: ...
+    @property
+    def frontmatter(self) -> Mapping[str, Any]: ...
+
+
+def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     """Compile a pattern spec's `requires:` lists and checkable invariants into a Policy.
 
     Invariant forms that name something other than a slot are skipped (the
     spec loader reports them as PS150). `strict` overrides the pattern's own
     `flow: strict` frontmatter.
     """
-    slots_by_name: dict[str, Any] = {}
+    slots_by_name: dict[str, SlotSource] = {}
     for slot in spec.slots:
         slots_by_name.setdefault(slot.name, slot)
     requires = {
@@ -319,7 +366,7 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
     predecessors: dict[str, int] = {}
-    pattern = str(getattr(spec, "name", "") or "")
+    pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
         if not any(h.other == other and h.form == form for h in hidden[slot]):
@@ -383,5 +430,5 @@ def compile_policy(spec: Any, *, strict: bool | None = None) -> Policy:
         for name in slots_by_name
     }
     if strict is None:
-        strict = strict_requested(getattr(spec, "frontmatter", {}) or {})
+        strict = strict_requested(spec.frontmatter or {})
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import SimpleNamespace
 from typing import Any
 
 from prose.check.invariant_checks import (
@@ -16,6 +15,7 @@ from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
 from prose.lang.words import whole_word
+from prose.source import Span
 
 
 def _leak(ctx: CheckContext, found: SiteViolation, transitive: bool = False) -> list[Label]:
@@ -260,7 +260,7 @@ class UnawareOfViolated(Rule):
         """Where the offending text is: (the diagnostic's span, the text's origin if elsewhere)."""
         if found.violation.channel == "ensures":
             slot = ctx.decl.slots.get(found.slot)
-            spec_slot = next((s for s in getattr(ctx.spec, "slots", ()) if s.name == found.slot), None)
+            spec_slot = next((s for s in ctx.spec.slots if s.name == found.slot), None) if ctx.spec else None
             span = getattr(spec_slot, "ensures_span", None) or (slot.span if slot else where(found))
             return span, None
         prop = found.prop
@@ -436,19 +436,20 @@ class InvariantNotCheckable(Rule):
             )
 
 
-def _holds(ctx: CheckContext, suggestion: str, span: Any) -> bool:
+def _holds(ctx: CheckContext, suggestion: str, span: Span) -> bool:
     """Whether a suggested visibility form would hold for this program (never suggest a lie)."""
     from prose.check.invariant_checks import site_violations
     from prose.lang.policy import compile_policy
     from prose.spec.invariants import parse_invariant_form
+    from prose.spec.model import Invariant
 
-    form: Any = parse_invariant_form(suggestion)
+    form = parse_invariant_form(suggestion)
     if form is None or ctx.spec is None:
         return False
     # The pattern as it would be with only the suggested invariant, asked the one judge.
-    invariant = SimpleNamespace(form=form, text=suggestion, span=span)
-    suggested = compile_policy(SimpleNamespace(slots=ctx.spec.slots, invariants=[invariant],
-                                               name=ctx.decl.name, frontmatter={}))
+    invariant = Invariant(text=suggestion, span=span, form=form)
+    suggested = compile_policy(ctx.spec.model_copy(update={"invariants": [invariant],
+                                                           "frontmatter": {}}))
     hiding = {rules.NEVER_SEES, rules.NEVER_SEES_INDIRECTLY, rules.UNAWARE_OF, rules.INDEPENDENT}
     return not any(found.violation.rule in hiding for found in site_violations(ctx, suggested))
 
