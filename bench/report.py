@@ -41,6 +41,11 @@ def stamp() -> str:
     return f"Measured {dt.date.today().isoformat()} on {machine()}."
 
 
+def load_average() -> float:
+    """The one-minute load average (how busy the machine was while a benchmark ran)."""
+    return os.getloadavg()[0]
+
+
 def best_of(function: Callable[[], object], repeat: int = 5) -> float:
     """The fastest of `repeat` wall-clock timings of `function()`, in seconds."""
     import time

@@ -1,4 +1,7 @@
-"""`import prose.llm` stays cheap: LiteLLM is imported on the first model call only."""
+"""`import prose.llm` stays cheap: LiteLLM is imported on the first model call only.
+
+How long the import takes is measured by bench/imports.py, not asserted here.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,7 @@ import textwrap
 
 CHECK = textwrap.dedent(
     """
-    import json, sys, time
-    started = time.perf_counter()
+    import json, sys
     import prose.llm
     from prose.llm import (
         ChatRequest, LLMConfig, Message, RouterClient, Script, scripted_client, script_model,
@@ -21,7 +23,6 @@ CHECK = textwrap.dedent(
     scripted = scripted_client(Script.from_yaml("slots: {p: [hi]}"))
     request = ChatRequest(script_model("slot:p"), [Message.user("hi")])
     print(json.dumps({
-        "seconds": time.perf_counter() - started,
         "heavy": sorted(m for m in ("litellm", "openai", "tiktoken", "httpx") if m in sys.modules),
     }))
     """
@@ -33,8 +34,7 @@ def test_import_does_not_import_litellm() -> None:
         [sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=60, check=True
     )
     result = json.loads(done.stdout)
-    assert result["heavy"] == []
-    assert result["seconds"] < 2.0  # LiteLLM alone takes seconds to import
+    assert result["heavy"] == []  # bench/imports.py times this import
 
 
 def test_first_call_imports_litellm_offline() -> None:

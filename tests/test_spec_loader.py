@@ -1,12 +1,10 @@
-"""load_spec: seeds, the fixture per diagnostic, real-world files, speed and imports."""
+"""load_spec: seeds, the fixture per diagnostic, real-world files and imports."""
 
 from __future__ import annotations
 
 import re
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -233,15 +231,13 @@ def test_real_world_openprose_files_load_without_errors(name: str) -> None:
     assert result.spec.delegation is not None and result.spec.slots
 
 
-def test_loading_a_typical_spec_takes_well_under_5_ms() -> None:
+def test_loading_a_typical_spec_again_gives_the_same_spec() -> None:
+    # Nothing carries over from one load to the next (bench/spec_load.py times a load).
     text = (SPEC_FIXTURES / "review-board.prose.md").read_text(encoding="utf-8")
-    load_spec(text, "warm.prose.md")
-    timings = []
-    for _ in range(30):
-        start = time.perf_counter()
-        load_spec(text, "timed.prose.md")
-        timings.append(time.perf_counter() - start)
-    assert statistics.median(timings) < 0.005
+    first = load_spec(text, "review-board.prose.md")
+    again = load_spec(text, "review-board.prose.md")
+    assert first.spec is not None and first.errors == []
+    assert again.spec == first.spec and again.diagnostics == first.diagnostics
 
 
 def test_loading_a_spec_imports_no_heavy_dependency() -> None:
