@@ -231,3 +231,11 @@ def test_the_flow_analysis_refuses_an_unknown_node(program: n.Program, family: s
     with pytest.raises(UnknownNode, match=rf"^p\.prose\.md:4:5: the flow analysis has no rule for "
                                           rf"a `Mystery` node \(`_Analyser` has no `{family}Mystery`"):
         analyse(Declarations("p.prose.md", "p"), program)
+
+
+def test_the_formatter_refuses_an_unknown_statement() -> None:
+    from prose.syntax.format import format_program
+
+    with pytest.raises(UnknownNode, match=r"^p\.prose\.md:4:5: the formatter has no rule for a "
+                                          r"`Mystery` node$"):
+        format_program(_programs()[0])

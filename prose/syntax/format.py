@@ -37,6 +37,7 @@ from prose.errors import ProseError, ProseSyntaxError
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.markdown import delegation_blocks, is_markdown
+from prose.syntax.visitor import UnknownNode
 from prose.syntax.walk import children
 
 WIDTH = 88
@@ -575,7 +576,7 @@ def _simple(stmt: n.Stmt) -> list[Piece]:
         return [f"do {stmt.name}(", *_joined([[arg] for arg in stmt.args]), ")"]
     if isinstance(stmt, n.Use):
         return [f"use {_text(stmt.path)} as {stmt.alias}"]
-    raise ValueError(f"cannot format a {type(stmt).__name__} statement")
+    raise UnknownNode(stmt, f"the formatter has no rule for a `{type(stmt).__name__}` node")
 
 
 def _joined(items: Sequence[Sequence[Piece]]) -> list[Piece]:
