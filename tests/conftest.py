@@ -1,7 +1,14 @@
-"""Shared test helpers: run the real `prose` CLI as a subprocess."""
+"""Shared test helpers: run the `prose` CLI, in a new process or in this one.
+
+`run_prose` starts a new interpreter, as a user's shell does: for exit codes,
+output channels, imports and anything else a process owns. `run_prose_in_process`
+calls the same click command in this interpreter (LiteLLM is imported once per
+test session, not once per case) for the tests that check what a command does.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -37,6 +44,22 @@ def run_prose(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
     assert "Traceback" not in done.stderr, done.stderr
     assert "Traceback" not in done.stdout, done.stdout
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def run_prose_in_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                         input: str | None = None) -> Result:
+    """Run `prose ARGS` in this interpreter: the command the console script runs, its output
+    captured, in `cwd` (the checkout by default). An exception it lets escape fails the test."""
+    from click.testing import CliRunner
+
+    from prose.cli.main import cli
+
+    with contextlib.chdir(cwd or ROOT):
+        done = CliRunner().invoke(cli, list(args), input=input, env=env, catch_exceptions=False,
+                                  prog_name="prose")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert "Traceback" not in done.stdout, done.stdout
+    return Result(done.exit_code, done.stdout, done.stderr)
 
 
 @pytest.fixture

@@ -1,23 +1,26 @@
 """The examples: every library pattern has an instance, a script and tests in examples/.
 
-- `prose test examples/` passes (as a subprocess, as a user runs it);
+- `prose test` (no argument: it finds `examples/`) passes;
 - `prose run examples/<p>.yaml --script examples/<p>.script.yaml --json` runs every
   pattern with no other argument and exits 0;
 - `prose audit` passes on each of those traces, and fails once one byte of a
   trace is edited; the same holds for the traces of the two-reviewer gate's
   acceptance scenarios.
+
+The commands run in this process (`run_prose_in_process`), one after the other:
+LiteLLM is imported once, not once per example. tests/test_runtime_cli.py runs
+`prose run` in a new process.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, Result, run_prose
+from conftest import ROOT, Result, run_prose_in_process
 
 EXAMPLES = ROOT / "examples"
 PATTERNS = sorted(path.name.removesuffix(".prose.md") for path in (ROOT / "patterns").glob("*.prose.md"))
@@ -47,9 +50,9 @@ def test_every_pattern_has_an_instance_a_script_and_tests(name: str) -> None:
 
 @pytest.fixture(scope="module")
 def tested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, Path]:
-    """`prose test examples/` run once, keeping every test's trace."""
+    """`prose test` run once in the checkout (it tests `examples/`), keeping every test's trace."""
     traces = tmp_path_factory.mktemp("test-traces")
-    return run_prose("test", "examples/", "--trace-dir", str(traces), timeout=600), traces
+    return run_prose_in_process("test", "--trace-dir", str(traces), cwd=ROOT), traces
 
 
 def test_prose_test_examples_passes(tested: tuple[Result, Path]) -> None:
@@ -86,16 +89,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Result, Pa
     folder (where the default trace `.prose/runs/RUN_ID/trace.jsonl` is written)."""
     base = tmp_path_factory.mktemp("runs")
 
-    def run_one(name: str) -> tuple[str, tuple[Result, Path | None]]:
+    def run_one(name: str) -> tuple[Result, Path | None]:
         folder = base / name
         folder.mkdir()
-        result = run_prose("run", str(EXAMPLES / f"{name}.yaml"),
-                           "--script", str(EXAMPLES / f"{name}.script.yaml"), "--json", cwd=folder)
+        result = run_prose_in_process("run", str(EXAMPLES / f"{name}.yaml"), "--script",
+                                      str(EXAMPLES / f"{name}.script.yaml"), "--json", cwd=folder)
         traces = sorted(folder.glob(".prose/runs/*/trace.jsonl"))
-        return name, (result, traces[0] if len(traces) == 1 else None)
+        return result, traces[0] if len(traces) == 1 else None
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return dict(pool.map(run_one, PATTERNS))
+    return {name: run_one(name) for name in PATTERNS}
 
 
 @pytest.mark.parametrize("name", PATTERNS)
@@ -112,7 +114,7 @@ def test_audit_passes_on_every_example_trace(
         name: str, runs: dict[str, tuple[Result, Path | None]]) -> None:
     trace = runs[name][1]
     assert trace is not None
-    audited = run_prose("audit", str(trace))
+    audited = run_prose_in_process("audit", str(trace))
     assert audited.code == 0, audited.output
     assert "hash chain intact" in audited.stdout
     assert "audit: 0 findings" in audited.stdout
@@ -124,7 +126,7 @@ def test_audit_fails_after_one_byte_of_the_trace_is_edited(
     trace = runs[name][1]
     assert trace is not None
     tampered = edit_one_byte(trace, tmp_path / "tampered.jsonl")
-    audited = run_prose("audit", str(tampered))
+    audited = run_prose_in_process("audit", str(tampered))
     assert audited.code == 1, audited.output
     assert "hash chain BROKEN" in audited.stdout
 
@@ -149,8 +151,8 @@ def test_the_two_reviewer_gate_scenario_traces_audit_clean_and_are_tamper_eviden
                  if line.startswith("PASS two-reviewer-gate: ")]
     assert len(files) == len(scenarios) >= 4
     for trace in files:
-        audited = run_prose("audit", str(trace))
+        audited = run_prose_in_process("audit", str(trace))
         assert audited.code == 0, audited.output
         assert "audit: 0 findings" in audited.stdout
         tampered = edit_one_byte(trace, tmp_path / f"{trace.stem}.tampered.jsonl")
-        assert run_prose("audit", str(tampered)).code == 1
+        assert run_prose_in_process("audit", str(tampered)).code == 1

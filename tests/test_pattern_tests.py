@@ -4,7 +4,9 @@ The fixtures in tests/fixtures/ledger/ are this suite's own examples:
 `pass/` (proposer-adversary, and dialectic with several tests in one file,
 one of them a budget stop), `leaky/` (an information-hiding stop, exit 5),
 `judged/` (a discretion condition answered by the script) and `fail/` (wrong
-expectations, a script that runs out, a misspelt key).
+expectations, a script that runs out, a misspelt key). The commands run in this
+process (`run_prose_in_process`); `prose test` with no argument, which tests
+`examples/`, is run once in tests/test_examples.py.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, ROOT, run_prose
+from conftest import FIXTURES, run_prose_in_process
 
 from prose.testing import (
     PatternTestError,
@@ -26,7 +28,7 @@ LEDGER = FIXTURES / "ledger"
 
 
 def test_the_passing_fixtures_pass() -> None:
-    result = run_prose("test", str(LEDGER / "pass"), str(LEDGER / "leaky"), str(LEDGER / "judged"))
+    result = run_prose_in_process("test", str(LEDGER / "pass"), str(LEDGER / "leaky"), str(LEDGER / "judged"))
     assert result.code == 0, result.output
     assert result.stdout.splitlines() == [
         "PASS dialectic: two rounds by default, every round recorded",
@@ -40,7 +42,7 @@ def test_the_passing_fixtures_pass() -> None:
 
 
 def test_failing_expectations_are_each_reported() -> None:
-    result = run_prose("test", str(LEDGER / "fail"))
+    result = run_prose_in_process("test", str(LEDGER / "fail"))
     assert result.code == 1
     lines = result.stdout.splitlines()
     assert lines[-1] == "0 passed, 3 failed"
@@ -56,7 +58,7 @@ def test_failing_expectations_are_each_reported() -> None:
 
 
 def test_one_failure_among_passes_exits_1() -> None:
-    result = run_prose("test", str(LEDGER / "pass" / "proposer-adversary.test.yaml"),
+    result = run_prose_in_process("test", str(LEDGER / "pass" / "proposer-adversary.test.yaml"),
                        str(LEDGER / "fail" / "wrong-expectations.test.yaml"))
     assert result.code == 1
     assert result.stdout.splitlines()[0] == "PASS proposer-adversary"
@@ -64,33 +66,22 @@ def test_one_failure_among_passes_exits_1() -> None:
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    missing = run_prose("test", str(tmp_path / "nowhere"))
+    missing = run_prose_in_process("test", str(tmp_path / "nowhere"))
     assert missing.code == 2 and "no such file or folder" in missing.stderr
-    empty = run_prose("test", str(tmp_path))
+    empty = run_prose_in_process("test", str(tmp_path))
     assert empty.code == 2 and "no *.test.yaml files" in empty.stderr
-    default = run_prose("test", cwd=tmp_path)  # no examples/ here
+    default = run_prose_in_process("test", cwd=tmp_path)  # no examples/ here
     assert default.code == 2 and "examples" in default.stderr
 
 
 def test_keyword_filter_and_kept_traces_that_audit_clean(tmp_path: Path) -> None:
-    result = run_prose("test", str(LEDGER / "pass"), "-k", "budget", "--trace-dir", str(tmp_path))
+    result = run_prose_in_process("test", str(LEDGER / "pass"), "-k", "budget", "--trace-dir", str(tmp_path))
     assert result.code == 0, result.output
     assert result.stdout.splitlines() == ["PASS dialectic: a budget stop ends the run with exit code 3",
                                           "1 passed, 0 failed"]
     (trace,) = tmp_path.glob("*.jsonl")
-    audit = run_prose("audit", str(trace))
+    audit = run_prose_in_process("audit", str(trace))
     assert audit.code == 0, audit.output
-
-
-def test_the_examples_folder_passes_when_it_exists() -> None:
-    if not find_test_files_or_none(ROOT / "examples"):
-        pytest.skip("no examples/*.test.yaml yet")
-    result = run_prose("test", timeout=600)
-    assert result.code == 0, result.output
-
-
-def find_test_files_or_none(folder: Path) -> list[Path]:
-    return find_test_files([folder]) if folder.is_dir() else []
 
 
 # --- the format -----------------------------------------------------------------------

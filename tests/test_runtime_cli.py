@@ -1,4 +1,9 @@
-"""`prose run` as a subprocess: exit codes, output channels, and never a traceback."""
+"""`prose run`: exit codes, output channels, and never a traceback.
+
+The first test runs `prose run` in a new process, as a user does (the result alone
+on stdout, progress on stderr); the others call the same command in this process
+(`run_prose_in_process`), so LiteLLM is imported once, not once per case.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import Result, run_prose_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 PATTERNS = ROOT / "patterns"
 LEAKS = ROOT / "tests" / "fixtures" / "runtime" / "leaks"
 CLI = ROOT / "tests" / "fixtures" / "runtime" / "cli"
+PROPOSER_ADVERSARY = PATTERNS / "proposer-adversary.prose.md"
 
 
 def prose(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`prose run ARGS` in a new interpreter."""
     done = subprocess.run(
         [sys.executable, "-c", "from prose.cli.main import main; main()", "run", *args],
         cwd=cwd,
@@ -25,6 +34,11 @@ def prose(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
     assert "Traceback" not in done.stderr, done.stderr
     return done
+
+
+def run(*args: str, cwd: Path) -> Result:
+    """`prose run ARGS` in this interpreter."""
+    return run_prose_in_process("run", *args, cwd=cwd)
 
 
 def test_json_prints_only_the_result(tmp_path: Path) -> None:
@@ -48,7 +62,7 @@ def test_json_prints_only_the_result(tmp_path: Path) -> None:
 
 
 def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
-    done = prose(
+    done = run(
         str(PATTERNS / "dialectic.prose.md"),
         "--script",
         str(CLI / "dialectic.yaml"),
@@ -58,7 +72,7 @@ def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
         "rounds=2",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     result = json.loads(done.stdout)
     assert [entry["round"] for entry in result["exchange"]] == [1, 2]
     assert "trace: " in done.stderr
@@ -68,7 +82,7 @@ def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
 
 def test_input_file(tmp_path: Path) -> None:
     (tmp_path / "brief.txt").write_text("A brief read from a file.")
-    done = prose(
+    done = run(
         str(PATTERNS / "proposer-adversary.prose.md"),
         "--script",
         str(CLI / "proposer-adversary.yaml"),
@@ -78,7 +92,7 @@ def test_input_file(tmp_path: Path) -> None:
         "--quiet",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     trace = next((tmp_path / ".prose" / "runs").glob("*/trace.jsonl"))
     start = json.loads(trace.read_text().splitlines()[0])
     assert start["inputs"] == {"task_brief": "A brief read from a file."}
@@ -86,7 +100,7 @@ def test_input_file(tmp_path: Path) -> None:
 
 
 def test_library_pattern_by_name(tmp_path: Path) -> None:
-    done = prose(
+    done = run(
         "proposer-adversary",
         "--script",
         str(CLI / "proposer-adversary.yaml"),
@@ -95,51 +109,81 @@ def test_library_pattern_by_name(tmp_path: Path) -> None:
         "--json",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["result"]["proposal"] == "Use a token bucket per key."
 
 
 def test_instance_file(tmp_path: Path) -> None:
-    done = prose(
+    done = run(
         str(CLI / "instance.yaml"),
         "--script",
         str(CLI / "proposer-adversary.yaml"),
         "--json",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["result"]["attack"] == "Shared keys defeat per-key buckets."
 
 
-def test_instance_python_binding_stays_under_a_script(tmp_path: Path) -> None:
-    (tmp_path / "helpers.py").write_text(
+def _python_binding_project(folder: Path, module: str) -> None:
+    (folder / f"{module}.py").write_text(
         "def propose(task_brief):\n    return {'plan': 'computed for ' + task_brief}\n"
     )
-    (tmp_path / "run.yaml").write_text(
+    (folder / "run.yaml").write_text(
         f"pattern: {PATTERNS / 'proposer-adversary.prose.md'}\n"
-        "with:\n  proposer: {python: 'helpers:propose'}\n  adversary: {model: strong}\n"
+        f"with:\n  proposer: {{python: '{module}:propose'}}\n  adversary: {{model: strong}}\n"
         "inputs:\n  task_brief: b\n"
     )
-    done = prose(
+
+
+def test_instance_python_binding_stays_under_a_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The module is found on sys.path, where `python -c` puts the current folder.
+    _python_binding_project(tmp_path, "run_cli_helpers")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "run_cli_helpers", raising=False)
+    done = run(
         "run.yaml", "--script", str(CLI / "proposer-adversary.yaml"), "--json", cwd=tmp_path
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     assert json.loads(done.stdout)["result"] == {
         "proposal": {"plan": "computed for b"},
         "attack": "Shared keys defeat per-key buckets.",
     }
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the console script does not put the current folder on sys.path, so a `python:` "
+    "binding to a module next to the instance file cannot be imported (reported to the "
+    "owner of prose/runtime/services.py); remove this mark when it passes",
+)
+def test_the_console_script_finds_a_python_binding_in_the_current_folder(tmp_path: Path) -> None:
+    _python_binding_project(tmp_path, "helpers")
+    script = Path(sys.executable).parent / "prose"
+    done = subprocess.run(
+        [str(script), "run", "run.yaml", "--script", str(CLI / "proposer-adversary.yaml"),
+         "--json"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=180, check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["proposal"] == {"plan": "computed for b"}
+
+
 def test_show_prompts_calls_no_model(tmp_path: Path) -> None:
-    done = prose(
+    done = run(
         str(PATTERNS / "proposer-adversary.prose.md"),
         "--show-prompts",
         "--input",
         "task_brief=Design a rate limiter",
         cwd=tmp_path,
     )
-    assert done.returncode == 0, done.stderr
-    assert "=== proposer (line 59" in done.stdout
+    assert done.code == 0, done.stderr
+    first_call = PROPOSER_ADVERSARY.read_text(encoding="utf-8").splitlines().index(
+        "let proposal = call proposer") + 1
+    assert f"=== proposer (line {first_call}," in done.stdout
     assert "## task_brief\nDesign a rate limiter" in done.stdout
     assert "## proposal\n<output of proposer>" in done.stdout
     assert not (tmp_path / ".prose").exists()
@@ -148,11 +192,11 @@ def test_show_prompts_calls_no_model(tmp_path: Path) -> None:
 def test_lint_errors_refuse_to_run_unless_no_check(tmp_path: Path) -> None:
     leak = str(LEAKS / "never-sees-direct.prose.md")
     script = str(CLI / "leak.yaml")
-    refused = prose(leak, "--script", script, "--input", "task_brief=b", cwd=tmp_path)
-    assert refused.returncode == 1
+    refused = run(leak, "--script", script, "--input", "task_brief=b", cwd=tmp_path)
+    assert refused.code == 1
     assert "PH604" in refused.stderr and "--no-check" in refused.stderr
-    stopped = prose(leak, "--script", script, "--input", "task_brief=b", "--no-check", cwd=tmp_path)
-    assert stopped.returncode == 5
+    stopped = run(leak, "--script", script, "--input", "task_brief=b", "--no-check", cwd=tmp_path)
+    assert stopped.code == 5
     assert "R010" in stopped.stderr and "never-sees-direct.prose.md:41:16" in stopped.stderr
     trace = next((tmp_path / ".prose" / "runs").glob("*/trace.jsonl"))
     events = [json.loads(line) for line in trace.read_text().splitlines()]
@@ -160,7 +204,7 @@ def test_lint_errors_refuse_to_run_unless_no_check(tmp_path: Path) -> None:
 
 
 def test_budget_stop_exits_3(tmp_path: Path) -> None:
-    done = prose(
+    done = run(
         str(PATTERNS / "dialectic.prose.md"),
         "--script",
         str(CLI / "dialectic.yaml"),
@@ -170,7 +214,7 @@ def test_budget_stop_exits_3(tmp_path: Path) -> None:
         "3",
         cwd=tmp_path,
     )
-    assert done.returncode == 3
+    assert done.code == 3
     assert "R011" in done.stderr and "call budget of 3" in done.stderr
 
 
@@ -220,8 +264,8 @@ def test_usage_and_input_errors(tmp_path: Path, args: list[str], code: int, mess
         a.format(dialectic=PATTERNS / "dialectic.prose.md", script=CLI / "dialectic.yaml")
         for a in args
     ]
-    done = prose(*filled, cwd=tmp_path)
-    assert done.returncode == code, done.stderr
+    done = run(*filled, cwd=tmp_path)
+    assert done.code == code, done.stderr
     assert message in done.stderr
 
 
