@@ -1,27 +1,37 @@
-"""The interpreter: async evaluation of the AST, dispatching on node types.
+"""The interpreter: async evaluation of the AST, one method per node class.
 
-Like lis.py, the whole evaluator is a table from node type to a method and an
-environment with an outer pointer (`Scope`). Statements return their value
-(LANGUAGE.md 4.3: a call's result, a `let`'s value, a collected loop; null for
-anything else), which is what a collecting loop gathers per iteration. A node
-type not in the table is refused with R001, never skipped.
+Like lis.py, the whole evaluator is a method per node class (`exec_<Class>`
+for statements, `eval_<Class>` for expressions, dispatched by
+`prose.syntax.visitor.Visitor`) and an environment with an outer pointer
+(`Scope`). Statements return their value (LANGUAGE.md 4.3: a call's result, a
+`let`'s value, a collected loop; null for anything else), which is what a
+collecting loop gathers per iteration. A node class without a method is
+refused with R001, never skipped.
 
-Loops and parallel statements live in `interpreter_loops.py`, errors, choices
-and blocks in `interpreter_flow.py` (mixins), so each module stays small
-enough to read in one sitting; what a call does is in `calls.py`.
+Three concerns have a class of their own, each holding this interpreter:
+`loops.Loops` (repeat, for, loop, parallel), `handling.ErrorHandling` (try,
+throw) and `blocks.Blocks` (block definitions, do). What a call does is in
+`calls.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from typing import NoReturn
 
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL, Label
 from prose.lang.properties import RESERVED_PROPERTIES
 from prose.runtime import pc
 from prose.runtime import values as v
+from prose.runtime.blocks import Blocks
 from prose.runtime.calls import call_options, call_service
-from prose.runtime.conditions import condition_holds, mentioned_label, predicate
+from prose.runtime.conditions import (
+    condition_holds,
+    mentioned_label,
+    mentioned_values,
+    predicate,
+)
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     InvariantBroken,
@@ -31,64 +41,31 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
-from prose.runtime.interpreter_flow import FlowMixin
-from prose.runtime.interpreter_loops import LoopsMixin
+from prose.runtime.handling import ErrorHandling
+from prose.runtime.judge import judge
+from prose.runtime.loops import Loops
 from prose.runtime.scope import Scope
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Signal
 from prose.runtime.values import NULL, Service, Value
 from prose.syntax import nodes as n
+from prose.syntax.visitor import Visitor
 
 # What a declared but not yet bound name reads as in a condition (and its members too).
 UNBOUND = Value(None)
 
 
-class Interpreter(FlowMixin, LoopsMixin):
+class Interpreter(Visitor[Awaitable[Value]]):
     """Runs one pattern instance's program in a `RunContext`."""
+
+    role = "the interpreter"
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.source = ctx.source
         self.strict = ctx.policy.strict
-        self.blocks: dict[str, tuple[n.BlockDef, Scope]] = {}
-        self._statements: dict[type, Callable[..., Awaitable[Value]]] = {
-            n.Let: self.exec_let,
-            n.Assign: self.exec_assign,
-            n.ExprStmt: self.exec_expr_stmt,
-            n.Return: self.exec_return,
-            n.Repeat: self.exec_loop_stmt,
-            n.For: self.exec_loop_stmt,
-            n.Loop: self.exec_loop_stmt,
-            n.Parallel: self.exec_parallel,
-            n.If: self.exec_if,
-            n.Orphan: self.exec_orphan,
-            n.Choice: self.exec_choice,
-            n.Try: self.exec_try,
-            n.Throw: self.exec_throw,
-            n.Continue: self.exec_continue,
-            n.Break: self.exec_break,
-            n.Append: self.exec_append,
-            n.BlockDef: self.exec_block_def,
-            n.Do: self.exec_do,
-            n.Use: self.exec_use,
-        }
-        self._expressions: dict[type, Callable[..., Awaitable[Value]]] = {
-            n.Literal: self.eval_literal,
-            n.String: self.eval_string,
-            n.Name: self.eval_name,
-            n.Member: self.eval_member,
-            n.Index: self.eval_index,
-            n.Array: self.eval_array,
-            n.Object: self.eval_object,
-            n.Call: self.eval_call,
-            n.Compare: self.eval_predicate,
-            n.BoolOp: self.eval_predicate,
-            n.Not: self.eval_predicate,
-            n.IsTest: self.eval_predicate,
-            n.Repeat: self.eval_loop,
-            n.For: self.eval_loop,
-            n.Loop: self.eval_loop,
-            n.Parallel: self.eval_parallel,
-        }
+        self.loops = Loops(self)
+        self.handling = ErrorHandling(self)
+        self.blocks = Blocks(self)
 
     # --- the program ---------------------------------------------------------------
 
@@ -97,7 +74,7 @@ class Interpreter(FlowMixin, LoopsMixin):
         body = self.ctx.program.body
         for statement in body:  # blocks are hoisted: `do` may come before `block`
             if isinstance(statement, n.BlockDef):
-                self.blocks[statement.name] = (statement, scope)
+                self.blocks.define(statement, scope)
         try:
             await self.exec_body(body, scope, self.ctx.prefix)
         except ReturnSignal as signal:
@@ -128,31 +105,25 @@ class Interpreter(FlowMixin, LoopsMixin):
     async def exec_stmt(
         self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False
     ) -> Value:
-        method = self._statements.get(type(stmt))
-        if method is None:
-            raise UnknownNodeError(
-                f"the interpreter cannot run a `{type(stmt).__name__}` node",
-                stmt.span,
-                source=self.source,
-            )
         try:
-            return await method(stmt, scope, path, collecting)
+            return await self.handler(stmt, "exec_")(stmt, scope, path, collecting)
         except ProseRuntimeError as error:
             raise error.at(stmt.span, self.source) from None
 
     async def eval(self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False) -> Value:
         """The value of an expression. `lenient`: a declared but unbound name reads as null."""
-        method = self._expressions.get(type(expr))
-        if method is None:
-            raise UnknownNodeError(
-                f"the interpreter cannot evaluate a `{type(expr).__name__}` node",
-                expr.span,
-                source=self.source,
-            )
         try:
-            return await method(expr, scope, path, lenient)
+            return await self.handler(expr, "eval_")(expr, scope, path, lenient)
         except ProseRuntimeError as error:
             raise error.at(expr.span, self.source) from None
+
+    def refuse(self, node: n.Node, prefix: str) -> NoReturn:
+        verb = "run" if prefix == "exec_" else "evaluate"
+        raise UnknownNodeError(
+            f"the interpreter cannot {verb} a `{type(node).__name__}` node",
+            node.span,
+            source=self.source,
+        )
 
     async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value:
         return await self.eval(expr, scope, path, True)
@@ -189,7 +160,7 @@ class Interpreter(FlowMixin, LoopsMixin):
 
     # --- statements ----------------------------------------------------------------
 
-    async def exec_let(self, node: n.Let, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_Let(self, node: n.Let, scope: Scope, path: str, collecting: bool) -> Value:
         value = self.bound(await self.eval(node.value, scope, path))
         if node.destructure:
             if not isinstance(value.data, dict):
@@ -202,7 +173,7 @@ class Interpreter(FlowMixin, LoopsMixin):
             scope.let(node.names[0], value, const=node.const)
         return value
 
-    async def exec_assign(self, node: n.Assign, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_Assign(self, node: n.Assign, scope: Scope, path: str, collecting: bool) -> Value:
         value = self.bound(await self.eval(node.value, scope, path))
         await self.store(node.target, value, scope, path)
         return value
@@ -237,26 +208,26 @@ class Interpreter(FlowMixin, LoopsMixin):
                 f"`{name}` only grows: it may be recorded or appended to, not reassigned or rebuilt"
             )
 
-    async def exec_expr_stmt(
+    async def exec_ExprStmt(
         self, node: n.ExprStmt, scope: Scope, path: str, collecting: bool
     ) -> Value:
-        if isinstance(node.expr, n.Repeat | n.For | n.Loop):
-            return await self.run_loop(node.expr, scope, path, collecting)
+        if isinstance(node.expr, n.LoopNode):
+            return await self.loops.loop(node.expr, scope, path, collecting)
         return await self.eval(node.expr, scope, path)
 
-    async def exec_return(self, node: n.Return, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_Return(self, node: n.Return, scope: Scope, path: str, collecting: bool) -> Value:
         value = await self.eval(node.value, scope, path) if node.value is not None else NULL
         raise ReturnSignal(node.span, self.bound(value))
 
-    async def exec_continue(
+    async def exec_Continue(
         self, node: n.Continue, scope: Scope, path: str, collecting: bool
     ) -> Value:
         raise ContinueSignal(node.span)
 
-    async def exec_break(self, node: n.Break, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_Break(self, node: n.Break, scope: Scope, path: str, collecting: bool) -> Value:
         raise BreakSignal(node.span)
 
-    async def exec_if(self, node: n.If, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_If(self, node: n.If, scope: Scope, path: str, collecting: bool) -> Value:
         # Strict mode: an arm runs under the labels of its condition and every earlier one.
         depends = NO_LABEL
         for branch in node.branches:
@@ -275,7 +246,7 @@ class Interpreter(FlowMixin, LoopsMixin):
             pc.raise_rest(depends)
         return NULL
 
-    async def exec_append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
+    async def exec_Append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
         item = self.bound(await self.eval(node.value, scope, path))
         current = await self.eval(node.target, scope, path)
         grown = v.appended(current, item)
@@ -284,12 +255,81 @@ class Interpreter(FlowMixin, LoopsMixin):
         await self.store(node.target, grown, scope, path)
         return NULL
 
+    async def exec_Choice(self, node: n.Choice, scope: Scope, path: str, collecting: bool) -> Value:
+        labels = [option.label for option in node.options]
+        criteria = node.criteria
+        values = mentioned_values(self.ctx, criteria.mentions, scope)
+        if not values:
+            raise NameNotDefined(
+                f"the choice `{criteria.text}` mentions no variable, parameter or config key, "
+                "so a judge would have nothing to decide from",
+                criteria.span,
+                source=self.source,
+            )
+        decision, _ = await judge(
+            self.ctx,
+            kind="choice",
+            text=criteria.text,
+            node=criteria,
+            values=values,
+            path=path,
+            options=labels,
+        )
+        option = node.options[labels.index(decision)]
+        depends = mentioned_label(self.ctx, criteria.mentions, scope) if self.strict else NO_LABEL
+        with pc.raised(depends):
+            await self.exec_body(option.body, scope, path)
+        if self.strict and flows.exits_early(node):  # the rest runs only if no option left
+            pc.raise_rest(depends)
+        return NULL
+
+    async def exec_Orphan(self, node: n.Orphan, scope: Scope, path: str, collecting: bool) -> Value:
+        raise UnknownNodeError(
+            f"`{node.keyword}` has no statement to belong to (it must follow "
+            + ("`if`" if node.keyword in ("elif", "else") else "`try`")
+            + ")",
+            node.span,
+            source=self.source,
+        )
+
+    async def exec_Repeat(
+        self, node: n.LoopNode, scope: Scope, path: str, collecting: bool
+    ) -> Value:
+        return await self.loops.loop(node, scope, path, collecting)
+
+    exec_For = exec_Loop = exec_Repeat
+
+    async def exec_Parallel(
+        self, node: n.Parallel, scope: Scope, path: str, collecting: bool
+    ) -> Value:
+        await self.loops.parallel(node, scope, path)
+        return NULL
+
+    async def exec_Try(self, node: n.Try, scope: Scope, path: str, collecting: bool) -> Value:
+        await self.handling.run_try(node, scope, path)
+        return NULL
+
+    async def exec_Throw(self, node: n.Throw, scope: Scope, path: str, collecting: bool) -> Value:
+        await self.handling.throw(node, scope, path)
+
+    async def exec_BlockDef(
+        self, node: n.BlockDef, scope: Scope, path: str, collecting: bool
+    ) -> Value:
+        self.blocks.define(node, scope)
+        return NULL
+
+    async def exec_Do(self, node: n.Do, scope: Scope, path: str, collecting: bool) -> Value:
+        return await self.blocks.do(node, scope, path)
+
+    async def exec_Use(self, node: n.Use, scope: Scope, path: str, collecting: bool) -> Value:
+        return NULL  # bound before the run starts (see runner.globals_scope)
+
     # --- expressions ---------------------------------------------------------------
 
-    async def eval_literal(self, node: n.Literal, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Literal(self, node: n.Literal, scope: Scope, path: str, lenient: bool) -> Value:
         return Value(node.value)
 
-    async def eval_string(self, node: n.String, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_String(self, node: n.String, scope: Scope, path: str, lenient: bool) -> Value:
         if len(node.parts) == 1 and isinstance(node.parts[0], str):
             text = node.parts[0]
             return Value(text, literal=frozenset((text,)) if text.strip() else v.EMPTY)
@@ -316,16 +356,16 @@ class Interpreter(FlowMixin, LoopsMixin):
             return UNBOUND
         raise NameNotDefined(f"`{name}` is not defined", node.span, source=self.source)
 
-    async def eval_name(self, node: n.Name, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Name(self, node: n.Name, scope: Scope, path: str, lenient: bool) -> Value:
         return self._lookup(node.name, scope, node, lenient)
 
-    async def eval_member(self, node: n.Member, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Member(self, node: n.Member, scope: Scope, path: str, lenient: bool) -> Value:
         holder = await self.eval(node.obj, scope, path, lenient)
         if holder is UNBOUND:
             return UNBOUND  # `verdict.accepted` before `verdict` is first bound: null
         return v.member(holder, node.name)
 
-    async def eval_index(self, node: n.Index, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Index(self, node: n.Index, scope: Scope, path: str, lenient: bool) -> Value:
         container = await self.eval(node.obj, scope, path, lenient)
         if container is UNBOUND:
             return UNBOUND
@@ -336,15 +376,15 @@ class Interpreter(FlowMixin, LoopsMixin):
                                                True))
         return item
 
-    async def eval_array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
         return v.make_list([await self.eval(item, scope, path) for item in node.items])
 
-    async def eval_object(self, node: n.Object, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Object(self, node: n.Object, scope: Scope, path: str, lenient: bool) -> Value:
         entries = {entry.key: await self.eval(entry.value, scope, path) for entry in node.entries}
         keys = flows.container(CONCRETE, (), [(entry.key, entry.span) for entry in node.entries])
         return v.make_object(entries, literal=keys.literal)
 
-    async def eval_predicate(self, node: n.Expr, scope: Scope, path: str, lenient: bool) -> Value:
+    async def eval_Compare(self, node: n.Expr, scope: Scope, path: str, lenient: bool) -> Value:
         seen: list[Value] = []
 
         async def recording(expr: n.Expr, scope: Scope, path: str) -> Value:
@@ -355,7 +395,21 @@ class Interpreter(FlowMixin, LoopsMixin):
         holds = await predicate(node, scope, path, recording)
         return v.labelled(holds, flows.predicate(CONCRETE, [value.label for value in seen]))
 
-    async def eval_call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
+    eval_BoolOp = eval_Not = eval_IsTest = eval_Compare
+
+    async def eval_Repeat(
+        self, node: n.LoopNode, scope: Scope, path: str, lenient: bool
+    ) -> Value:
+        return await self.loops.loop(node, scope, path, True)
+
+    eval_For = eval_Loop = eval_Repeat
+
+    async def eval_Parallel(
+        self, node: n.Parallel, scope: Scope, path: str, lenient: bool
+    ) -> Value:
+        return await self.loops.parallel(node, scope, path)
+
+    async def eval_Call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
         target = await self.eval(node.target, scope, path)
         if not isinstance(target.data, Service):
             if (

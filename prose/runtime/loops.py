@@ -1,4 +1,4 @@
-"""Loops and parallel statements (LANGUAGE.md 3, 4.1 and 4.3), mixed into `Interpreter`.
+"""Loops and parallel statements (LANGUAGE.md 3, 4.1 and 4.3): one interpreter's `Loops`.
 
 A loop in value position (or the last statement of a collecting body)
 collects one value per iteration, in input order: the value given to a
@@ -28,58 +28,29 @@ from prose.runtime.values import NULL, Value, describe
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
-    from prose.runtime.context import RunContext
+    from prose.runtime.interpreter import Interpreter
 
 _BREAK = object()
 
 
-class LoopsMixin:
-    """Loop and parallel evaluation; expects `ctx`, `source`, `eval`, `exec_body`, `exec_stmt`."""
+class Loops:
+    """`repeat`, `for`, `loop` and `parallel` for one `Interpreter`."""
 
-    ctx: RunContext
-    source: str
-    strict: bool
+    def __init__(self, interpreter: Interpreter) -> None:
+        self.interpreter = interpreter
 
-    if TYPE_CHECKING:
-
-        def bound(self, value: Value) -> Value: ...
-        async def test(
-            self, condition: n.Condition, scope: Scope, path: str
-        ) -> tuple[bool, Label]: ...
-
-        async def eval(
-            self, expr: n.Expr, scope: Scope, path: str, lenient: bool = False
-        ) -> Value: ...
-        async def exec_body(
-            self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool = False
-        ) -> Value: ...
-        async def exec_stmt(
-            self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False
-        ) -> Value: ...
-        async def _operand(self, expr: n.Expr, scope: Scope, path: str) -> Value: ...
-
-    async def exec_loop_stmt(
-        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool
-    ) -> Value:
-        return await self.run_loop(node, scope, path, collecting)
-
-    async def eval_loop(
-        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, lenient: bool
-    ) -> Value:
-        return await self.run_loop(node, scope, path, True)
-
-    async def run_loop(
-        self, node: n.Repeat | n.For | n.Loop, scope: Scope, path: str, collecting: bool
+    async def loop(
+        self, node: n.LoopNode, scope: Scope, path: str, collecting: bool
     ) -> Value:
         if isinstance(node, n.Loop):
             return await self._loop(node, scope, path, collecting)
         items, depends = await self._items(node, scope, path)
         where = f"{path}/{'for' if isinstance(node, n.For) else 'repeat'}@{node.line}:{node.column}"
         # Strict mode: the body runs once per item, so it depends on the list (or count).
-        with pc.raised(flows.under(CONCRETE, NO_LABEL, depends, self.strict)):
+        with pc.raised(flows.under(CONCRETE, NO_LABEL, depends, self.interpreter.strict)):
             if node.parallel:
                 outcome = await self._parallel_iterations(node, items, scope, where)
-                return self.bound(outcome) if collecting else NULL
+                return self.interpreter.bound(outcome) if collecting else NULL
             collected: list[Value] = []
             for position, (item, counter) in enumerate(items):
                 self._bind_loop_vars(node, scope, item, counter)
@@ -88,19 +59,19 @@ class LoopsMixin:
                     break
                 assert isinstance(value, Value)
                 collected.append(value)
-            return self.bound(Value(tuple(collected))) if collecting else NULL
+            return self.interpreter.bound(Value(tuple(collected))) if collecting else NULL
 
     async def _items(
         self, node: n.Repeat | n.For, scope: Scope, path: str
     ) -> tuple[list[tuple[Value, Value]], Label]:
         """(loop variable value, counter) per iteration, and the label the count depends on."""
         if isinstance(node, n.For):
-            iterable = await self.eval(node.iterable, scope, path)
+            iterable = await self.interpreter.eval(node.iterable, scope, path)
             if not isinstance(iterable.data, tuple):
                 raise ValueTypeError(
                     f"`for` iterates a list, not {describe(iterable)}",
                     node.iterable.span,
-                    source=self.source,
+                    source=self.interpreter.source,
                 )
             items = [(item, Value(i)) for i, item in enumerate(iterable.data)]
             return items, iterable.label
@@ -108,12 +79,12 @@ class LoopsMixin:
         return [(Value(i), Value(i)) for i in range(1, count + 1)], label
 
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
-        value = await self.eval(expr, scope, path)
+        value = await self.interpreter.eval(expr, scope, path)
         if not isinstance(value.data, int) or isinstance(value.data, bool) or value.data < 0:
             raise ValueTypeError(
                 f"`{what}` needs an integer >= 0, not {describe(value)}",
                 expr.span,
-                source=self.source,
+                source=self.interpreter.source,
             )
         return value.data, value.label
 
@@ -121,18 +92,18 @@ class LoopsMixin:
         self, node: n.Repeat | n.For, scope: Scope, item: Value, counter: Value
     ) -> None:
         if isinstance(node, n.For):
-            scope.define(node.var, self.bound(item), Kind.LOOP)
+            scope.define(node.var, self.interpreter.bound(item), Kind.LOOP)
             if node.index_var is not None:
-                scope.define(node.index_var, self.bound(counter), Kind.LOOP)
+                scope.define(node.index_var, self.interpreter.bound(counter), Kind.LOOP)
         elif node.var is not None:
-            scope.define(node.var, self.bound(item), Kind.LOOP)
+            scope.define(node.var, self.interpreter.bound(item), Kind.LOOP)
 
     async def _iteration(
         self, body: tuple[n.Stmt, ...], scope: Scope, path: str, collecting: bool
     ) -> Any:
         """One iteration's value, `_BREAK` after `break`; a `return` ends it only when collecting."""
         try:
-            return await self.exec_body(body, scope, path, collecting)
+            return await self.interpreter.exec_body(body, scope, path, collecting)
         except ContinueSignal:
             return NULL
         except BreakSignal:
@@ -145,16 +116,16 @@ class LoopsMixin:
     async def _loop(self, node: n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
         if node.max is None:
             raise ValueTypeError(
-                "a `loop` needs a bound: `(max: N)`", node.span, source=self.source
+                "a `loop` needs a bound: `(max: N)`", node.span, source=self.interpreter.source
             )
         limit, depends = await self._count(node.max, scope, path, "max")
-        depends = flows.under(CONCRETE, NO_LABEL, depends, self.strict)
+        depends = flows.under(CONCRETE, NO_LABEL, depends, self.interpreter.strict)
         where = f"{path}/loop@{node.line}:{node.column}"
         collected: list[Value] = []
         count = 0
         while True:
             if count >= limit:
-                self.ctx.shared.trace.emit(
+                self.interpreter.ctx.shared.trace.emit(
                     NoteEvent(
                         what="loop_max",
                         message=f"the loop reached its max of {limit} iterations",
@@ -166,20 +137,20 @@ class LoopsMixin:
                 break
             if node.condition is not None:
                 with pc.raised(depends):
-                    holds, label = await self.test(node.condition, scope, f"{where}#{count}")
+                    holds, label = await self.interpreter.test(node.condition, scope, f"{where}#{count}")
                 depends = depends | label
                 if holds == (node.kind == "until"):
                     break
             count += 1
             with pc.raised(depends):
                 if node.var is not None:
-                    scope.define(node.var, self.bound(Value(count)), Kind.LOOP)
+                    scope.define(node.var, self.interpreter.bound(Value(count)), Kind.LOOP)
                 value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
             if value is _BREAK:
                 break
             collected.append(value)
         with pc.raised(depends):
-            return self.bound(Value(tuple(collected))) if collecting else NULL
+            return self.interpreter.bound(Value(tuple(collected))) if collecting else NULL
 
     # --- parallel ------------------------------------------------------------------
 
@@ -189,7 +160,7 @@ class LoopsMixin:
         positional: list[str] = []
         keywords: dict[str, Value] = {}
         for modifier in node.modifiers:
-            value = await self.eval(modifier.value, scope, path)
+            value = await self.interpreter.eval(modifier.value, scope, path)
             if modifier.key is None:
                 if not isinstance(value.data, str):
                     raise ValueTypeError("a parallel modifier is a string or `key: value`")
@@ -200,7 +171,7 @@ class LoopsMixin:
 
     def _dropped(self, node: n.Node, where: str) -> Callable[[int, ProseRuntimeError], None]:
         def note(position: int, error: ProseRuntimeError) -> None:
-            self.ctx.shared.trace.emit(
+            self.interpreter.ctx.shared.trace.emit(
                 NoteEvent(
                     what="branch_failed",
                     message=f"branch {position} failed: {error.message}",
@@ -236,25 +207,17 @@ class LoopsMixin:
 
     async def _branch_body(self, body: tuple[n.Stmt, ...], scope: Scope, path: str) -> Value:
         try:
-            return await self.exec_body(body, scope, path, collecting=True)
+            return await self.interpreter.exec_body(body, scope, path, collecting=True)
         except ReturnSignal as signal:
             return signal.value
         except ContinueSignal:
             return NULL
         except BreakSignal as signal:
             raise LoopControlError(
-                "`break` cannot end a parallel branch", signal.span, source=self.source
+                "`break` cannot end a parallel branch", signal.span, source=self.interpreter.source
             ) from None
 
-    async def exec_parallel(
-        self, node: n.Parallel, scope: Scope, path: str, collecting: bool
-    ) -> Value:
-        await self.eval_parallel(node, scope, path, False)
-        return NULL
-
-    async def eval_parallel(
-        self, node: n.Parallel, scope: Scope, path: str, lenient: bool
-    ) -> Value:
+    async def parallel(self, node: n.Parallel, scope: Scope, path: str) -> Value:
         """`parallel:` branches; their `let`s are published into `scope` after the join."""
         where = f"{path}/parallel@{node.line}:{node.column}"
         modifiers = await self._modifiers(node, scope, where)
@@ -284,7 +247,7 @@ class LoopsMixin:
             for name in names:
                 if name in publishing:
                     raise ParallelRace(
-                        f"two parallel branches bind `{name}`", statement.span, source=self.source
+                        f"two parallel branches bind `{name}`", statement.span, source=self.interpreter.source
                     )
                 binding = locals_[position].bindings.get(name)
                 publishing[name] = binding.value if binding is not None and finished else NULL
