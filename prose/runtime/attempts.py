@@ -1,8 +1,14 @@
 """The attempts of one call, by kind of service: a model, a Python callable, a nested pattern.
 
 Each attempt is one `call` event, written when it ends (sent, failed,
-cancelled or served from the cache); its `time` is when it started. The
-budget admits a model attempt only when the cache does not answer it.
+cancelled or served from the cache); its `time` is when it started. A model
+attempt goes through the run's one model exchange (`exchange.py`, which the
+judge uses too): the budget admits it only when the cache does not answer it.
+
+The route of a call: `Interpreter.eval_Call` evaluates the target and the
+properties, `calls.call_service` asks the policy and makes the attempts,
+`attempt` traces one and hands it to its kind, and `exchange.exchange` talks
+to the model client.
 """
 
 from __future__ import annotations
@@ -17,14 +23,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prose.lang import error_kinds as kinds
+from prose.lang import flows
 from prose.lang.flows import Label
+from prose.runtime import pc
 from prose.runtime.context import RunContext
 from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.prompts import messages_to_dicts, render_value
-from prose.runtime.services import ModelService, PatternService, PythonService
+from prose.runtime.services import ModelService, PatternService, PythonService, ServiceSpec
 from prose.runtime.trace import CallEvent
-from prose.runtime.values import Value, plain, to_text, wrap
+from prose.runtime.values import Service, Value, plain, to_text, wrap
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
@@ -91,6 +99,45 @@ def _progress(ctx: RunContext, phase: str, event: CallEvent) -> None:
                 }
             ),
         )
+
+
+async def attempt(
+    ctx: RunContext,
+    node: n.Call,
+    target: Service,
+    service: ServiceSpec,
+    payload: Payload,
+    options: CallOptions,
+    path: str,
+    number: int,
+    given: Label,
+    label: Label,
+) -> Any:
+    """Attempt `number` of a call: traced as one `call` event, made by the service's kind."""
+    shared = ctx.shared
+    slot = target.slot
+    event = CallEvent(
+        id=shared.trace.next_id(),
+        slot=slot,
+        index=target.index,
+        service=service.label,
+        file=node.span.file,
+        line=node.line,
+        column=node.column,
+        path=path,
+        attempt=number,
+        provenance=sorted(given.provenance),
+        transitive=sorted(given.transitive),
+        branch=list(pc.branch()) or None,
+        chains=sorted((made, list(branch), index, line)
+                      for made, branch, index, line in given.chains
+                      if branch or index != flows.NO_INDEX) or None,
+    )
+    if isinstance(service, ModelService):
+        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
+    if isinstance(service, PythonService):
+        return await python_attempt(ctx, node, service, payload, event, label)
+    return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 
 async def model_attempt(

@@ -20,7 +20,7 @@ from prose.lang.channels import Channel, call_channels, channel_to_dict
 from prose.lang.flows import CONCRETE, Label
 from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.attempts import CallOptions, model_attempt, pattern_attempt, python_attempt
+from prose.runtime.attempts import CallOptions, attempt
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     CallFailed,
@@ -28,8 +28,8 @@ from prose.runtime.errors import (
     InputError,
     ValueTypeError,
 )
-from prose.runtime.services import ModelService, PythonService, ServiceSpec
-from prose.runtime.trace import CallEvent, ErrorEvent
+from prose.runtime.services import ModelService, ServiceSpec
+from prose.runtime.trace import ErrorEvent
 from prose.runtime.values import Service, Value, wrap
 from prose.syntax import nodes as n
 
@@ -174,56 +174,19 @@ async def call_service(
     label = flows.call_output(CONCRETE, slot, given, node.span, pc.branch(),
                               _index(target))
     attempts = 1 + max(options.retry, 0)
-    for attempt in range(1, attempts + 1):
+    for number in range(1, attempts + 1):
         try:
-            output = await _attempt(ctx, node, target, service, payload, options, path, attempt,
-                                    given, label)
+            output = await attempt(ctx, node, target, service, payload, options, path, number,
+                                   given, label)
         except CallFailed as error:
-            if attempt >= attempts or error.kind in kinds.NOT_RETRIED:
+            if number >= attempts or error.kind in kinds.NOT_RETRIED:
                 raise
-            delay = _delay(options, attempt, ctx.shared.backoff_base_s, error.value)
+            delay = _delay(options, number, ctx.shared.backoff_base_s, error.value)
             if delay > 0 and not ctx.shared.scripted:
                 await ctx.shared.sleep(delay)
             continue
         return wrap(output, label.provenance, label.transitive, label.chains)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def _attempt(
-    ctx: RunContext,
-    node: n.Call,
-    target: Service,
-    service: ServiceSpec,
-    payload: Payload,
-    options: CallOptions,
-    path: str,
-    attempt: int,
-    given: Label,
-    label: Label,
-) -> Any:
-    shared = ctx.shared
-    slot = target.slot
-    event = CallEvent(
-        id=shared.trace.next_id(),
-        slot=slot,
-        index=target.index,
-        service=service.label,
-        file=node.span.file,
-        line=node.line,
-        column=node.column,
-        path=path,
-        attempt=attempt,
-        provenance=sorted(given.provenance),
-        transitive=sorted(given.transitive),
-        branch=list(pc.branch()) or None,
-        chains=sorted((made, list(path), index, line) for made, path, index, line in given.chains
-                      if path or index != flows.NO_INDEX) or None,
-    )
-    if isinstance(service, ModelService):
-        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
-    if isinstance(service, PythonService):
-        return await python_attempt(ctx, node, service, payload, event, label)
-    return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 
 def call_options(reserved: dict[str, Value]) -> CallOptions:
