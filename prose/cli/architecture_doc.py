@@ -323,14 +323,16 @@ ROUTE: list[tuple[tuple[str, ...], str]] = [
         `run_start`, runs the `Interpreter` under the time budget and writes `run_end`
         whatever happened."""),
     (("prose.runtime.interpreter", "prose.runtime.calls"), """
-        The `Interpreter` walks the AST; each `call` goes to `call_service`, which
-        asks the policy first (`Policy.violations`): a violation stops the run
-        (exit 5) before anything is sent. Then come the attempts (`retry:`)."""),
-    (("prose.runtime.attempts", "prose.runtime.budget", "prose.runtime.prompts"), """
-        `model_attempt` answers from the cache or has the budget admit the call (a
-        budget stop is exit 3), builds the messages and awaits
-        `client.complete(ChatRequest)` under the run's concurrency cap. Python
-        services and nested patterns have their own attempts."""),
+        The `Interpreter` walks the AST; a call's target and properties are evaluated
+        and handed to `calls.call_service`, which asks the policy first
+        (`Policy.violations`): a violation stops the run (exit 5) before anything is
+        sent. Then it makes the attempts (`retry:`)."""),
+    (("prose.runtime.attempts", "prose.runtime.exchange"), """
+        `attempts.attempt` traces one attempt and hands it to its kind of service (a
+        model, a Python callable, a nested pattern). A model attempt, like the judge's
+        decisions, goes through `exchange`: the cache, the budget's admission (a
+        budget stop is exit 3), the run's cap on calls in flight, then
+        `client.complete(ChatRequest)` and the usage and cost meters."""),
     (("prose.llm.router_client", "prose.llm.loader", "prose.llm.error_mapping"), """
         `RouterClient.complete` imports LiteLLM on its first call, builds a
         `litellm.Router` from the config, sends `acompletion` with the retry policy,
