@@ -11,18 +11,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 if TYPE_CHECKING:
+    from prose.llm.config import LLMConfig
+    from prose.llm.script import Script
     from prose.pattern_file import PatternFile, PatternFiles
     from prose.spec.model import PatternSpec
 
 EXIT_USAGE = 2
 
 
-def _fail(message: str, code: int) -> None:
+def _fail(message: str, code: int) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)
 
@@ -359,7 +361,7 @@ def _checked(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) 
     return pattern
 
 
-def _script(path: str | None) -> Any:
+def _script(path: str | None) -> Script | None:
     if path is None:
         return None
     from prose.llm import Script
@@ -375,7 +377,7 @@ def _script(path: str | None) -> Any:
         _fail(f"{path}: {error}", 1)
 
 
-def _llm_config(path: str | None, project: Path) -> Any:
+def _llm_config(path: str | None, project: Path) -> LLMConfig | None:
     from prose.llm import LLMConfig
     from prose.llm.errors import LLMConfigError
 
@@ -392,7 +394,11 @@ def _llm_config(path: str | None, project: Path) -> Any:
 
 
 def _resume(
-    run_id: str | None, project: Path, script: Any, inputs: dict[str, Any], config: dict[str, Any]
+    run_id: str | None,
+    project: Path,
+    script: Script | None,
+    inputs: dict[str, Any],
+    config: dict[str, Any],
 ) -> Path | None:
     """The trace of the run to resume; its inputs and config fill in what the command line omits."""
     if run_id is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.lang.flows import Label, default_texts
 from prose.runtime.context import RunContext
@@ -22,12 +22,15 @@ from prose.runtime.scope import Kind, Scope
 from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
 from prose.runtime.values import Service, Value, relabel, wrap
 
+if TYPE_CHECKING:
+    from prose.llm.script import Script
+
 
 def bind_slots(
     loaded: LoadedPattern,
     given: Mapping[str, SlotBinding],
     *,
-    script: Any,
+    script: Script | None,
     default_model: str | None,
     key_prefix: str = "",
 ) -> tuple[dict[str, SlotBinding], frozenset[str]]:

@@ -56,6 +56,8 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.lang.policy import Policy
+    from prose.llm.config import LLMConfig
+    from prose.llm.script import Script
 
 Status = Literal["ok", "error", "budget", "violation", "interrupted"]
 STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
@@ -68,9 +70,9 @@ class RunOptions:
     inputs: Mapping[str, Any] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
     bindings: Mapping[str, SlotBinding] = field(default_factory=dict)
-    script: Any = None  # prose.llm.Script
+    script: Script | None = None
     client: Client | None = None
-    llm_config: Any = None  # prose.llm.LLMConfig
+    llm_config: LLMConfig | None = None
     default_model: str | None = None
     judge_model: str | None = None
     concurrency: int = DEFAULT_CONCURRENCY
@@ -254,7 +256,7 @@ def _instance(
     config: Mapping[str, Any],
     inputs: Mapping[str, Any],
     *,
-    script: Any,
+    script: Script | None,
     default_model: str | None,
     strict: bool | None,
     key_prefix: str = "",
