@@ -1,4 +1,4 @@
-"""Generated documentation is up to date (regenerate with the commands below)."""
+"""Generated documentation and golden files are up to date (regenerate with the commands below)."""
 
 from __future__ import annotations
 
@@ -34,3 +34,11 @@ def test_flow_table_in_the_language_reference_is_current() -> None:
     start = text.index("<!-- flow-table:start -->") + len("<!-- flow-table:start -->")
     end = text.index("<!-- flow-table:end -->")
     assert text[start:end].strip() == markdown_table(), "regenerate: python -m prose.lang.flows"
+
+
+def test_golden_files_are_current() -> None:
+    # tests/test_syntax.py compares each golden node by node; this names the command.
+    from tests.make_golden import COMMAND, stale
+
+    found = [path.name for path in stale()]
+    assert found == [], f"run `{COMMAND}` to regenerate {', '.join(found)}"
