@@ -1,10 +1,11 @@
 """Generic traversals of the AST, for the linter's rules and the interpreter alike.
 
-Everything here rests on `children(node)`: the nodes in a node's fields, in
-field order, read from the dataclass fields of `prose.syntax.nodes` (a field
-holds children when its annotation names a node class), so a new node class
-needs no change here. A *body* is a field annotated `tuple[Stmt, ...]`: the
-statements of a block.
+Everything here reads one layout per node class, taken from the dataclass
+fields of `prose.syntax.nodes` (a field holds nodes when its annotation names
+a node class), so a new node class needs no change here. `children(node)`
+yields the nodes in a node's fields, in field order. A *body* is a field
+annotated `tuple[Stmt, ...]`: the statements of a block; `child_bodies` and
+the statement walks go from body to body.
 """
 
 from __future__ import annotations
