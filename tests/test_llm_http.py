@@ -366,7 +366,7 @@ def test_the_key_never_appears_in_returned_objects(server: FakeLLMServer) -> Non
 def test_a_router_that_ignores_the_timeout_is_cut_off() -> None:
     class HangingRouter:
         async def acompletion(self, **arguments: Any) -> Any:
-            await asyncio.sleep(30)
+            await asyncio.sleep(300)
 
     client = RouterClient(LLMConfig(retries=0))
     client._router = HangingRouter()  # type: ignore[attr-defined]
@@ -374,4 +374,5 @@ def test_a_router_that_ignores_the_timeout_is_cut_off() -> None:
     started = time.monotonic()
     with pytest.raises(ModelTimeoutError, match=r"no reply within 0\.05s"):
         asyncio.run(client.complete(ChatRequest("stuck", HELLO, timeout_s=0.05)))
-    assert time.monotonic() - started < 10  # LiteLLM's deadline plus a grace of 1 s
+    # LiteLLM's deadline plus a grace of 1 s; the bound only tells "cut off" from "hung" (300 s)
+    assert time.monotonic() - started < 120

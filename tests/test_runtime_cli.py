@@ -153,12 +153,6 @@ def test_instance_python_binding_stays_under_a_script(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the console script does not put the current folder on sys.path, so a `python:` "
-    "binding to a module next to the instance file cannot be imported (reported to the "
-    "owner of prose/runtime/services.py); remove this mark when it passes",
-)
 def test_the_console_script_finds_a_python_binding_in_the_current_folder(tmp_path: Path) -> None:
     _python_binding_project(tmp_path, "helpers")
     script = Path(sys.executable).parent / "prose"

@@ -102,7 +102,7 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
     """A runtime service from the instance model's service (`prose.spec.instance`)."""
     kind = getattr(service, "kind", None)
     if kind == "python":
-        return PythonService(service.python, import_callable(service.python))
+        return PythonService(service.python, import_callable(service.python, base_dir))
     if kind == "pattern":
         if service.pattern_path is None:
             raise InputError(f"the nested pattern `{service.pattern}` is not found", service.span)

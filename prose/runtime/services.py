@@ -11,7 +11,9 @@ from a pattern).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,15 +98,21 @@ def describe_bindings(bindings: Mapping[str, SlotBinding]) -> dict[str, Any]:
     return {name: _describe(binding) for name, binding in bindings.items()}
 
 
-def import_callable(ref: str) -> Callable[..., Any]:
-    """`package.module:function` imported; an InputError if it cannot be."""
+def import_callable(ref: str, base_dir: Path | None = None) -> Callable[..., Any]:
+    """`package.module:function` imported; an InputError if it cannot be.
+
+    The module is looked for in the instance file's folder (`base_dir`) and the
+    current folder first, then on `sys.path`, whether prose runs as the
+    `prose` console script or as `python -m`.
+    """
     module_name, _, attribute = ref.partition(":")
     if not module_name or not attribute:
         raise InputError(
             f"`{ref}` is not a Python callable reference (use `package.module:function`)"
         )
     try:
-        module = importlib.import_module(module_name)
+        with _searching(base_dir, Path.cwd()):
+            module = importlib.import_module(module_name)
     except ImportError as error:
         raise InputError(f"cannot import `{module_name}` for `{ref}`: {error}") from None
     target: Any = module
@@ -115,6 +123,20 @@ def import_callable(ref: str) -> Callable[..., Any]:
     if not callable(target):
         raise InputError(f"`{ref}` is not callable")
     return target  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _searching(*folders: Path | None) -> Iterator[None]:
+    """`folders` at the front of `sys.path` while a module is imported."""
+    added = [str(folder) for folder in dict.fromkeys(folders) if folder is not None]
+    added = [entry for entry in added if entry not in sys.path]
+    sys.path[:0] = added
+    try:
+        yield
+    finally:
+        for entry in added:
+            if entry in sys.path:
+                sys.path.remove(entry)
 
 
 def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> ServiceSpec:
@@ -134,7 +156,7 @@ def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -
                 f"{where}: a Python callable may be named only in an instance file or on the command line"
             )
         ref = str(data["python"])
-        return PythonService(ref, import_callable(ref))
+        return PythonService(ref, import_callable(ref, base_dir))
     if "pattern" in data:
         path = str(data["pattern"])
         resolved = path if Path(path).is_absolute() else str(base_dir / path)
