@@ -17,10 +17,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "prose"
 # package -> packages it must never import (directly, or lazily inside a function)
 FORBIDDEN = {
     "lang": ("prose.check", "prose.runtime", "prose.ledger", "prose.llm", "prose.cli"),
-    # runtime still reads files through prose.cli.inputs (issue 13 moves that below it)
-    "runtime": ("prose.check", "prose.ledger"),
-    "syntax": ("prose.check", "prose.runtime", "prose.ledger", "prose.llm", "prose.cli"),
+    "runtime": ("prose.check", "prose.ledger", "prose.cli", "prose.testing"),
+    "syntax": ("prose.check", "prose.runtime", "prose.ledger", "prose.llm", "prose.cli",
+               "prose.spec"),
+    "spec": ("prose.check", "prose.runtime", "prose.ledger", "prose.llm", "prose.cli"),
     "llm": ("prose.check", "prose.runtime", "prose.ledger", "prose.cli"),
+    "check": ("prose.runtime", "prose.ledger", "prose.llm", "prose.cli", "prose.testing"),
+    "ledger": ("prose.cli", "prose.testing"),  # the audit reads call sites through check
+    "testing": ("prose.cli",),
 }
 
 
