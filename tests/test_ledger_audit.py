@@ -41,7 +41,9 @@ def events_of(path: Path) -> list[dict[str, Any]]:
 
 
 def write_chained(path: Path, events: list[dict[str, Any]]) -> Path:
-    """Write `events` with every `prev` recomputed: a consistent chain over edited content."""
+    """Write `events` with every `prev` recomputed, and the seal: a consistent chain and seal
+    over edited content (nothing is keyed, so an attacker can do this; the policy and
+    structure checks are what catch it)."""
     prev: str | None = None
     lines = []
     for event in events:
@@ -50,6 +52,8 @@ def write_chained(path: Path, events: list[dict[str, Any]]) -> Path:
         prev = hashlib.sha256(line.encode("utf-8")).hexdigest()
         lines.append(line)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    path.with_name(path.name + ".sha256").write_text(f"{digest}  {path.name}\n")
     return path
 
 
@@ -123,9 +127,11 @@ def test_an_edited_total_on_the_last_line_is_caught(traces: dict[str, Path], tmp
                          f'"prompt_tokens": {total}'.encode(), f'"prompt_tokens": {other}'.encode())
     report = audit_trace(tampered)
     assert report.trace.chain_ok  # nothing after the last line vouches for it
-    assert [(f.rule, f.line) for f in report.findings] == [("totals", len(events))]
+    # the copy has no seal, which is a finding of its own for a trace that ended (issue 14.8)
+    assert [(f.rule, f.line) for f in report.findings] == [("seal", len(events)),
+                                                           ("totals", len(events))]
     assert f"run_end records {other} prompt tokens, but the recorded calls add up to {total}" \
-        in report.findings[0].message
+        in report.findings[1].message
 
 
 def test_a_cut_off_trace_is_a_finding(traces: dict[str, Path], tmp_path: Path) -> None:

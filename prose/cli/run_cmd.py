@@ -139,7 +139,13 @@ def _read_input_file(path: str) -> Any:
     "--resume",
     "resume",
     metavar="RUN_ID",
-    help="Replay a crashed run: finished calls are not paid again.",
+    help="Replay a crashed run: finished calls are not paid again. The trace must be intact "
+    "(hash chain, output digests, seal); a damaged one is refused, naming its first bad line.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: replay a damaged trace's lines before the damage only (and say so).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option(
@@ -234,7 +240,7 @@ def _run(options: dict[str, Any]) -> int:
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
-    resume_trace = _resume(options["resume"], project, script, inputs, config)
+    resume_trace = _resume(options["resume"], project, script, inputs, config, options["force"])
     progress = Progress(not options["quiet"] and not options["show_prompts"])
     run_options = RunOptions(
         inputs=inputs,
@@ -254,6 +260,7 @@ def _run(options: dict[str, Any]) -> int:
         if _use_cache(options["cache"], default_model)
         else None,
         resume_trace=resume_trace,
+        resume_force=options["force"],
         require_distinct_models=options["require_distinct_models"],
         strict_flow=options["strict_flow"],
         show_prompts=options["show_prompts"],
@@ -399,16 +406,23 @@ def _resume(
     script: Script | None,
     inputs: dict[str, Any],
     config: dict[str, Any],
+    force: bool = False,
 ) -> Path | None:
-    """The trace of the run to resume; its inputs and config fill in what the command line omits."""
+    """The trace of the run to resume; its inputs and config fill in what the command line omits.
+
+    Only what the trace vouches for is used (`prose.runtime.integrity`): a damaged
+    trace is refused (exit 1), or with `force` read up to its first bad line.
+    """
     if run_id is None:
+        if force:
+            _fail("--force goes with --resume", EXIT_USAGE)
         return None
     if script is not None:
         _fail(
             "a scripted run cannot be resumed (scripted runs never use the cache): run it again",
             EXIT_USAGE,
         )
-    from prose.runtime.trace import read_events
+    from prose.runtime.integrity import check_trace
 
     path = (
         Path(run_id)
@@ -417,10 +431,21 @@ def _resume(
     )
     if not path.is_file():
         _fail(f"no trace for run `{run_id}` at {path}", EXIT_USAGE)
-    start = next((e for e in read_events(path) if e.get("type") == "run_start"), None)
+    try:
+        checked = check_trace(path)
+    except OSError as error:
+        _fail(f"{path}: cannot read: {error.strerror or error}", EXIT_USAGE)
+    damage = checked.damage
+    if damage is not None:
+        if not force:
+            _fail(f"{path}:{damage.line}: the trace to resume is damaged: {damage.reason}; "
+                  f"nothing is replayed (--force replays the {damage.line - 1} line(s) before "
+                  "it only)", 1)
+        click.echo(f"warning: {path}:{damage.line}: the trace is damaged ({damage.reason}); "
+                   f"--force: replaying lines 1-{damage.line - 1} only", err=True)
+    start = next((e for e in checked.events if e.get("type") == "run_start"), None)
     if start is None:
-        _fail(f"{path}: the trace has no run_start event", EXIT_USAGE)
-    assert start is not None
+        _fail(f"{path}: the trace has no intact run_start event", EXIT_USAGE)
     for key, value in (start.get("inputs") or {}).items():
         inputs.setdefault(key, value)
     for key, value in (start.get("config") or {}).items():

@@ -19,7 +19,6 @@ alone (plus the pattern file when it is at hand):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -91,7 +90,7 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None) -> AuditRep
         report.findings.append(Finding("chain", f"the hash chain is broken: {trace.chain_break.reason}",
                                        trace.chain_break.line))
     _check_structure(trace, report)
-    _check_seal(Path(path), report)
+    _check_seal(trace, report)
     start = trace.run_start
     if start is None:
         return report
@@ -244,20 +243,17 @@ def _check_refused(line: TraceLine, policy: Policy, report: AuditReport) -> None
                         f"was sent ({', '.join(found)}); the audit agrees")
 
 
-def _check_seal(path: Path, report: AuditReport) -> None:
+def _check_seal(trace: LoadedTrace, report: AuditReport) -> None:
     """The seal written when the run closed its trace covers the last line too."""
-    from prose.runtime.trace import seal_path
+    from prose.runtime.integrity import seal_path, seal_problem
 
-    seal = seal_path(path)
-    if not seal.is_file():
-        report.notes.append("no seal (`.sha256`) next to the trace: the run did not end cleanly, "
-                            "or the trace was copied without it; its last line is not covered")
-        return
-    recorded = seal.read_text(encoding="utf-8").split()[:1]
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    if recorded != [actual]:
-        report.findings.append(Finding("seal", "the trace changed after the run closed it "
-                                       "(its sha256 no longer matches the `.sha256` seal)", None))
+    ended = trace.run_end is not None
+    problem = seal_problem(trace.path, trace.path.read_bytes(), ended)
+    if problem is not None:
+        report.findings.append(Finding("seal", problem, trace.line_count if ended else None))
+    elif not seal_path(trace.path).is_file():
+        report.notes.append("no seal (`.sha256`) next to the trace: the run did not end, so its "
+                            "last line is not covered")
 
 
 def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None,
@@ -355,16 +351,12 @@ def _inputs_and_literals(event: Mapping[str, Any],
 
 
 def _digest_findings(line: TraceLine) -> Iterator[Finding]:
-    event = line.event
-    digest = event.get("sha256")
-    if not digest or event.get("error") is not None:
-        return
-    output = event.get("output")
-    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False, sort_keys=True)
+    from prose.runtime.integrity import output_problem
 
-    if hashlib.sha256(text.encode("utf-8")).hexdigest() != digest and "***" not in text:
-        yield Finding("output-digest", "the recorded output does not match its recorded sha256",
-                      line.number, str(event.get("id", "")), str(event.get("slot", "")))
+    problem = output_problem(line.event)
+    if problem is not None:
+        yield Finding("output-digest", problem, line.number, str(line.event.get("id", "")),
+                      str(line.event.get("slot", "")))
 
 
 def _check_totals(trace: LoadedTrace, report: AuditReport) -> None:

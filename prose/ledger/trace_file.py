@@ -9,13 +9,13 @@ only when it cannot be opened, is empty, or holds no prose event at all.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
+from prose.runtime.integrity import link_problem, parse_line
 
 
 class TraceReadError(ProseError):
@@ -111,10 +111,6 @@ def slot_label(event: Mapping[str, Any], *, index: bool = True) -> str:
     return slot if not index or event.get("index") is None else f"{slot}[{event['index']}]"
 
 
-def _is_event(data: Any) -> bool:
-    return isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data
-
-
 def load_trace(path: str | Path) -> LoadedTrace:
     """Read `path` and check its hash chain; raises TraceReadError when it is no trace."""
     trace_path = Path(path)
@@ -134,7 +130,7 @@ def load_trace(path: str | Path) -> LoadedTrace:
     chain_break: ChainBreak | None = None
     prev: str | None = None
     for number, raw in enumerate(raw_lines, start=1):
-        event = _parse(raw)
+        event = parse_line(raw)
         if event is not None:
             lines.append(TraceLine(number, event))
         if chain_break is None:
@@ -146,23 +142,7 @@ def load_trace(path: str | Path) -> LoadedTrace:
     return LoadedTrace(trace_path, tuple(lines), len(raw_lines), chain_break, tuple(digests))
 
 
-def _parse(raw: bytes) -> dict[str, Any] | None:
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    return data if _is_event(data) else None
-
-
 def _link(number: int, event: dict[str, Any] | None, prev: str | None) -> ChainBreak | None:
     """Why line `number` does not follow from the line before it, or None."""
-    if event is None:
-        return ChainBreak(number, f"line {number} is not a valid JSON event (it was altered or cut)")
-    if event.get("prev") == prev:
-        return None
-    if number == 1:
-        return ChainBreak(1, "line 1 has a `prev` hash, but the first event of a trace has none "
-                             "(lines were removed before it, or it was altered)")
-    return ChainBreak(number, f"line {number}'s `prev` is not the sha256 of line {number - 1} "
-                              f"(line {number - 1} or line {number} was altered, or a line was "
-                              "inserted or removed)")
+    reason = link_problem(number, event, prev)
+    return ChainBreak(number, reason) if reason is not None else None

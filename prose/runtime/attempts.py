@@ -14,9 +14,7 @@ to the model client.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
-import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from prose.runtime import pc
 from prose.runtime.context import RunContext
 from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.exchange import Exchange, exchange
+from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts, render_value
 from prose.runtime.services import ModelService, PatternService, PythonService, ServiceSpec
 from prose.runtime.trace import CallEvent
@@ -63,12 +62,7 @@ def json_schema(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _finish(ctx: RunContext, event: CallEvent, output: Any, started: float) -> None:
     event.output = output
-    text = (
-        output
-        if isinstance(output, str)
-        else json.dumps(output, ensure_ascii=False, sort_keys=True)
-    )
-    event.sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    event.sha256 = output_sha256(output)
     event.latency_ms = round((time.perf_counter() - started) * 1000, 3)
     ctx.shared.trace.emit(event)
     _progress(ctx, "end", event)

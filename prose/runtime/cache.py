@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prose.runtime.trace import read_events
+from prose.runtime.errors import ResumeRefused
+from prose.runtime.integrity import Damage
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,11 +118,27 @@ class ReplayCache:
 
     def __init__(self, entries: Mapping[str, CachedResponse]) -> None:
         self.entries = dict(entries)
+        self.damage: Damage | None = None  # where a forced replay stopped
 
     @classmethod
-    def from_trace(cls, path: str | Path) -> ReplayCache:
+    def from_trace(cls, path: str | Path, *, force: bool = False) -> ReplayCache:
+        """The answers a trace vouches for (`prose.runtime.integrity`).
+
+        A damaged trace is refused (`ResumeRefused`, naming its first bad line),
+        unless `force`: then only the lines before the damage are replayed, and
+        `damage` says where it was. Raises OSError when the file cannot be read.
+        """
+        from prose.runtime.integrity import check_trace
+
+        checked = check_trace(path)
+        if checked.damage is not None and not force:
+            raise ResumeRefused(
+                f"{path}:{checked.damage.line}: the trace to resume is damaged: "
+                f"{checked.damage.reason}; nothing is replayed from it (`--resume ... --force` "
+                f"replays the {checked.damage.line - 1} line(s) before the damage only)"
+            )
         entries: dict[str, CachedResponse] = {}
-        for event in read_events(path):
+        for event in checked.events:
             key = event.get("key")
             if not key or event.get("error") is not None:
                 continue
@@ -144,7 +161,9 @@ class ReplayCache:
                     {"decision": decision, "reason": event.get("reason")},
                     str(event.get("model") or ""),
                 )
-        return cls(entries)
+        replay = cls(entries)
+        replay.damage = checked.damage
+        return replay
 
     def get(self, key: str) -> CachedResponse | None:
         return self.entries.get(key)

@@ -228,6 +228,13 @@ class InvariantBroken(ProseRuntimeError):
     catchable = False
 
 
+class ResumeRefused(InputError):
+    """The trace to resume is damaged: its chain, an output digest or its seal fails."""
+
+    code = "R017"
+    kind = "resume"
+
+
 class RunIOError(InputError):
     """A file the run needs cannot be read or written (a trace, a resumed trace): exit 2."""
 

@@ -83,6 +83,8 @@ class RunOptions:
     project_dir: str | Path = "."
     cache_dir: str | Path | None = None
     resume_trace: str | Path | None = None
+    # Replay a damaged trace's intact prefix instead of refusing it (`--resume --force`).
+    resume_force: bool = False
     require_distinct_models: bool = False
     # Strict mode for implicit flows (`prose.lang.flows`), besides the pattern's `flow: strict`.
     strict_flow: bool = False
@@ -139,7 +141,7 @@ def _cache(options: RunOptions) -> Any:
         from prose.runtime.cache import ReplayCache
 
         try:
-            return ReplayCache.from_trace(options.resume_trace)
+            return ReplayCache.from_trace(options.resume_trace, force=options.resume_force)
         except OSError as error:
             raise RunIOError(
                 f"cannot read the trace to resume {options.resume_trace}: {error.strerror or error}"
@@ -221,6 +223,14 @@ async def run_pattern(
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
         )
     )
+    damage = getattr(cache, "damage", None)
+    if damage is not None:  # `--resume --force` of a damaged trace
+        trace.emit(NoteEvent(
+            what="resume_prefix",
+            message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
+            f"only lines 1-{damage.line - 1} were replayed",
+            detail={"line": damage.line, "reason": damage.reason},
+        ))
     return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path)
 
 

@@ -1,7 +1,8 @@
 """The run trace: JSON Lines events modelled with pydantic, flushed one by one.
 
 Every event carries `prev`, the sha256 of the previous line (None for the
-first), so the trace is a tamper-evident chain: `verify_chain` recomputes it.
+first), so the trace is a tamper-evident chain: `verify_chain` recomputes it
+(`integrity.py` holds the rules a trace is checked by).
 Secrets never reach the file: keys that name a secret are masked and the
 values of secret-looking environment variables are replaced wherever they
 occur, before the line is written.
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from prose.runtime.integrity import link_problem, output_sha256, parse_line, seal_path
 
 SECRET_KEY = re.compile(
     r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$)", re.I
@@ -192,10 +195,20 @@ class Trace:
         """Write `event` (with `run_id` and `prev` filled in) as one flushed line."""
         event.run_id = self.run_id
         event.prev = self._prev
-        line = json.dumps(scrub(event.model_dump(mode="json")), ensure_ascii=False, default=str)
+        data = event.model_dump(mode="json")
+        recorded = scrub(data)
+        line = json.dumps(recorded, ensure_ascii=False, default=str)
+        masked = False
         for secret in self._secrets:
             if secret in line:
-                line = line.replace(secret, MASK)
+                line, masked = line.replace(secret, MASK), True
+        if isinstance(event, CallEvent) and event.sha256 and (
+            masked or recorded.get("output") != data.get("output")
+        ):
+            # The digest vouches for the output as recorded, masked text included.
+            recorded = json.loads(line)
+            recorded["sha256"] = output_sha256(recorded.get("output"))
+            line = json.dumps(recorded, ensure_ascii=False, default=str)
         self._prev = sha256_text(line)
         self.events.append(event)
         if self._file is not None:
@@ -217,11 +230,6 @@ class Trace:
                 seal_path(self.path).write_text(f"{digest}  {self.path.name}\n", encoding="utf-8")
 
 
-def seal_path(trace: Path) -> Path:
-    """Where the seal of a trace file is written."""
-    return trace.with_name(trace.name + ".sha256")
-
-
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
     """The events of a trace file; a torn last line (a crash mid-write) is skipped."""
     with Path(path).open(encoding="utf-8") as handle:
@@ -238,17 +246,14 @@ def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
 def verify_chain(path: str | Path) -> tuple[bool, int | None]:
     """(True, None) when every line's `prev` is the sha256 of the line before it.
 
-    Otherwise (False, n): line n (1-based) does not follow from its predecessor.
+    Otherwise (False, n): line n (1-based) does not follow from its predecessor
+    (`prose.runtime.integrity.link_problem` says why).
     """
     prev: str | None = None
-    with Path(path).open(encoding="utf-8") as handle:
+    with Path(path).open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            line = raw.rstrip("\n")
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
+            line = raw.rstrip(b"\n")
+            if link_problem(number, parse_line(line), prev) is not None:
                 return False, number
-            if event.get("prev") != prev:
-                return False, number
-            prev = sha256_text(line)
+            prev = hashlib.sha256(line).hexdigest()
     return True, None

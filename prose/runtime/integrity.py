@@ -1,0 +1,136 @@
+"""What a trace vouches for: its hash chain, each output's digest and its seal.
+
+One definition of each check, for the three readers that trust a trace:
+`prose run --resume` (which replays finished calls from it and refuses a
+damaged one), `prose audit` (which reports every finding) and
+`verify_chain`.
+
+- The chain: every line's `prev` is the sha256 of the raw line before it (the
+  first line's is null). It covers every line but the last.
+- The digest: a call's `sha256` is the sha256 of its output as recorded in
+  the trace (text as is, anything else as sorted JSON), masked secrets included.
+- The seal: `<trace>.sha256`, written when the run closes its trace, is the
+  sha256 of the whole file, so it covers the last line too. A trace whose
+  `run_end` is there must have its seal.
+
+A crash can tear the last line (a partial write); a torn last line is not
+damage, it is where the run stopped, and it is never replayed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def output_sha256(output: Any) -> str:
+    """The digest of a call's output as the trace records it."""
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False,
+                                                             sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal_path(trace: Path) -> Path:
+    """Where the seal of a trace file is written."""
+    return trace.with_name(trace.name + ".sha256")
+
+
+def link_problem(number: int, event: Mapping[str, Any] | None, prev: str | None) -> str | None:
+    """Why line `number` (1-based, parsed as `event`) does not follow from the line before it."""
+    if event is None:
+        return f"line {number} is not a valid JSON event (it was altered or cut)"
+    if event.get("prev") == prev:
+        return None
+    if number == 1:
+        return ("line 1 has a `prev` hash, but the first event of a trace has none "
+                "(lines were removed before it, or it was altered)")
+    return (f"line {number}'s `prev` is not the sha256 of line {number - 1} "
+            f"(line {number - 1} or line {number} was altered, or a line was inserted or removed)")
+
+
+def output_problem(event: Mapping[str, Any]) -> str | None:
+    """Why a finished call's recorded output does not match its recorded digest, or None."""
+    digest = event.get("sha256")
+    if event.get("type") != "call" or not digest or event.get("error") is not None:
+        return None
+    if output_sha256(event.get("output")) == digest:
+        return None
+    return "the recorded output does not match its recorded sha256"
+
+
+def seal_problem(trace: Path, data: bytes, ended: bool) -> str | None:
+    """Why the seal does not vouch for the trace's bytes `data` (`ended`: it has a run_end)."""
+    seal = seal_path(trace)
+    if not seal.is_file():
+        if ended:
+            return ("the run ended but its seal (`.sha256`) is missing, so nothing vouches "
+                    "for the last line")
+        return None
+    recorded = seal.read_text(encoding="utf-8", errors="replace").split()[:1]
+    if recorded != [hashlib.sha256(data).hexdigest()]:
+        return "the trace changed after the run closed it (its sha256 no longer matches the seal)"
+    return None
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """A trace line as an event, or None when it is not one."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    ok = isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data
+    return data if ok else None
+
+
+@dataclass(frozen=True)
+class Damage:
+    """The first line of a trace its chain, digests or seal do not vouch for."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class CheckedTrace:
+    """A trace's events that can be trusted, in order, and the first damage, if any.
+
+    `events` stops before the damaged line; a torn last line is dropped and is
+    not damage (`torn` says whether there was one).
+    """
+
+    events: tuple[dict[str, Any], ...]
+    damage: Damage | None
+    torn: bool
+
+
+def check_trace(path: str | Path) -> CheckedTrace:
+    """Read a trace and check its chain, each output's digest and its seal. Raises OSError."""
+    trace = Path(path)
+    data = trace.read_bytes()
+    raw_lines = data.split(b"\n")
+    torn = bool(raw_lines) and raw_lines[-1] != b""
+    if not torn:
+        raw_lines.pop()  # the newline that ends the last event
+    events: list[dict[str, Any]] = []
+    prev: str | None = None
+    for number, raw in enumerate(raw_lines, start=1):
+        event = parse_line(raw)
+        last = number == len(raw_lines)
+        if event is None and last and torn:
+            return CheckedTrace(tuple(events), None, True)  # a crash mid-write: where it stopped
+        problem = link_problem(number, event, prev) or (
+            output_problem(event) if event is not None else None)
+        if problem is not None:
+            return CheckedTrace(tuple(events), Damage(number, problem), torn)
+        assert event is not None
+        events.append(event)
+        prev = hashlib.sha256(raw).hexdigest()
+    ended = any(event.get("type") == "run_end" for event in events)
+    problem = seal_problem(trace, data, ended)
+    if problem is not None:  # only the seal covers the last line
+        return CheckedTrace(tuple(events[:-1]), Damage(len(raw_lines), problem), torn)
+    return CheckedTrace(tuple(events), None, torn)
