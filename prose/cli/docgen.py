@@ -31,9 +31,13 @@ def render() -> str:
 
 
 def _help(command: click.Command, name: str, parent: click.Command | None) -> str:
-    parent_context = click.Context(parent, info_name="prose") if parent is not None else None
+    # The contexts get the settings `prose` runs with (`-h` as well as `--help`), as
+    # `make_context` would give them; click caches a command's help option once made.
+    settings = dict(cli.context_settings)
+    parent_context = (click.Context(parent, info_name="prose", **settings)
+                      if parent is not None else None)
     context = click.Context(command, info_name=name.split()[-1], parent=parent_context,
-                            terminal_width=88, max_content_width=88)
+                            terminal_width=88, max_content_width=88, **settings)
     return command.get_help(context)
 
 
