@@ -471,3 +471,33 @@ def test_resume_cli_refuses_a_tampered_trace_with_its_line(tmp_path: Path, stub:
     assert forced.returncode == 0, forced.stderr
     assert f"--force: replaying lines 1-{line - 1} only" in forced.stderr
     assert "INJECTED" not in forced.stdout
+
+
+def test_sigterm_closes_and_seals_the_trace_like_ctrl_c(tmp_path: Path, stub: Stub) -> None:
+    """Issue 14.13: SIGTERM (a container stop, a CI timeout) ends the run as Ctrl-C does:
+    `run_end` written, the trace sealed, exit 143; the trace audits clean and resumes."""
+    from prose.ledger.audit import audit_trace
+
+    project(tmp_path, stub)
+    stub.hang_on = "## round\n2"
+    env = {**os.environ, "OPENAI_API_KEY": SECRET}
+    process = subprocess.Popen(
+        prose_cli("run", "rounds.prose.md", "--input", "task=t", cwd=tmp_path),
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        trace = _wait_for_calls(tmp_path / ".prose" / "runs", 1, time.monotonic() + 60)
+        deadline = time.monotonic() + 10
+        while len(stub.received) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    assert b"Traceback" not in stderr
+    events = list(read_events(trace))
+    assert events[-1]["type"] == "run_end" and events[-1]["status"] == "interrupted"
+    assert (trace.parent / "trace.jsonl.sha256").is_file()
+    assert audit_trace(trace).findings == []

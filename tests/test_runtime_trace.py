@@ -174,6 +174,16 @@ def test_max_calls_stops_exactly_before_the_next_call(tmp_path: Path) -> None:
     )
 
 
+def test_a_budget_stop_returns_the_finished_outputs_marked_partial(tmp_path: Path) -> None:
+    """Issue 14.13: not a null result but what the run had, marked partial."""
+    result = run(tmp_path, limits=Limits(max_calls=2))
+    assert result.exit_code == 3
+    outputs = [e.output for e in result.events if e.type == "call"]
+    assert result.value == {"partial": True, "stopped_by": "calls", "outputs": [
+        {"slot": "worker", "index": None, "output": output} for output in outputs]}
+    assert result.events[-1].result == result.value
+
+
 def test_max_tokens_stops_once_spent(tmp_path: Path) -> None:
     result = run(tmp_path, limits=Limits(max_tokens=22))  # 11 tokens per call
     assert result.exit_code == 3
@@ -280,10 +290,18 @@ def test_unknown_nodes_are_refused_with_a_code(tmp_path: Path) -> None:
     class Mystery(n.Node):
         pass
 
+    from prose.runtime.budget import Budget
+    from prose.runtime.cache import KeyMaker
+    from prose.runtime.context import Shared
+    from prose.runtime.prompts import PromptBuilder
+    from prose.runtime.trace import Trace
+
     span = Span("x.prose", 3, 1, 3, 8)
     program = n.Program(body=(Mystery(span=span),))  # type: ignore[arg-type]
+    shared = Shared(client=None, trace=Trace(None, "r"), budget=Budget(),  # type: ignore[arg-type]
+                    semaphore=asyncio.Semaphore(1), keys=KeyMaker(), prompts=PromptBuilder(tmp_path))
     ctx = RunContext(
-        shared=None,
+        shared=shared,
         program=program,
         spec=None,
         source="",

@@ -134,7 +134,18 @@ def _read_input_file(path: str) -> Any:
     type=click.FloatRange(0),
     help="Stop before the next call once this many USD are spent.",
 )
-@click.option("--timeout", type=click.FloatRange(0), help="Stop after this many seconds.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0),
+    help="Stop after this many seconds (calls in flight and loops without calls included).",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(1),
+    default=None,
+    help="Stop after this many statements, so a loop without calls ends too "
+    "[default: 1,000,000].",
+)
 @click.option(
     "--resume",
     "resume",
@@ -180,8 +191,11 @@ def run_command(**options: Any) -> None:
     prose-local/smollm2-135m (pip install 'prose-patterns[local]'); else exit 2
     with the ways to configure one.
     Exit codes: 0 ok, 1 pattern or input error, 2 usage, 3 budget stop,
-    4 model failure, 5 information-hiding violation.
+    4 model failure, 5 information-hiding violation, 130 interrupted (Ctrl-C),
+    143 terminated (SIGTERM); an interrupted run's trace is closed and sealed.
     """
+    terminated: list[int] = []
+    previous = _stop_on_sigterm(terminated)
     try:
         code = _run(options)
     except SystemExit:
@@ -190,7 +204,7 @@ def run_command(**options: Any) -> None:
         click.echo(
             "interrupted: the trace keeps every finished call (resume with --resume)", err=True
         )
-        code = 130
+        code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
         if options.get("debug"):
             raise
@@ -198,14 +212,38 @@ def run_command(**options: Any) -> None:
 
         click.echo(f"error: {error}", err=True)
         code = 1 if isinstance(error, ProseError) else 70
+    finally:
+        _restore_sigterm(previous)
     raise SystemExit(code)
+
+
+def _stop_on_sigterm(terminated: list[int]) -> Any:
+    """SIGTERM stops a run as Ctrl-C does: the trace gets its `run_end` and its seal."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(number: int, frame: Any) -> None:
+        terminated.append(number)
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, stop)
+
+
+def _restore_sigterm(previous: Any) -> None:
+    import signal
+
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(options: dict[str, Any]) -> int:
     import asyncio
 
     from prose.pattern_file import PatternFiles
-    from prose.runtime.budget import Limits
+    from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
     from prose.runtime.errors import InputError
     from prose.runtime.progress import Progress
     from prose.runtime.runner import RunOptions, run_pattern
@@ -252,7 +290,11 @@ def _run(options: dict[str, Any]) -> int:
         judge_model=options["judge_model"],
         concurrency=options["concurrency"] or (llm_config.concurrency if llm_config else 8),
         limits=Limits(
-            options["max_calls"], options["max_tokens"], options["max_cost"], options["timeout"]
+            options["max_calls"],
+            options["max_tokens"],
+            options["max_cost"],
+            options["timeout"],
+            options["max_steps"] or DEFAULT_MAX_STEPS,
         ),
         trace_path=options["trace_path"],
         project_dir=project,
@@ -283,7 +325,8 @@ def _run(options: dict[str, Any]) -> int:
         _print_prompts(result.prompts)
     if result.error is not None:
         click.echo(result.error.format(), err=True)
-    if result.exit_code == 0 and not options["show_prompts"]:
+    partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
+    if (result.exit_code == 0 or partial) and not options["show_prompts"]:
         _print_result(result.value, options["as_json"])
     if result.trace_path is not None and not options["as_json"]:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)

@@ -1,4 +1,4 @@
-"""Budgets: calls, tokens, cost and wall-clock time for one run.
+"""Budgets: calls, tokens, cost, wall-clock time and steps for one run.
 
 The check happens before a call is sent: when the next call would exceed a
 budget (a call budget already spent, or tokens, cost or time already at their
@@ -7,6 +7,11 @@ far. Calls answered from the cache or a resumed trace cost nothing and do not
 count; judge calls count like slot calls. Several calls may start at once
 under `parallel`, so a call reserves its place in the call budget when it is
 admitted, not when it returns.
+
+Steps bound a run that makes no calls: every statement the interpreter runs is
+a step (`step`), `max_steps` (default `DEFAULT_MAX_STEPS`) stops it, and every
+`TIME_CHECK_EVERY` steps the time budget is checked too, so `--timeout` stops a
+loop that never waits for a model.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from typing import Any
 from prose.runtime.errors import BudgetExceeded
 from prose.source import Span
 
+# Statements one run may execute: far above any real pattern (the 1,000-item
+# parallel fan-out of the benchmarks runs some 5,000), low enough to stop a
+# runaway loop within seconds.
+DEFAULT_MAX_STEPS = 1_000_000
+TIME_CHECK_EVERY = 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -28,6 +39,7 @@ class Limits:
     max_tokens: int | None = None
     max_cost: float | None = None
     timeout: float | None = None
+    max_steps: int | None = DEFAULT_MAX_STEPS
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +47,7 @@ class Limits:
             "max_tokens": self.max_tokens,
             "max_cost": self.max_cost,
             "timeout": self.timeout,
+            "max_steps": self.max_steps,
         }
 
 
@@ -52,6 +65,7 @@ class Budget:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.cost_usd = 0.0
+        self.steps = 0
         self.stopped: str | None = None
 
     @property
@@ -88,6 +102,19 @@ class Budget:
             raise self.stop(reason[0], f"budget stop before {what}: {reason[1]}", span)
         self.calls += 1
 
+    def step(self, count: int = 1, span: Span | None = None) -> None:
+        """Count `count` statements (or iterations about to be made) against the step budget."""
+        before = self.steps
+        self.steps += count
+        limits = self.limits
+        if limits.max_steps is not None and self.steps > limits.max_steps:
+            raise self.stop("steps", f"budget stop: the step budget of {limits.max_steps:,} "
+                            "statements is spent (raise it with --max-steps)", span)
+        if (limits.timeout is not None and before // TIME_CHECK_EVERY != self.steps // TIME_CHECK_EVERY
+                and self.elapsed() >= limits.timeout):
+            raise self.stop("timeout", f"budget stop: the time budget of {limits.timeout:g}s "
+                            "is spent", span)
+
     def stop(self, budget: str, message: str, span: Span | None = None) -> BudgetExceeded:
         self.stopped = budget
         return BudgetExceeded(message, span, budget=budget)
@@ -106,5 +133,6 @@ class Budget:
             "total_tokens": self.tokens,
             "cost_usd": round(self.cost_usd, 8),
             "seconds": round(self.elapsed(), 3),
+            "steps": self.steps,
             "stopped_by": self.stopped,
         }

@@ -16,6 +16,7 @@ throw) and `blocks.Blocks` (block definitions, do). What a call does is in
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import NoReturn
 
@@ -49,6 +50,10 @@ from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Sig
 from prose.runtime.values import NULL, Service, Value
 from prose.syntax import nodes as n
 from prose.syntax.visitor import Visitor
+
+# Statements between two returns to the event loop, so `asyncio.timeout` and
+# cancellation reach a loop that never waits for a model.
+YIELD_EVERY = 256
 
 # What a declared but not yet bound name reads as in a condition (and its members too).
 UNBOUND = Value(None)
@@ -105,7 +110,11 @@ class Interpreter(Visitor[Awaitable[Value]]):
     async def exec_stmt(
         self, stmt: n.Stmt, scope: Scope, path: str, collecting: bool = False
     ) -> Value:
+        budget = self.ctx.shared.budget
         try:
+            budget.step()  # a run that makes no calls is bounded too
+            if budget.steps % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # let a timeout or a cancellation in
             return await self.handler(stmt, "exec_")(stmt, scope, path, collecting)
         except ProseRuntimeError as error:
             raise error.at(stmt.span, self.source) from None

@@ -13,7 +13,7 @@ it with null, and `break` is an error.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prose.lang import flows
@@ -44,12 +44,14 @@ class Loops:
     ) -> Value:
         if isinstance(node, n.Loop):
             return await self._loop(node, scope, path, collecting)
-        items, depends = await self._items(node, scope, path)
+        count, items, depends = await self._items(node, scope, path)
         where = f"{path}/{'for' if isinstance(node, n.For) else 'repeat'}@{node.line}:{node.column}"
         # Strict mode: the body runs once per item, so it depends on the list (or count).
         with pc.raised(flows.under(CONCRETE, NO_LABEL, depends, self.interpreter.strict)):
             if node.parallel:
-                outcome = await self._parallel_iterations(node, items, scope, where)
+                # every branch is made before the first runs: the step budget must allow them
+                self.interpreter.ctx.shared.budget.step(count, node.span)
+                outcome = await self._parallel_iterations(node, list(items), scope, where)
                 return self.interpreter.bound(outcome) if collecting else NULL
             collected: list[Value] = []
             for position, (item, counter) in enumerate(items):
@@ -63,8 +65,9 @@ class Loops:
 
     async def _items(
         self, node: n.Repeat | n.For, scope: Scope, path: str
-    ) -> tuple[list[tuple[Value, Value]], Label]:
-        """(loop variable value, counter) per iteration, and the label the count depends on."""
+    ) -> tuple[int, Iterator[tuple[Value, Value]], Label]:
+        """How many iterations, (loop variable value, counter) per iteration made one at a
+        time (`repeat 1000000000` holds no list), and the label the count depends on."""
         if isinstance(node, n.For):
             iterable = await self.interpreter.eval(node.iterable, scope, path)
             if not isinstance(iterable.data, tuple):
@@ -73,10 +76,10 @@ class Loops:
                     node.iterable.span,
                     source=self.interpreter.source,
                 )
-            items = [(item, Value(i)) for i, item in enumerate(iterable.data)]
-            return items, iterable.label
+            items = iterable.data
+            return len(items), ((item, Value(i)) for i, item in enumerate(items)), iterable.label
         count, label = await self._count(node.count, scope, path, "repeat")
-        return [(Value(i), Value(i)) for i in range(1, count + 1)], label
+        return count, ((Value(i), Value(i)) for i in range(1, count + 1)), label
 
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
         value = await self.interpreter.eval(expr, scope, path)

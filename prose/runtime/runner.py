@@ -29,6 +29,7 @@ from prose.runtime.cache import KeyMaker
 from prose.runtime.context import DEFAULT_CONCURRENCY, Client, RunContext, Shared
 from prose.runtime.errors import (
     EXIT_OK,
+    BudgetExceeded,
     CallFailed,
     InformationHidingViolation,
     InputError,
@@ -50,7 +51,7 @@ from prose.runtime.services import (
     SlotBinding,
     describe_bindings,
 )
-from prose.runtime.trace import ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
+from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 
@@ -313,6 +314,8 @@ async def _execute(
         trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
         trace.close()
         raise
+    if isinstance(failure, BudgetExceeded):
+        value = partial_result(trace.events, failure.budget)
     exit_code = failure.exit_code if failure is not None else EXIT_OK
     if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
         span = failure.span
@@ -367,6 +370,16 @@ async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
             f"budget stop: the time budget of {budget.limits.timeout:g}s ran out "
             "while calls were in flight",
         ) from None
+
+
+def partial_result(events: list[Any], stopped_by: str | None) -> dict[str, Any]:
+    """What a run stopped by a budget returns: every finished call's output, marked partial."""
+    outputs = [
+        {"slot": event.slot, "index": event.index, "output": event.output}
+        for event in events
+        if isinstance(event, CallEvent) and event.error is None
+    ]
+    return {"partial": True, "stopped_by": stopped_by, "outputs": outputs}
 
 
 def _config_default(options: RunOptions, name: str) -> str | None:
