@@ -10,7 +10,7 @@ one model are an information-hiding violation (exit 5) before any call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,8 @@ from prose.runtime.loading import LoadedPattern, iterated_slots, uses
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
 from prose.runtime.values import Service, Value, relabel, wrap
+from prose.syntax import nodes as n
+from prose.uses import UseRefused, resolve_use
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
@@ -32,6 +34,7 @@ def bind_slots(
     *,
     script: Script | None,
     default_model: str | None,
+    roots: Sequence[Path],
     key_prefix: str = "",
 ) -> tuple[dict[str, SlotBinding], frozenset[str]]:
     """Every slot's binding (scripted, given or the default model) and the list-valued slots."""
@@ -65,10 +68,18 @@ def bind_slots(
                 )
             binding = [ModelService()] if name in list_slots else ModelService()
         bindings[name] = binding
-    for alias, path in uses(loaded.program).items():
-        nested = given.get(alias)
-        target = str(Path(loaded.path).parent / path)
-        bindings[alias] = nested if isinstance(nested, PatternService) else PatternService(target)
+    for statement in loaded.program.body:
+        if not isinstance(statement, n.Use):
+            continue
+        nested = given.get(statement.alias)
+        if isinstance(nested, PatternService):
+            bindings[statement.alias] = nested
+            continue
+        try:
+            target = resolve_use(statement.path, loaded.path, roots)
+        except UseRefused as error:
+            raise InputError(str(error), statement.span) from None
+        bindings[statement.alias] = PatternService(str(target))
     return bindings, frozenset(list_slots)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prose.lang.policy import Policy
@@ -84,6 +85,8 @@ class Shared:
     run_nested: NestedRunner | None = None
     # Pattern files read once per run (a nested pattern's, however often it is called).
     files: PatternFiles = field(default_factory=lambda: _pattern_files())
+    # Where `use` targets may be (`prose.uses.use_roots` of the pattern the run started with).
+    roots: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -103,6 +106,8 @@ class RunContext:
     # Prefix of trace paths and slot names for a nested pattern (`outer_slot>`).
     prefix: str = ""
     aliases: dict[str, str] = field(default_factory=dict)
+    # The pattern files from the run's own down to this one (resolved), for `use` cycles.
+    ancestry: tuple[Path, ...] = ()
     # From the spec's checkable invariants that the Policy does not carry.
     unmerged: tuple[tuple[str, str], ...] = field(init=False, default=())
     only_grows: frozenset[str] = field(init=False, default=frozenset())

@@ -54,6 +54,7 @@ from prose.runtime.services import (
 from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
+from prose.uses import MAX_NESTING, use_roots
 
 if TYPE_CHECKING:
     from prose.lang.policy import Policy
@@ -175,6 +176,7 @@ async def run_pattern(
     files = options.files if options.files is not None else PatternFiles()
     try:
         loaded = load_pattern(pattern, files)
+        roots = use_roots(loaded.path)
         instance = _instance(
             loaded,
             options.bindings,
@@ -183,6 +185,7 @@ async def run_pattern(
             script=options.script,
             default_model=default_model,
             strict=options.strict_flow or None,
+            roots=roots,
         )
         if options.require_distinct_models:
             check_distinct_models(instance.policy, instance.bindings, default_model or "")
@@ -210,8 +213,9 @@ async def run_pattern(
         shown=[] if options.show_prompts else None,
         run_nested=run_nested,
         files=files,
+        roots=roots,
     )
-    ctx = instance.context(shared, loaded)
+    ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
     trace.emit(
         RunStart(
             pattern=loaded.path,
@@ -245,7 +249,8 @@ class _Instance:
     inputs: dict[str, Any]
     policy: Policy
 
-    def context(self, shared: Shared, loaded: LoadedPattern, prefix: str = "") -> RunContext:
+    def context(self, shared: Shared, loaded: LoadedPattern, prefix: str = "",
+                ancestry: tuple[Path, ...] = ()) -> RunContext:
         return RunContext(
             shared,
             loaded.program,
@@ -258,6 +263,7 @@ class _Instance:
             declared_names(loaded.program),
             prefix=prefix,
             aliases=uses(loaded.program),
+            ancestry=ancestry,
         )
 
 
@@ -270,6 +276,7 @@ def _instance(
     script: Script | None,
     default_model: str | None,
     strict: bool | None,
+    roots: tuple[Path, ...],
     key_prefix: str = "",
     where: str = "config",
 ) -> _Instance:
@@ -277,7 +284,8 @@ def _instance(
     from prose.lang.policy import compile_policy
 
     bound, list_slots = bind_slots(
-        loaded, bindings, script=script, default_model=default_model, key_prefix=key_prefix
+        loaded, bindings, script=script, default_model=default_model, roots=roots,
+        key_prefix=key_prefix,
     )
     config_checked = config_values(loaded.spec, config, where)
     inputs_checked = input_values(loaded.spec, inputs, config_checked)
@@ -445,8 +453,25 @@ async def run_nested(
     The nested pattern file is read once per run, however often it is called.
     """
     shared = parent.shared
+    target = Path(service.path).resolve()
+    if target in parent.ancestry:  # a pattern that ends up calling itself never ends
+        chain = [*parent.ancestry[parent.ancestry.index(target):], target]
+        raise InputError("a `use` cycle: " + " -> ".join(str(p) for p in chain)
+                         + " (a pattern cannot call itself, directly or through others)",
+                         node.span, source=parent.source)
+    if len(parent.ancestry) >= MAX_NESTING:
+        raise InputError(f"patterns nested more than {MAX_NESTING} deep (at `{slot}`)",
+                         node.span, source=parent.source)
     try:
         loaded = load_pattern(service.path, shared.files)
+    except InputError as error:
+        # The nested file's own position, never its text: a file that is not a pattern is
+        # not echoed (the frame would show it).
+        error.frame = ""
+        error.message = f"the nested pattern `{slot}` ({service.path}) cannot be run: " \
+                        f"{error.message}"
+        raise error.at(node.span, None) from None
+    try:
         instance = _instance(
             loaded,
             service.bindings,
@@ -455,11 +480,13 @@ async def run_nested(
             script=getattr(shared.client, "script", None) if shared.scripted else None,
             default_model=shared.default_model,
             strict=parent.policy.strict or None,
+            roots=shared.roots,
             key_prefix=f"{slot}.",
             where=f"nested pattern `{slot}`",
         )
     except InputError as error:
         raise error.at(node.span, parent.source) from None
-    ctx = instance.context(shared, loaded, prefix=f"{parent.prefix}{slot}>")
+    ctx = instance.context(shared, loaded, prefix=f"{parent.prefix}{slot}>",
+                           ancestry=(*parent.ancestry, target))
     # A catchable error inside becomes this call's error in `pattern_attempt`.
     return await Interpreter(ctx).run(globals_scope(ctx, instance.config, instance.inputs))

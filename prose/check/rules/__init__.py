@@ -18,3 +18,4 @@ from prose.check.rules import text_fields as text_fields
 from prose.check.rules import undefined_name as undefined_name
 from prose.check.rules import unknown_call_target as unknown_call_target
 from prose.check.rules import unused as unused
+from prose.check.rules import uses as uses
