@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "stats": ("prose.cli.stats_cmd", "stats_command", "Calls, tokens, cost and critic metrics per slot."),
     "new": ("prose.cli.new_cmd", "new_command", "Scaffold a pattern file, instance and script."),
     "list": ("prose.cli.list_cmd", "list_command", "List the standard pattern library."),
+    "lsp": ("prose.cli.lsp_cmd", "lsp_command", "Run the language server for editors (stdio)."),
 }
 
 
