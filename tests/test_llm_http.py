@@ -7,6 +7,7 @@ nothing reaches the internet and no real key is needed.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -20,6 +21,7 @@ from prose.llm import (
     ChatRequest,
     ChatResponse,
     ContextWindowError,
+    EmptyReplyError,
     LLMConfig,
     LLMError,
     Message,
@@ -29,7 +31,11 @@ from prose.llm import (
     RetryPolicy,
     RouterClient,
     SchemaError,
+    Script,
     schema_from_fields,
+    script_model,
+    scripted_client,
+    slot_key,
 )
 
 # LiteLLM's own types make pydantic warn when LiteLLM first uses them.
@@ -376,3 +382,141 @@ def test_a_router_that_ignores_the_timeout_is_cut_off() -> None:
         asyncio.run(client.complete(ChatRequest("stuck", HELLO, timeout_s=0.05)))
     # LiteLLM's deadline plus a grace of 1 s; the bound only tells "cut off" from "hung" (300 s)
     assert time.monotonic() - started < 120
+
+
+# Issue 14: empty replies, the requests a call sends, Retry-After and timeout messages ---
+
+
+def raw_completion(choices: list[dict[str, Any]]) -> Raw:
+    """A 200 chat completion with the given choices, as a provider may send it."""
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "fake",
+        "choices": choices,
+        "usage": {"prompt_tokens": 3, "completion_tokens": 0, "total_tokens": 3},
+    }
+    return Raw(json.dumps(body).encode())
+
+
+def choice(content: str | None, finish_reason: str = "stop") -> dict[str, Any]:
+    return {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": finish_reason,
+    }
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (raw_completion([]), "no answer: the reply has no choices"),
+        (raw_completion([choice(None)]), "no answer: the reply's content is null (finish_reason: stop)"),
+        (
+            raw_completion([choice("", "content_filter")]),
+            "no answer: the reply's content is empty (finish_reason: content_filter)",
+        ),
+        (raw_completion([choice(" \n ")]), "no answer: the reply's content is only whitespace"),
+    ],
+    ids=["no-choices", "null-content", "empty-content", "blank-content"],
+)
+def test_an_empty_reply_is_an_error_of_its_own_kind(
+    server: FakeLLMServer, reply: Raw, why: str
+) -> None:
+    server.enqueue("fake", reply)
+    error = fail(client_for(server), ChatRequest("primary", HELLO))
+    assert isinstance(error, EmptyReplyError)
+    assert (error.kind, error.retryable, error.attempts) == ("empty-reply", True, 1)
+    assert error.message.startswith(why)
+    assert error.model == "primary"
+
+
+def test_an_empty_reply_is_retried_like_a_provider_error(server: FakeLLMServer) -> None:
+    server.enqueue("fake", raw_completion([]), raw_completion([choice(None)]), Reply("at last"))
+    sleeps = Sleeps()
+    response = complete(client_for(server, sleeps, retries=2), ChatRequest("primary", HELLO))
+    assert (response.text, response.attempts, response.requests) == ("at last", 3, 3)
+    assert sleeps.delays == [1.0, 2.0]
+
+
+def test_an_empty_reply_to_a_structured_request_is_empty_not_a_schema_error(
+    server: FakeLLMServer,
+) -> None:
+    server.enqueue("fake", raw_completion([choice(None)]))
+    error = fail(client_for(server), ChatRequest("primary", HELLO, schema=VERDICT))
+    assert isinstance(error, EmptyReplyError)
+    assert len(server.requests) == 1  # no re-ask of an empty reply
+
+
+def test_a_schema_that_accepts_the_empty_string_takes_an_empty_reply(
+    server: FakeLLMServer,
+) -> None:
+    server.enqueue("fake", raw_completion([choice(None)]))
+    response = complete(client_for(server), ChatRequest("primary", HELLO, schema={"type": "string"}))
+    assert (response.text, response.parsed) == ("", "")
+    server.enqueue("fake", raw_completion([choice("")]))
+    bounded = {"type": "string", "minLength": 1}
+    error = fail(client_for(server), ChatRequest("primary", HELLO, schema=bounded))
+    assert isinstance(error, EmptyReplyError)
+
+
+def test_requests_count_a_router_fallback_within_one_attempt(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(500, "primary down"))
+    server.enqueue("fake-backup", Reply("from backup"))
+    client = client_for(server, fallbacks={"primary": ["backup"]})
+    response = complete(client, ChatRequest("primary", HELLO))
+    assert (response.attempts, response.fallbacks_used, response.requests) == (1, 1, 2)
+    assert len(server.requests) == 2
+
+
+def test_requests_count_a_failed_fallback_and_the_config_retries(server: FakeLLMServer) -> None:
+    server.enqueue("fake", *[Status(500, "primary down")] * 2)
+    server.enqueue("fake-backup", *[Status(500, "backup down")] * 2)
+    client = client_for(server, retries=1, fallbacks={"primary": ["backup"]})
+    error = fail(client, ChatRequest("primary", HELLO))
+    assert (error.attempts, error.requests) == (2, 4)
+    assert len(server.requests) == 4
+
+
+def test_requests_count_the_schema_reask_and_a_plain_call(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Reply("not json"), Reply('{"accept": true, "notes": "ok"}'))
+    response = complete(client_for(server), ChatRequest("primary", HELLO, schema=VERDICT))
+    assert (response.attempts, response.requests) == (2, 2)
+    assert complete(client_for(server), ChatRequest("primary", HELLO)).requests == 1
+
+
+def test_a_retry_after_above_the_limit_says_why_it_is_not_retried(
+    server: FakeLLMServer,
+) -> None:
+    server.enqueue("fake", Status(429, "slow down", {"Retry-After": "100000"}), Reply("never"))
+    sleeps = Sleeps()
+    error = fail(client_for(server, sleeps, retries=3), ChatRequest("primary", HELLO))
+    assert isinstance(error, RateLimitError)
+    assert error.message == (
+        "slow down (the provider asked to wait 100000 s before a retry,"
+        " more than the limit of 120 s)"
+    )
+    assert (error.retry_after, error.retryable, error.attempts) == (100000.0, False, 1)
+    assert sleeps.delays == [] and len(server.requests) == 1
+
+
+def test_a_timeout_message_is_one_sentence(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Delay(5.0))
+    error = fail(client_for(server), ChatRequest("primary", HELLO, timeout_s=0.3))
+    assert isinstance(error, ModelTimeoutError)
+    assert error.message == "no reply within 0.3s"
+
+
+def test_a_provider_timeout_keeps_the_providers_words_only(server: FakeLLMServer) -> None:
+    server.enqueue("fake", Status(408, "the upstream took too long"))
+    error = fail(client_for(server), ChatRequest("primary", HELLO))
+    assert isinstance(error, ModelTimeoutError)
+    assert error.message == "the upstream took too long"
+
+
+def test_requests_count_what_a_custom_provider_serves() -> None:
+    # LiteLLM runs no input callbacks for a custom provider: the scripted one counts itself.
+    client = scripted_client(Script.from_mapping({"slots": {"writer": ["hello"]}}))
+    response = complete(client, ChatRequest(script_model(slot_key("writer")), HELLO))
+    assert (response.text, response.attempts, response.requests) == ("hello", 1, 1)

@@ -12,6 +12,7 @@ TIMEOUT = "timeout"
 CONTEXT_WINDOW = "context-window"
 BAD_REQUEST = "bad-request"
 PROVIDER = "provider"
+EMPTY_REPLY = "empty-reply"
 SCHEMA = "schema"
 SCRIPT_EXHAUSTED = "script-exhausted"
 LLM = "llm"
@@ -23,4 +24,6 @@ CONFIG = "config"
 # A model error of these kinds fails the same way on every attempt: `retry:` skips them.
 NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})
 
-MODEL_KINDS = (AUTH, RATE_LIMIT, TIMEOUT, CONTEXT_WINDOW, BAD_REQUEST, PROVIDER, SCHEMA)
+MODEL_KINDS = (
+    AUTH, RATE_LIMIT, TIMEOUT, CONTEXT_WINDOW, BAD_REQUEST, PROVIDER, EMPTY_REPLY, SCHEMA
+)

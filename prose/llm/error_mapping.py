@@ -32,13 +32,16 @@ _TAIL_MARKERS = (
     "\n\nLiteLLM:",
     "\nLiteLLM:",
     "\nDebug Information",
+    "\nDeployment Info:",
     "\nReceived Model Group=",
     "\nAvailable Model Group Fallbacks=",
     " LiteLLM Retried:",
 )
 _PREFIX = re.compile(
-    r"^(?:litellm\.\w+:\s*|\w*(?:Error|Exception|Timeout)(?::\s*|\s+-\s+))+"
+    r"^(?:litellm\.\w+:\s*|Timeout Error:\s*|\w*(?:Error|Exception|Timeout)(?::\s*|\s+-\s+))+"
 )
+# What LiteLLM says when the client gave up waiting (not a provider's own 408 or 504).
+_CLIENT_TIMEOUT = re.compile(r"^Request timed out\b|\btimeout value=|\bError_str:", re.I)
 _MAX_MESSAGE = 600
 
 # LiteLLM exception class name -> our class, most specific first.
@@ -62,9 +65,14 @@ _BY_CLASS: tuple[tuple[str, type[LLMError]], ...] = (
 
 
 def to_llm_error(
-    error: BaseException, *, model: str, litellm: ModuleType, redact: Redact
+    error: BaseException,
+    *,
+    model: str,
+    litellm: ModuleType,
+    redact: Redact,
+    timeout_s: float | None = None,
 ) -> LLMError:
-    """The `LLMError` for an exception raised by a router call."""
+    """The `LLMError` for an exception raised by a router call (`timeout_s`: the call's timeout)."""
     for link in _chain(error):
         if isinstance(link, LLMError):  # raised by our own scripted provider
             if not link.model:
@@ -77,6 +85,10 @@ def to_llm_error(
     if target is RateLimitError:
         return RateLimitError(
             message, model=model, status_code=status, retry_after=retry_after_of(error)
+        )
+    if target is ModelTimeoutError:
+        return ModelTimeoutError(
+            timeout_message(message, timeout_s), model=model, status_code=status
         )
     if target is None:
         # Not an error LiteLLM maps: keep the type name, do not retry blindly.
@@ -123,6 +135,23 @@ def clean_message(raw: str) -> str:
     if len(text) > _MAX_MESSAGE:
         text = text[: _MAX_MESSAGE - 3] + "..."
     return text or "the model call failed"
+
+
+def no_reply_within(timeout_s: float | None) -> str:
+    """The message of a call the client stopped waiting for."""
+    return f"no reply within {timeout_s:g}s" if timeout_s is not None else "no reply in time"
+
+
+def timeout_message(cleaned: str, timeout_s: float | None) -> str:
+    """One sentence for a timeout: ours when the client gave up, else the provider's words.
+
+    LiteLLM words a client-side timeout as "Request timed out. Error_str:
+    Request timed out. - timeout value=0.5, time taken=0.5 seconds"; the
+    call's own timeout says the same in five words.
+    """
+    if _CLIENT_TIMEOUT.search(cleaned):
+        return no_reply_within(timeout_s)
+    return cleaned
 
 
 def retry_after_of(error: BaseException) -> float | None:

@@ -22,7 +22,12 @@ def _rebuild(cls: type[LLMError], message: str, state: dict[str, Any]) -> LLMErr
 
 
 class LLMError(ProseError):
-    """A model call failed. `message` never contains a secret."""
+    """A model call failed. `message` never contains a secret.
+
+    `attempts` counts prose's attempts; `requests` the requests providers were
+    actually sent for the call (fallbacks and a schema re-ask included; 0 when
+    none was counted, e.g. a request refused before it was sent).
+    """
 
     kind: ClassVar[str] = kinds.LLM
     default_retryable: ClassVar[bool] = False
@@ -35,6 +40,7 @@ class LLMError(ProseError):
         retryable: bool | None = None,
         status_code: int | None = None,
         attempts: int = 1,
+        requests: int = 0,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -42,6 +48,7 @@ class LLMError(ProseError):
         self.retryable = self.default_retryable if retryable is None else retryable
         self.status_code = status_code
         self.attempts = attempts
+        self.requests = requests
 
     def __str__(self) -> str:
         return f"{self.model}: {self.message}" if self.model else self.message
@@ -90,6 +97,20 @@ class ProviderError(LLMError):
     """The provider failed (5xx, connection error, unreadable reply). Retryable."""
 
     kind = kinds.PROVIDER
+    default_retryable = True
+
+
+class EmptyReplyError(LLMError):
+    """The provider answered with no text: no choices, null content, or only whitespace.
+
+    A reply with nothing in it is not an answer (a reducer would merge it as
+    an empty result), so it fails the attempt; another attempt may answer, so
+    it is retryable (a call's `retry:`). A request whose schema accepts the
+    empty string (`{"type": "string"}` without `minLength`) takes an empty
+    reply as that value instead (`prose.llm.schema.accepts_empty`).
+    """
+
+    kind = kinds.EMPTY_REPLY
     default_retryable = True
 
 

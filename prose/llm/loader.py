@@ -32,7 +32,8 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
     LiteLLM's loggers are quiet unless `debug` (every failure we handle would
     otherwise be logged at ERROR by the router), and the scripted provider
     `prose-script` and the local provider `prose-local` are registered in
-    `litellm.custom_provider_map`.
+    `litellm.custom_provider_map`; the request counter (`sent.py`) joins
+    LiteLLM's input callbacks.
     """
     global _module, _import_seconds
     if _module is None:
@@ -54,9 +55,11 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
         warnings.filterwarnings("ignore", message=_PYDANTIC_READONLY_WARNING, category=UserWarning)
     from prose.llm.local import register_local_provider
     from prose.llm.script_provider import register_scripted_provider
+    from prose.llm.sent import register_request_counter
 
     register_scripted_provider(_module)
     register_local_provider(_module)
+    register_request_counter(_module)
     return _module
 
 

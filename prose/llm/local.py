@@ -40,6 +40,7 @@ from prose.llm.local_engine import (
     engine_for,
     llama_cpp_installed,
 )
+from prose.llm.sent import count_request
 
 LOCAL_PROVIDER = "prose-local"
 EMBEDDED_NAME = "smollm2-135m"
@@ -169,10 +170,12 @@ def _handler_class() -> type:
 
         def completion(self, *args: Any, **call: Any) -> Any:
             path, request = _request(call)
+            count_request()  # LiteLLM runs no input callbacks for a custom provider
             return _response(call, engine_for(path).generate(**request), usage_class)
 
         async def acompletion(self, *args: Any, **call: Any) -> Any:
             path, request = _request(call)
+            count_request()
             return _response(call, await agenerate(path, **request), usage_class)
 
     return LocalLLM

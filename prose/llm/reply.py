@@ -16,7 +16,12 @@ STRUCTURED_FINGERPRINT = "prose-script/structured"
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """One successful attempt."""
+    """One successful attempt.
+
+    `empty` says why a reply carries no text ("" when it has some): a reply
+    with no choices, a null content and an empty or blank content are all
+    empty (`EmptyReplyError`, unless the request's schema accepts "").
+    """
 
     text: str
     usage: Usage
@@ -25,6 +30,7 @@ class Reply:
     model_group: str
     fallbacks_used: int
     structured: bool
+    empty: str = ""
 
 
 def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
@@ -43,7 +49,23 @@ def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
         model_group=group if isinstance(group, str) and "*" not in group else requested,
         fallbacks_used=_int(headers.get("x-litellm-attempted-fallbacks")),
         structured=getattr(response, "system_fingerprint", None) == STRUCTURED_FINGERPRINT,
+        empty=_emptiness(choices, content),
     )
+
+
+def _emptiness(choices: Any, content: Any) -> str:
+    """Why a reply has no text, in words ("" when it has some)."""
+    if not choices:
+        return "the reply has no choices"
+    finish = getattr(choices[0], "finish_reason", None)
+    reason = f" (finish_reason: {finish})" if isinstance(finish, str) and finish else ""
+    if not isinstance(content, str):
+        return f"the reply's content is null{reason}"
+    if not content:
+        return f"the reply's content is empty{reason}"
+    if not content.strip():
+        return f"the reply's content is only whitespace{reason}"
+    return ""
 
 
 def usage_of(response: Any) -> Usage:

@@ -40,7 +40,8 @@ class RetryPolicy:
     The wait before retry n (1-based) is `base_delay_s * multiplier**(n-1)`,
     capped at `max_delay_s`, and at least the Retry-After a rate limit gave.
     A Retry-After above `max_retry_after_s` is not waited for: the error is
-    raised. With `max_elapsed_s`, no retry starts whose wait would end past
+    raised, its message saying how long the provider asked to wait and the
+    limit (`refuse_long_retry_after`). With `max_elapsed_s`, no retry starts whose wait would end past
     that many seconds after the first attempt began (measured with `clock`).
     """
 
@@ -80,6 +81,7 @@ class RetryPolicy:
                 return await attempt(number)
             except LLMError as error:
                 error.attempts = number
+                refuse_long_retry_after(error, self.max_retry_after_s)
                 delay = self.delay_for(error, number) if number <= retries else None
                 if delay is None:
                     raise
@@ -98,6 +100,28 @@ class RetryPolicy:
                 )
                 await self.sleep(delay)
                 number += 1
+
+
+def refuse_long_retry_after(error: LLMError, limit_s: float) -> bool:
+    """Whether `error` asks for a wait longer than `limit_s`; if so it is made final.
+
+    Such an error is not retried (`retryable` becomes False), and its message
+    says why, once: "(the provider asked to wait 100000 s before a retry, more
+    than the limit of 120 s)". Without that note a call with retries left
+    would fail at once with the provider's bare "rate limited".
+    """
+    wait = error.retry_after if isinstance(error, RateLimitError) else None
+    if wait is None or wait <= limit_s:
+        return False
+    note = (
+        f"(the provider asked to wait {wait:g} s before a retry,"
+        f" more than the limit of {limit_s:g} s)"
+    )
+    if note not in error.message:
+        error.message = f"{error.message} {note}"
+        error.args = (error.message,)
+    error.retryable = False
+    return True
 
 
 def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:

@@ -16,9 +16,10 @@ from types import ModuleType
 from typing import Any
 
 from prose.llm.config import LLMConfig, bare_deployment
-from prose.llm.error_mapping import clean_message, to_llm_error
+from prose.llm.error_mapping import clean_message, no_reply_within, to_llm_error
 from prose.llm.errors import (
     BadRequestError,
+    EmptyReplyError,
     LLMConfigError,
     LLMError,
     ModelTimeoutError,
@@ -28,7 +29,14 @@ from prose.llm.loader import load_litellm
 from prose.llm.redact import Redactor, secrets_in_environment
 from prose.llm.reply import Reply, read_reply
 from prose.llm.retry import RetryPolicy
-from prose.llm.schema import check_reply, parse_json_reply, reask_prompt, response_format
+from prose.llm.schema import (
+    accepts_empty,
+    check_reply,
+    parse_json_reply,
+    reask_prompt,
+    response_format,
+)
+from prose.llm.sent import counting_requests
 from prose.llm.types import ChatRequest, ChatResponse, Usage
 
 # asyncio's own deadline, past LiteLLM's, for a provider that ignores `timeout`.
@@ -94,7 +102,11 @@ class RouterClient:
         )
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
-        """Send one request; raise an `LLMError` subclass when it fails."""
+        """Send one request; raise an `LLMError` subclass when it fails.
+
+        The response's and the error's `requests` count what providers were
+        actually sent for this call (`sent.py`).
+        """
         started = self._policy.clock()
         model = request.model or self._config.default_model
         if not model:
@@ -102,12 +114,19 @@ class RouterClient:
         router = self._router_for(model)
         tally = _Tally()
         messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        reply = await self._call(router, request, model, messages, tally)
-        parsed: Any = None
-        if request.schema is not None:
-            parsed, reply = await self._validated(router, request, model, messages, reply, tally)
-        elif reply.structured:
-            parsed, _ = parse_json_reply(reply.text)
+        with counting_requests() as sent:
+            try:
+                reply = await self._call(router, request, model, messages, tally)
+                parsed: Any = None
+                if request.schema is not None:
+                    parsed, reply = await self._validated(
+                        router, request, model, messages, reply, tally
+                    )
+                elif reply.structured:
+                    parsed, _ = parse_json_reply(reply.text)
+            except LLMError as error:
+                error.requests = sent.sent
+                raise
         return ChatResponse(
             text=reply.text,
             parsed=parsed,
@@ -118,6 +137,7 @@ class RouterClient:
             attempts=tally.attempts,
             provider_model=reply.provider_model,
             fallbacks_used=reply.fallbacks_used,
+            requests=sent.sent,
         )
 
     # One attempt, retries, the schema re-ask -----------------------------------------
@@ -136,6 +156,8 @@ class RouterClient:
                 response = await self._send(router, request, model, messages)
             reply = read_reply(response, self._module(), requested=model)
             tally.add(reply)
+            if reply.empty and not accepts_empty(request.schema):
+                raise EmptyReplyError(f"no answer: {reply.empty}", model=model)
             return reply
 
         try:
@@ -161,9 +183,11 @@ class RouterClient:
             async with asyncio.timeout(timeout + max(_GRACE_MIN_S, timeout * _GRACE_FACTOR)):
                 return await router.acompletion(**arguments)
         except TimeoutError:
-            raise ModelTimeoutError(f"no reply within {timeout:g}s", model=model) from None
+            raise ModelTimeoutError(no_reply_within(timeout), model=model) from None
         except Exception as error:
-            converted = to_llm_error(error, model=model, litellm=self._module(), redact=self._redact)
+            converted = to_llm_error(
+                error, model=model, litellm=self._module(), redact=self._redact, timeout_s=timeout
+            )
             raise converted from (error if self._debug else None)
 
     async def _validated(
@@ -175,9 +199,12 @@ class RouterClient:
         reply: Reply,
         tally: _Tally,
     ) -> tuple[Any, Reply]:
-        """The reply's validated value; after a failure, re-ask once with the problems."""
+        """The reply's validated value; after a failure, re-ask once with the problems.
+
+        An empty reply reaches here only when the schema accepts "" (`_call`).
+        """
         schema = request.schema or {}
-        value, problems = check_reply(reply.text, schema)
+        value, problems = _checked(reply, schema)
         if not problems:
             return value, reply
         again = [
@@ -186,7 +213,7 @@ class RouterClient:
             {"role": "user", "content": reask_prompt(problems, schema)},
         ]
         reply = await self._call(router, request, model, again, tally)
-        value, problems = check_reply(reply.text, schema)
+        value, problems = _checked(reply, schema)
         if problems:
             raise SchemaError(
                 f"the reply did not match the schema after a re-ask: {'; '.join(problems[:3])}",
@@ -245,3 +272,9 @@ class RouterClient:
         if limit is None:
             limit = self._limits[loop] = asyncio.Semaphore(self._config.concurrency)
         return limit
+
+
+def _checked(reply: Reply, schema: dict[str, Any]) -> tuple[Any, list[str]]:
+    if reply.empty:
+        return "", []
+    return check_reply(reply.text, schema)

@@ -131,6 +131,15 @@ def check_reply(text: str, schema: Mapping[str, Any]) -> tuple[Any, list[str]]:
     return value, validate(value, schema)
 
 
+def accepts_empty(schema: Mapping[str, Any] | None) -> bool:
+    """Whether a reply with no text is a valid answer under `schema`: the schema
+    accepts the empty string (`{"type": "string"}` without `minLength`, `{}`).
+
+    Without a schema the answer is text, and empty text is no answer.
+    """
+    return schema is not None and not validate("", schema)
+
+
 def validate(instance: Any, schema: Mapping[str, Any] | bool) -> list[str]:
     """The ways `instance` fails `schema`, each as `path: problem`; empty when valid."""
     problems: list[str] = []

@@ -16,6 +16,7 @@ from typing import Any
 from prose.llm.errors import ProviderError
 from prose.llm.reply import STRUCTURED_FINGERPRINT
 from prose.llm.script import SCRIPT_PROVIDER, Script, script_model, unreserved
+from prose.llm.sent import count_request
 
 _API_BASE = "prose-script://"
 _TEXT_FINGERPRINT = "prose-script/text"
@@ -66,6 +67,7 @@ def _handler_class() -> type:
 
 
 def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
+    count_request()  # LiteLLM runs no input callbacks for a custom provider
     key = str(call["model"])
     api_base = str(call.get("api_base") or "")
     script = _scripts.get(api_base.removeprefix(_API_BASE))

@@ -82,8 +82,11 @@ class ChatResponse:
     `cost_usd` add up every attempt made for this call (a failed attempt that
     returned a reply was billed too); `latency_ms` is the wall time of the
     whole call, retries and re-ask included; `attempts` counts the model calls
-    made. `model` is the model group that answered (a fallback's name when the
-    router fell back); `provider_model` is what the provider said it ran.
+    made by prose (a schema re-ask included), `requests` the requests
+    providers were actually sent (a router fallback is a request within one
+    attempt; 0: not counted, as for a client that sends nothing). `model` is
+    the model group that answered (a fallback's name when the router fell
+    back); `provider_model` is what the provider said it ran.
     """
 
     text: str
@@ -95,6 +98,7 @@ class ChatResponse:
     attempts: int
     provider_model: str = ""
     fallbacks_used: int = 0
+    requests: int = 0
 
 
 @runtime_checkable
