@@ -13,6 +13,7 @@ from prose.errors import ProseSyntaxError
 from prose.syntax import nodes as n
 from prose.syntax import parse, parse_program
 from prose.syntax.format import FormatError, format_expr, format_file, format_program
+from prose.syntax.nesting import MAX_NESTING
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -310,13 +311,21 @@ def test_string_escapes_round_trip() -> None:
 
 
 def test_formatting_does_not_recurse_per_block() -> None:
-    lines = ["  " * depth + ("if x:" if depth % 2 == 0 else "repeat 2:") for depth in range(400)]
-    text = "\n".join([*lines, "  " * 400 + "x = 1"]) + "\n"
-    program = parse_program(text, "deep.prose")
+    # Built by hand: the parser refuses blocks nested past MAX_NESTING (test_syntax_nesting.py).
+    depth = 4 * MAX_NESTING
+    inner: n.Stmt = n.Assign(n.Name("x"), n.Literal(1))
+    for level in reversed(range(depth)):
+        if level % 2 == 0:
+            condition = n.Condition("x", predicate=n.Name("x"))
+            inner = n.If((n.Branch(condition, (inner,)),))
+        else:
+            inner = n.Repeat(n.Literal(2), None, (inner,))
+    lines = ["  " * level + ("if x:" if level % 2 == 0 else "repeat 2:") for level in range(depth)]
+    text = "\n".join([*lines, "  " * depth + "x = 1"]) + "\n"
     before = sys.getrecursionlimit()
     sys.setrecursionlimit(len(inspect.stack()) + 100)  # far fewer frames than blocks
     try:
-        out = format_program(program)
+        out = format_program(n.Program((inner,)))
     finally:
         sys.setrecursionlimit(before)
     assert out == text

@@ -10,6 +10,7 @@ import pytest
 from prose.errors import ProseSyntaxError
 from prose.syntax import nodes as n
 from prose.syntax import parse, parse_program
+from prose.syntax.nesting import MAX_NESTING
 from tests.make_golden import golden_path, inputs, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +109,7 @@ def test_hyphenated_identifiers_and_call_of_variable() -> None:
 
 
 def test_deep_nesting_does_not_recurse() -> None:
-    depth = 400
+    depth = MAX_NESTING  # one more is refused (test_syntax_nesting.py)
     source = "".join("  " * level + "if x:\n" for level in range(depth)) + "  " * depth + "break\n"
     program = parse_program(source, "deep.prose")
     node = program.body[0]

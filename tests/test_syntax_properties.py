@@ -25,6 +25,7 @@ from prose.syntax import nodes as n
 from prose.syntax import parse_program
 from prose.syntax.build import mentioned_names
 from prose.syntax.format import format_expr, format_program
+from prose.syntax.nesting import MAX_NESTING
 
 KEYWORDS = frozenset(
     "let const call return repeat parallel for in as loop until while max if elif else choice "
@@ -430,14 +431,15 @@ def test_mutated_programs_raise_only_syntax_errors_and_format_if_valid(text: str
 # --- deep nesting -------------------------------------------------------------------
 
 
-def test_400_nested_blocks_parse_and_format() -> None:
-    lines = ["  " * depth + ("if x:" if depth % 2 == 0 else "repeat 2:") for depth in range(400)]
-    text = "\n".join([*lines, "  " * 400 + "x = 1"]) + "\n"
+def test_blocks_nested_to_the_limit_parse_and_format() -> None:
+    depth = MAX_NESTING
+    lines = ["  " * level + ("if x:" if level % 2 == 0 else "repeat 2:") for level in range(depth)]
+    text = "\n".join([*lines, "  " * depth + "x = 1"]) + "\n"
     program = parse_program(text, "deep.prose")
     assert format_program(program) == text
     assert parse_program(format_program(program), "deep.prose") == program
     inner = program.body[0]
-    for _ in range(399):
+    for _ in range(depth - 1):
         inner = inner.branches[0].body[0] if isinstance(inner, n.If) else inner.body[0]  # type: ignore[union-attr]
     assert isinstance(inner, n.Repeat)
     assert inner.body == (n.Assign(n.Name("x"), n.Literal(1)),)

@@ -2,8 +2,10 @@
 
 Besides what Lark's own `Indenter` does, it records every comment (they live
 inside `_NL` tokens) for the formatter, rejects tabs in indentation, reports a
-dedent that matches no enclosing level at its position, and remembers where
-each open bracket was opened so that an unclosed one is reported there.
+dedent that matches no enclosing level at its position, remembers where
+each open bracket was opened so that an unclosed one is reported there, and
+refuses brackets and blocks nested deeper than `MAX_NESTING` (`nesting.py`)
+at the token that goes too deep, before the parser has built anything of it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from dataclasses import dataclass, field
 
 from lark import Token
 from lark.lark import PostLex
+
+from prose.syntax.nesting import MAX_NESTING, too_deep_message
 
 OPENERS = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
 CLOSERS = {"RPAR", "RSQB", "RBRACE"}
@@ -34,6 +38,13 @@ class IndentationProblem(Exception):
         self.line = line
         self.column = column
         self.message = message
+
+
+class NestingTooDeep(IndentationProblem):
+    """Brackets and blocks nested deeper than `MAX_NESTING`."""
+
+    def __init__(self, line: int, column: int) -> None:
+        super().__init__(line, column, too_deep_message())
 
 
 @dataclass
@@ -76,6 +87,8 @@ class ProseIndenter(PostLex):
                 indent = len(indent_text)
                 if indent > levels[-1]:
                     levels.append(indent)
+                    if len(levels) - 1 + len(brackets) > MAX_NESTING:
+                        raise NestingTooDeep(line, indent + 1)
                     yield Token.new_borrow_pos("_INDENT", indent_text, token)
                 elif indent < levels[-1]:
                     while indent < levels[-1]:
@@ -91,6 +104,8 @@ class ProseIndenter(PostLex):
                 continue
             if kind in OPENERS:
                 brackets.append(token)
+                if len(levels) - 1 + len(brackets) > MAX_NESTING:
+                    raise NestingTooDeep(token.line, token.column)  # type: ignore[arg-type]
             elif kind in CLOSERS and brackets:
                 brackets.pop()
             state.last_token = token

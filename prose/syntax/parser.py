@@ -16,7 +16,8 @@ from prose.resources import grammar_file
 from prose.source import Span, code_frame
 from prose.syntax import nodes as n
 from prose.syntax.build import Builder
-from prose.syntax.lexer import IndentationProblem, ProseIndenter
+from prose.syntax.lexer import IndentationProblem, NestingTooDeep, ProseIndenter
+from prose.syntax.nesting import first_too_deep, too_deep_message
 
 MAX_REPORTED_ERRORS = 20
 
@@ -82,6 +83,8 @@ class _Parser:
         outer = self.indenter.state
         try:
             result: n.Expr = self.lark.parse(text, start="predicate_start")  # type: ignore[assignment]
+        except NestingTooDeep:
+            raise NestingTooDeep(line, column) from None  # at the condition, in the file
         except (UnexpectedInput, IndentationProblem):
             return None
         finally:
@@ -97,7 +100,8 @@ def _parser() -> _Parser:
 def parse_program(source: str, file: str = "<string>", line_offset: int = 0) -> n.Program:
     """Parse prose source. `line_offset` is the line in the enclosing file before line 1.
 
-    Raises ProseSyntaxError with every problem found.
+    Raises ProseSyntaxError with every problem found; a program nested deeper
+    than `nesting.MAX_NESTING` levels is refused (see `nesting.py`).
     """
     parser = _parser()
     text = source if source.endswith("\n") else source + "\n"
@@ -133,7 +137,15 @@ def parse_program(source: str, file: str = "<string>", line_offset: int = 0) -> 
             )
             last_line = line_offset + text.count("\n")
             span = Span(file, line_offset + 1, 1, last_line, 1)
-            return n.Program(body, comments, source, span=span)
+            program = n.Program(body, comments, source, span=span)
+            deep = first_too_deep(program)
+            if deep is None:
+                return program
+            lines = text.splitlines()
+            problems.append(
+                _problem(file, deep.line, deep.column, too_deep_message(), lines, line_offset)
+            )
+            break
     raise ProseSyntaxError(problems)
 
 

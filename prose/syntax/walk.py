@@ -83,6 +83,20 @@ def children(node: n.Node) -> Iterator[n.Node]:
             yield from value
 
 
+def child_nodes(node: n.Node) -> Iterator[tuple[n.Node, bool]]:
+    """`children(node)`, each with whether it is a statement of one of `node`'s bodies."""
+    for layout in _layout(type(node)):
+        value = getattr(node, layout.name)
+        if value is None:
+            continue
+        if not layout.many:
+            yield value, False
+        elif layout.mixed:
+            yield from ((item, False) for item in value if isinstance(item, n.Node))
+        else:
+            yield from ((item, layout.body) for item in value)
+
+
 def child_bodies(node: n.Node) -> Iterator[tuple[n.Stmt, ...]]:
     """The statement blocks directly inside a statement (or loop expression): its own
     bodies, those of its clauses (`if` arms, `choice` options) and that of a loop in
