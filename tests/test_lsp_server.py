@@ -260,3 +260,183 @@ def test_the_server_never_imports_litellm(leaky_file: tuple[str, str]) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True)
     assert json.loads(done.stdout) == []
+
+
+# --- hover, navigation, completion, outline -------------------------------------------------
+
+
+def apply_edits(text: str, edits: list[lsp.TextEdit]) -> str:
+    """`text` with `edits` applied (ASCII text: UTF-16 columns are characters)."""
+    lines = text.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+
+    def offset(position: lsp.Position) -> int:
+        return offsets[position.line] + position.character
+
+    for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+    return text
+
+
+def document(uri: str) -> lsp.TextDocumentIdentifier:
+    return lsp.TextDocumentIdentifier(uri=uri)
+
+
+def test_hover_shows_who_sees_what(leaky_file: tuple[str, str]) -> None:
+    uri, text = leaky_file
+    hovers: dict[str, str] = {}
+
+    async def body(session: Session) -> None:
+        await session.open(uri, text)
+        await session.published(uri, version=1)
+        points = {
+            "slot": position_of(text, "call proposer", offset=6, after="let revised"),
+            "variable": position_of(text, "{attack}", offset=2),
+            "parameter": position_of(text, "task_brief: task_brief", offset=14),
+            "rule": position_of(text, "- `proposer` is unaware", offset=4),
+        }
+        for what, point in points.items():
+            found = await session.client.text_document_hover_async(
+                lsp.HoverParams(text_document=document(uri), position=point))
+            assert found is not None, what
+            assert isinstance(found.contents, lsp.MarkupContent)
+            hovers[what] = found.contents.value
+        # A rule code, as written in a suppression comment.
+        line = line_of(text, "return {")
+        version = session.change(uri, [lsp.TextDocumentContentChangePartial(
+            range=lsp.Range(start=lsp.Position(line=line, character=0),
+                            end=lsp.Position(line=line, character=0)),
+            text="# prose: ignore[PK504]\n")])
+        await session.published(uri, version=version)
+        found = await session.client.text_document_hover_async(lsp.HoverParams(
+            text_document=document(uri), position=lsp.Position(line=line, character=18)))
+        assert found is not None and isinstance(found.contents, lsp.MarkupContent)
+        hovers["code"] = found.contents.value
+
+    run_session(body)
+    slot = hovers["slot"]
+    assert slot.startswith("**slot** `proposer` (primary)\nrequires: task_brief\nensures: proposal")
+    assert "- `proposer` sees only `task_brief` (line 33): checked, holds" in slot
+    assert "- `proposer` is unaware of `adversary` (line 35): checked, **violated**" in slot
+    assert "  - `task_brief` carries no slot output" in slot
+    assert "  - `task_brief` carries `adversary`" in slot  # the leak, on the second call
+    assert hovers["variable"].startswith("**variable** `attack` (bound at line 62)")
+    assert "carries `adversary`" in hovers["variable"]
+    assert hovers["parameter"].startswith("**parameter** `task_brief`: string -- what the proposer")
+    assert hovers["rule"].startswith("**slot** `proposer`")  # the name in an invariant
+    assert hovers["code"].startswith("**PK504** `")
+
+
+def test_definition_and_references_cross_the_program_and_the_sections(
+        leaky_file: tuple[str, str]) -> None:
+    uri, text = leaky_file
+    answers: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        await session.open(uri, text)
+        await session.published(uri, version=1)
+        client = session.client
+        call = position_of(text, "call adversary", offset=7)
+        answers["slot"] = await client.text_document_definition_async(
+            lsp.DefinitionParams(text_document=document(uri), position=call))
+        use = position_of(text, "proposal: proposal", offset=12)
+        answers["variable"] = await client.text_document_definition_async(
+            lsp.DefinitionParams(text_document=document(uri), position=use))
+        answers["references"] = await client.text_document_references_async(lsp.ReferenceParams(
+            text_document=document(uri), position=call,
+            context=lsp.ReferenceContext(include_declaration=True)))
+        answers["symbols"] = await client.text_document_document_symbol_async(
+            lsp.DocumentSymbolParams(text_document=document(uri)))
+        in_call = position_of(text, "let revised = call proposer", offset=len("let revised = call "))
+        answers["after call"] = await client.text_document_completion_async(lsp.CompletionParams(
+            text_document=document(uri), position=in_call))
+        line = line_of(text, "return {")
+        answers["statement"] = await client.text_document_completion_async(lsp.CompletionParams(
+            text_document=document(uri), position=lsp.Position(line=line, character=0)))
+
+    run_session(body)
+    declared = line_of(text, "- `adversary`")
+    assert [(loc.range.start.line, loc.range.start.character, loc.range.end.character)
+            for loc in answers["slot"]] == [(declared, 3, 12)]
+    bound = line_of(text, "let proposal = call proposer")
+    assert [(loc.range.start.line, loc.range.start.character) for loc in answers["variable"]] \
+        == [(bound, 4)]
+    lines = sorted({loc.range.start.line for loc in answers["references"]})
+    assert lines == sorted({
+        declared,
+        line_of(text, "- `adversary` sees only"),
+        line_of(text, "- `proposer` is unaware of `adversary`"),
+        line_of(text, "the result returns `proposer` and `adversary`"),
+        line_of(text, "  - `adversary`: find what is wrong"),
+        line_of(text, "let attack = call adversary"),
+    })
+    outline = {symbol.name: symbol for symbol in answers["symbols"]}
+    assert {"Slots", "Config", "Invariants", "Parameters", "Delegation"} <= set(outline)
+    assert [child.name for child in outline["Slots"].children] == ["proposer", "adversary"]
+    assert [child.name for child in outline["Delegation"].children] == [
+        "proposal", "attack", "revised"]
+    after_call = {item.label for item in answers["after call"]}
+    assert after_call == {"proposer", "adversary"}
+    statement = {item.label for item in answers["statement"]}
+    assert {"proposal", "attack", "task_brief", "proposer", "let", "call", "parallel"} <= statement
+
+
+# --- formatting and code actions ------------------------------------------------------------
+
+
+def test_formatting_and_quick_fixes_apply(tmp_path: Path) -> None:
+    text = (PATTERN
+            .replace("- The adversary is not told that its attack will be weighed against the proposal",
+                     "- The proposer never sees the adversary")
+            .replace("let proposal = call proposer\n  task_brief: task_brief\n",
+                     "let proposal =   call proposer\n  task_brief: task_brief\n  extra: task_brief\n",
+                     1)
+            .replace("{ result: { proposal: proposal,", "{ result: { proposal: proposl,"))
+    path = tmp_path / "fixes.prose.md"
+    path.write_text(text, encoding="utf-8")
+    uri = path.as_uri()
+    results: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        await session.open(uri, text)
+        found = await session.published(uri, version=1)
+        results["codes"] = sorted(d.code for d in found if isinstance(d.code, str))
+        results["formatting"] = await session.client.text_document_formatting_async(
+            lsp.DocumentFormattingParams(text_document=document(uri),
+                                         options=lsp.FormattingOptions(tab_size=2,
+                                                                       insert_spaces=True)))
+        actions = {}
+        for code in ("PH608", "PH601", "PN101"):
+            diagnostic = next(d for d in found if d.code == code)
+            answer = await session.client.text_document_code_action_async(lsp.CodeActionParams(
+                text_document=document(uri), range=diagnostic.range,
+                context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+            actions[code] = answer
+        results["actions"] = actions
+        fixed = text
+        for code in ("PH608", "PH601", "PN101"):
+            action = actions[code][0]
+            assert isinstance(action, lsp.CodeAction) and action.edit and action.edit.changes
+            fixed = apply_edits(fixed, action.edit.changes[uri])
+        results["fixed"] = fixed
+        version = session.change(uri, [lsp.TextDocumentContentChangeWholeDocument(text=fixed)])
+        results["after"] = await session.published(uri, version=version)
+
+    run_session(body)
+    assert {"PH601", "PH608", "PN101"} <= set(results["codes"])
+    edits = results["formatting"]
+    assert len(edits) == 1
+    assert "let proposal = call proposer\n" in apply_edits(text, edits)
+    titles = {code: [a.title for a in found] for code, found in results["actions"].items()}
+    assert titles == {
+        "PH608": ["Rewrite as a checkable invariant: `proposer` never sees `adversary`"],
+        "PH601": ["Declare `extra` in `requires:` of `proposer`"],
+        "PN101": ["Rename to `proposal`", "Rename to `proposer`"],
+    }
+    fixed = results["fixed"]
+    assert "- `proposer` never sees `adversary`\n" in fixed
+    assert "  - requires: task_brief, extra\n" in fixed
+    assert "{ result: { proposal: proposal," in fixed
+    assert not {"PH601", "PH608", "PN101"} & {d.code for d in results["after"]}

@@ -163,7 +163,65 @@ def build_server() -> ProseLanguageServer:
         ls.deferred.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    _register_requests(server)
     return server
+
+
+def _register_requests(server: ProseLanguageServer) -> None:
+    from prose.lsp import actions, completion, hover, navigation
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    @_safe
+    def on_hover(ls: ProseLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        analysis = ls.current(params.text_document.uri)
+        return hover.hover(analysis, params.position) if analysis else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    @_safe
+    def on_definition(ls: ProseLanguageServer,
+                      params: lsp.DefinitionParams) -> list[lsp.Location] | None:
+        analysis = ls.current(params.text_document.uri, complete=False)
+        return navigation.definition(analysis, params.position) if analysis else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
+    @_safe
+    def on_references(ls: ProseLanguageServer,
+                      params: lsp.ReferenceParams) -> list[lsp.Location] | None:
+        analysis = ls.current(params.text_document.uri, complete=False)
+        if analysis is None:
+            return None
+        return navigation.references(analysis, params.position,
+                                     params.context.include_declaration)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    @_safe
+    def on_symbols(ls: ProseLanguageServer,
+                   params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol] | None:
+        analysis = ls.current(params.text_document.uri, complete=False)
+        return navigation.document_symbols(analysis) if analysis else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
+                    lsp.CompletionOptions(trigger_characters=[" ", "{", "`"]))
+    @_safe
+    def on_completion(ls: ProseLanguageServer,
+                      params: lsp.CompletionParams) -> list[lsp.CompletionItem] | None:
+        analysis = ls.current(params.text_document.uri, complete=False)
+        return completion.complete(analysis, params.position) if analysis else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+    @_safe
+    def on_formatting(ls: ProseLanguageServer,
+                      params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
+        analysis = ls.current(params.text_document.uri, complete=False)
+        return actions.format_document(analysis) if analysis else None
+
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
+                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @_safe
+    def on_code_action(ls: ProseLanguageServer,
+                       params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        analysis = ls.current(params.text_document.uri)
+        return actions.code_actions(analysis, params) if analysis else None
 
 
 def _configure(ls: ProseLanguageServer, options: Any) -> None:
