@@ -10,6 +10,7 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -520,3 +521,28 @@ def test_requests_count_what_a_custom_provider_serves() -> None:
     client = scripted_client(Script.from_mapping({"slots": {"writer": ["hello"]}}))
     response = complete(client, ChatRequest(script_model(slot_key("writer")), HELLO))
     assert (response.text, response.attempts, response.requests) == ("hello", 1, 1)
+
+
+def test_a_runs_trace_counts_the_requests_each_call_took(server: FakeLLMServer,
+                                                         tmp_path: Path) -> None:
+    """Issue 14.13: the LLM layer's own retries are visible in the trace: one call that
+    took two requests says so, and the run's totals add them up."""
+    from prose.llm.retry import no_sleep
+    from prose.runtime import RunOptions, run_pattern
+    from prose.runtime.budget import Limits
+
+    root = Path(__file__).resolve().parent.parent
+    server.enqueue("fake", Status(500, "try again"), Reply("second time lucky"),
+                   Reply("once"))
+    pattern = root / "patterns" / "proposer-adversary.prose.md"
+    config = LLMConfig(model_list=[deployment("primary", "openai/fake", server)], retries=1,
+                       default_model="primary")
+    result = asyncio.run(run_pattern(pattern, RunOptions(
+        inputs={"task_brief": "x"}, llm_config=config, default_model="primary",
+        backoff_base_s=0, trace_path=tmp_path / "t.jsonl", limits=Limits(max_calls=2),
+        sleep=no_sleep)))
+    calls = [e for e in result.events if e.type == "call"]
+    assert [c.requests for c in calls][:2] == [2, 1], result.error and result.error.format()
+    assert result.totals["requests"] == sum(c.requests for c in calls)
+    recorded = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert [e["requests"] for e in recorded if e["type"] == "call"][:2] == [2, 1]

@@ -66,6 +66,7 @@ class Budget:
         self.completion_tokens = 0
         self.cost_usd = 0.0
         self.steps = 0
+        self.requests = 0  # requests the providers were sent (a call may take several)
         self.stopped: str | None = None
 
     @property
@@ -134,5 +135,6 @@ class Budget:
             "cost_usd": round(self.cost_usd, 8),
             "seconds": round(self.elapsed(), 3),
             "steps": self.steps,
+            "requests": self.requests,
             "stopped_by": self.stopped,
         }

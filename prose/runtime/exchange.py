@@ -41,6 +41,7 @@ class ExchangeRecord(Protocol):
     cost_usd: float
     cache_hit: bool
     key: str | None
+    requests: int
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ async def exchange(
     `accept` checks the answer and raises to refuse it: a refused answer is not
     cached. `on_send` runs just before a request goes to the client.
     """
+    from prose.llm.errors import LLMError
     from prose.llm.script import reserve_scripted
     from prose.llm.types import ChatRequest
 
@@ -157,8 +159,15 @@ async def exchange(
         chat = dataclasses.replace(chat, model=reserve_scripted(shared.client, chat.model))
     if on_send is not None:
         on_send()
-    async with shared.semaphore:
-        response = await shared.client.complete(chat)
+    try:
+        async with shared.semaphore:
+            response = await shared.client.complete(chat)
+    except LLMError as error:
+        record.requests = error.requests  # what the providers were sent before it failed
+        shared.budget.requests += error.requests
+        raise
+    record.requests = response.requests
+    shared.budget.requests += response.requests
     usage = response.usage
     shared.budget.record(usage.prompt_tokens, usage.completion_tokens, response.cost_usd)
     record.model = response.model or request.model

@@ -85,6 +85,8 @@ class CallEvent(Event):
     cache_hit: bool = False
     key: str | None = None
     sha256: str | None = None
+    # Requests the providers were sent for this attempt (retries, fallbacks, a re-ask).
+    requests: int = 0
 
 
 class JudgeEvent(Event):
@@ -109,6 +111,7 @@ class JudgeEvent(Event):
     latency_ms: float = 0.0
     cache_hit: bool = False
     key: str | None = None
+    requests: int = 0
 
 
 class NoteEvent(Event):
