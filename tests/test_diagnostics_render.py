@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +33,13 @@ from prose.diagnostics import (
     render_json,
     render_sarif,
 )
+from prose.diagnostics.frame import LineIndex
 from prose.diagnostics.render_github import escape_data, escape_property
 from prose.diagnostics.render_sarif import artifact_uri
+from prose.diagnostics.render_text import MAX_SHOWN_PER_FILE
 from prose.errors import ProseSyntaxError
 from prose.source import Span
+from tests.conftest import run_prose_in_process
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "tests" / "data" / "sarif-schema-2.1.0.json"
@@ -461,3 +465,101 @@ def test_diagnostics_path_imports_no_heavy_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert done.stdout.strip() == "", f"imported: {done.stdout.strip()}"
+
+
+# --- many findings (issue 14.10) ---------------------------------------------------
+
+MANY_SOURCE = "".join(f"let v{i} = m{i}\n" for i in range(260))
+
+
+def many_findings(path: str, warnings: int, errors: int) -> list[Diagnostic]:
+    """`warnings` warnings on the first lines, then `errors` errors on the lines after."""
+    found = [
+        Diagnostic("PN105", Severity.WARNING, "names", f"w{i}", Span(path, i + 1, 5, i + 1, 7))
+        for i in range(warnings)
+    ]
+    found += [
+        Diagnostic("PN101", Severity.ERROR, "names", f"e{i}", Span(path, line, 5, line, 7))
+        for i, line in enumerate(range(warnings + 1, warnings + errors + 1))
+    ]
+    return found
+
+
+def test_text_formats_show_200_findings_per_file_then_say_how_many_more() -> None:
+    found = many_findings("a.prose", warnings=240, errors=10) + many_findings("b.prose", 3, 0)
+    sources = {"a.prose": MANY_SOURCE, "b.prose": MANY_SOURCE}
+    summary = Summary.of(found, files=2)
+    more = "... and 50 more in a.prose: 50 warnings (use --format json for all)"
+    concise = render_concise(found, sources, summary).splitlines()
+    assert len(concise) == MAX_SHOWN_PER_FILE + 1 + 3 + 1
+    assert concise[MAX_SHOWN_PER_FILE] == more
+    # The most severe are kept: every error, then the first 190 warnings, in position order.
+    shown = [line.rsplit(" ", 1)[1] for line in concise[:MAX_SHOWN_PER_FILE]]
+    assert shown == [f"w{i}" for i in range(190)] + [f"e{i}" for i in range(10)]
+    assert concise[-4:] == [
+        "b.prose:1:5: PN105 w0",
+        "b.prose:2:5: PN105 w1",
+        "b.prose:3:5: PN105 w2",
+        "Found 10 errors, 243 warnings in 2 files.",
+    ]
+    full = render_full(found, sources, summary, color=False)
+    assert full.count("[warning]") == 190 + 3 and full.count("[error]") == 10
+    assert f"\n{more}\n\nb.prose:1:5:" in full
+    assert full.endswith("Found 10 errors, 243 warnings in 2 files.\n")
+    assert render("full", found, sources, summary, color=False) == full
+
+
+def test_the_count_of_findings_left_out_names_each_severity() -> None:
+    found = many_findings("a.prose", warnings=300, errors=250)
+    out = render_concise(found, {}, Summary.of(found, files=1))
+    assert "... and 350 more in a.prose: 50 errors, 300 warnings (use --format json for all)" in out
+
+
+def test_json_and_sarif_keep_every_finding() -> None:
+    found = many_findings("a.prose", warnings=240, errors=10)
+    summary = Summary.of(found, files=1)
+    assert len(json.loads(render_json(found, {}, summary))["diagnostics"]) == 250
+    assert len(json.loads(render_sarif(found, {}, summary))["runs"][0]["results"]) == 250
+    assert render_concise(found, {}, summary, limit=None).count("\n") == 251
+
+
+def test_the_frames_of_one_file_split_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    splits: list[int] = []
+    original = LineIndex.of.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[LineIndex], text: str) -> LineIndex:
+        splits.append(len(text))
+        return original(cls, text)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(LineIndex, "of", classmethod(counting))
+    found = many_findings("a.prose", warnings=100, errors=100) + many_findings("b.prose", 5, 5)
+    found.append(replace(found[0], secondary=(Label(Span("b.prose", 1, 1, 1, 4), "there"),)))
+    render_full(found, {"a.prose": MANY_SOURCE, "b.prose": MANY_SOURCE},
+                Summary.of(found, 2), color=False)
+    assert splits == [len(MANY_SOURCE)] * 2
+
+
+def test_prose_lint_caps_the_text_and_counts_everything(tmp_path: Path) -> None:
+    body = "".join(f"let v{i} = missing{i}\n" for i in range(150))
+    path = tmp_path / "many.prose.md"
+    path.write_text(
+        "---\nname: many\nkind: pattern\nversion: 0.1.0\n---\n\n# Many\n\nMany findings.\n\n"
+        "### Slots\n\n- `worker`\n\n### Delegation\n\n```prose\n" + body + "return { r: 1 }\n```\n",
+        encoding="utf-8",
+    )
+    more = f"... and 102 more in {path}: 101 warnings, 1 info (use --format json for all)"
+    # 150 undefined names (errors), 150 unread values and one unused slot (warnings), an info
+    concise = run_prose_in_process("lint", "--format", "concise", str(path))
+    assert concise.code == 1
+    lines = concise.stdout.splitlines()
+    assert lines[MAX_SHOWN_PER_FILE:] == [
+        more,
+        "Found 150 errors, 151 warnings, 1 info in 1 file.",
+        "invariants: 0 checked, 0 prose-only",
+    ]
+    assert sum("PN101" in line for line in lines) == 150  # no error is left out
+    full = run_prose_in_process("lint", str(path))
+    assert full.code == 1 and f"\n{more}\n" in full.stdout
+    assert full.stdout.count(" [error] ") == 150
+    everything = run_prose_in_process("lint", "--format", "json", str(path))
+    assert len(json.loads(everything.stdout)["diagnostics"]) == 302

@@ -10,11 +10,16 @@ lines are underlined line by line::
       | ^^^^^^^^^
     4 |   a = ask critic
       |   ^^^^^^^^^^^^^^
+
+A file's text is split into lines once (`LineIndex`) and every frame of
+that file reads the same index: splitting it again for each diagnostic made
+a lint with thousands of findings quadratic in the file's length.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 
 from prose.source import Span
 
@@ -28,17 +33,32 @@ MAX_SPAN_LINES = 5
 _EDGE_LINES = 2
 
 
-def frame_lines(text: str, span: Span, *, context: int, caret_style: str) -> list[StyledLine]:
-    """The frame of `span` in `text`, with `context` non-blank lines above it.
+@dataclass(frozen=True, slots=True)
+class LineIndex:
+    """A file's lines, split once and shared by every frame of that file."""
 
-    Returns no lines when the span is not inside `text` (so a caller can print
-    the header alone).
+    lines: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> LineIndex:
+        return cls(tuple(text.splitlines()))
+
+
+def frame_lines(
+    source: str | LineIndex, span: Span, *, context: int, caret_style: str
+) -> list[StyledLine]:
+    """The frame of `span` in `source` (a file's text, or its `LineIndex`), with
+    `context` non-blank lines above it.
+
+    Pass the `LineIndex` when framing many spans of one file: given the text,
+    this splits it first. Returns no lines when the span is not inside the
+    source (so a caller can print the header alone).
     """
-    lines = text.splitlines()
+    lines = source.lines if isinstance(source, LineIndex) else LineIndex.of(source).lines
     # A span just past the last line (an error at the end of input) points
     # at the empty line that the final newline opens.
     if span.line == len(lines) + 1:
-        lines.append("")
+        lines = (*lines, "")
     if span.line < 1 or span.line > len(lines):
         return []
     start_line, start_column, end_line, end_column = _clamp(span, lines)
@@ -73,7 +93,7 @@ def frame_lines(text: str, span: Span, *, context: int, caret_style: str) -> lis
     return out
 
 
-def _clamp(span: Span, lines: list[str]) -> tuple[int, int, int, int]:
+def _clamp(span: Span, lines: tuple[str, ...]) -> tuple[int, int, int, int]:
     """The span's start and (exclusive) end, kept inside `lines` and non-empty."""
     start_line, start_column = span.line, max(span.column, 1)
     end_line, end_column = span.end_line, span.end_column

@@ -2,6 +2,12 @@
 
 `full` prints in colour through rich only when asked to or when stdout is a
 terminal; rich is imported here, lazily, and nowhere else in the lint path.
+
+Both show at most `MAX_SHOWN_PER_FILE` diagnostics of a file (the most
+severe), then one line saying how many more there are; the summary line
+counts them all, and `json` and `sarif` list them all. A reader gains
+nothing from the 20,001st finding, and printing tens of thousands took
+longer than the lint.
 """
 
 from __future__ import annotations
@@ -10,9 +16,11 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from prose.diagnostics.frame import GUTTER, StyledLine, frame_lines, plain
+from prose.diagnostics.frame import GUTTER, LineIndex, StyledLine, frame_lines, plain
 from prose.diagnostics.model import Diagnostic, Label
-from prose.diagnostics.summary import Summary, ordered
+from prose.diagnostics.summary import Summary, per_file
+
+MAX_SHOWN_PER_FILE = 200
 
 # Style names used in the styled lines, and the rich styles they print in.
 _RICH_STYLES = {
@@ -34,6 +42,7 @@ def render_full(
     summary: Summary,
     *,
     color: bool | None = None,
+    limit: int | None = MAX_SHOWN_PER_FILE,
 ) -> str:
     """Each diagnostic with a code frame, its notes and help, then the summary.
 
@@ -54,12 +63,18 @@ def render_full(
 
     `sources` maps a path to its text; a diagnostic in a file not there is
     printed without a frame. `color=None` colours only when stdout is a
-    terminal (and ``NO_COLOR`` is not set).
+    terminal (and ``NO_COLOR`` is not set). At most `limit` diagnostics of a
+    file are shown (None: all), then a line saying how many more there are.
     """
+    indexes = _Indexes(sources)
     lines: list[StyledLine] = []
-    for diagnostic in ordered(diagnostics):
-        lines.extend(_diagnostic_lines(diagnostic, sources))
-        lines.append([])
+    for findings in per_file(diagnostics, limit):
+        for diagnostic in findings.shown:
+            lines.extend(_diagnostic_lines(diagnostic, indexes))
+            lines.append([])
+        if findings.left_out:
+            lines.append([(findings.left_out_line(), "summary")])
+            lines.append([])
     lines.append(_summary_line(summary))
     lines.extend([(extra, "")] for extra in summary.extra_lines)
     if color is None:
@@ -70,16 +85,44 @@ def render_full(
 
 
 def render_concise(
-    diagnostics: Sequence[Diagnostic], sources: Mapping[str, str], summary: Summary
+    diagnostics: Sequence[Diagnostic],
+    sources: Mapping[str, str],
+    summary: Summary,
+    *,
+    limit: int | None = MAX_SHOWN_PER_FILE,
 ) -> str:
-    """One ``path:line:col: CODE message`` line per diagnostic, then the summary."""
-    lines = [f"{d.span}: {d.code} {d.message}" for d in ordered(diagnostics)]
+    """One ``path:line:col: CODE message`` line per diagnostic, then the summary.
+
+    At most `limit` per file (None: all), as in `render_full`.
+    """
+    lines: list[str] = []
+    for findings in per_file(diagnostics, limit):
+        lines.extend(f"{d.span}: {d.code} {d.message}" for d in findings.shown)
+        if findings.left_out:
+            lines.append(findings.left_out_line())
     lines.append(summary.line())
     lines.extend(summary.extra_lines)
     return "\n".join(lines) + "\n"
 
 
-def _diagnostic_lines(diagnostic: Diagnostic, sources: Mapping[str, str]) -> list[StyledLine]:
+class _Indexes:
+    """Each file's `LineIndex`, built when its first frame is printed."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self._sources = sources
+        self._built: dict[str, LineIndex] = {}
+
+    def get(self, path: str) -> LineIndex | None:
+        index = self._built.get(path)
+        if index is None:
+            text = self._sources.get(path)
+            if text is None:
+                return None
+            index = self._built[path] = LineIndex.of(text)
+        return index
+
+
+def _diagnostic_lines(diagnostic: Diagnostic, sources: _Indexes) -> list[StyledLine]:
     severity = diagnostic.severity.value
     lines: list[StyledLine] = [
         [
@@ -91,9 +134,9 @@ def _diagnostic_lines(diagnostic: Diagnostic, sources: Mapping[str, str]) -> lis
             (f" {diagnostic.message}", ""),
         ]
     ]
-    text = sources.get(diagnostic.path)
-    if text is not None:
-        lines.extend(frame_lines(text, diagnostic.span, context=1, caret_style=severity))
+    index = sources.get(diagnostic.path)
+    if index is not None:
+        lines.extend(frame_lines(index, diagnostic.span, context=1, caret_style=severity))
     for label in diagnostic.secondary:
         lines.extend(_note_lines(label, sources))
     if diagnostic.help:
@@ -101,7 +144,7 @@ def _diagnostic_lines(diagnostic: Diagnostic, sources: Mapping[str, str]) -> lis
     return lines
 
 
-def _note_lines(label: Label, sources: Mapping[str, str]) -> list[StyledLine]:
+def _note_lines(label: Label, sources: _Indexes) -> list[StyledLine]:
     lines: list[StyledLine] = [
         [
             ("  = ", GUTTER),
@@ -111,9 +154,9 @@ def _note_lines(label: Label, sources: Mapping[str, str]) -> list[StyledLine]:
             (f": {label.message}", ""),
         ]
     ]
-    text = sources.get(label.span.file)
-    if text is not None:
-        lines.extend(frame_lines(text, label.span, context=0, caret_style="note"))
+    index = sources.get(label.span.file)
+    if index is not None:
+        lines.extend(frame_lines(index, label.span, context=0, caret_style="note"))
     return lines
 
 

@@ -1,8 +1,10 @@
-"""The totals every output format closes with, and the order diagnostics are shown in."""
+"""The totals every output format closes with, the order diagnostics are shown in,
+and how many of a file's the text formats show."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from prose.diagnostics.model import Diagnostic, Severity
@@ -61,6 +63,21 @@ class Summary:
         return f"Found {', '.join(parts)} in {_plural(self.files, 'file')}."
 
 
+def counted(diagnostics: Iterable[Diagnostic]) -> str:
+    """``2 errors, 1 warning``: the diagnostics counted by severity, most severe first."""
+    summary = Summary.of(diagnostics, files=0)
+    parts = [
+        _plural(count, word)
+        for count, word in (
+            (summary.errors, "error"),
+            (summary.warnings, "warning"),
+            (summary.infos, "info"),
+        )
+        if count
+    ]
+    return ", ".join(parts)
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
@@ -74,3 +91,38 @@ def _order(diagnostic: Diagnostic) -> tuple[str, int, int, str, int, int, str]:
     span = diagnostic.span
     path, line, column, code = diagnostic.sort_key()
     return (path, line, column, code, span.end_line, span.end_column, diagnostic.message)
+
+
+@dataclass(frozen=True)
+class FileFindings:
+    """The diagnostics of one file that a text format shows, and those it leaves out."""
+
+    path: str
+    shown: list[Diagnostic]
+    left_out: list[Diagnostic]
+
+    def left_out_line(self) -> str:
+        """``... and 19804 more in big.prose.md: 9804 errors, 10000 warnings (use ...)``."""
+        return (
+            f"... and {len(self.left_out)} more in {self.path}: {counted(self.left_out)}"
+            " (use --format json for all)"
+        )
+
+
+def per_file(diagnostics: Iterable[Diagnostic], limit: int | None) -> Iterator[FileFindings]:
+    """Each file's diagnostics in order, at most `limit` shown (None: all).
+
+    When a file has more, the most severe are shown (errors before warnings
+    before infos, each kind in order of position), still printed in order of
+    position: a flood of warnings never hides an error.
+    """
+    for path, group in itertools.groupby(ordered(diagnostics), key=lambda d: d.path):
+        found = list(group)
+        if limit is None or len(found) <= limit:
+            yield FileFindings(path, found, [])
+            continue
+        by_severity = sorted(range(len(found)), key=lambda i: (-found[i].severity.rank, i))
+        kept = set(by_severity[:limit])
+        shown = [d for i, d in enumerate(found) if i in kept]
+        left_out = [d for i, d in enumerate(found) if i not in kept]
+        yield FileFindings(path, shown, left_out)
