@@ -2,6 +2,9 @@
 
 `RunContext` is built once per pattern instance (a nested pattern gets its
 own, sharing the parent's client, trace, budget, concurrency cap and cache).
+`SharedResources` is what several runs side by side share (the rows of
+`prose batch`): one client, one cap on calls in flight, one cache, one budget
+pool and the pattern files read once; each run keeps its own trace and totals.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prose.lang.policy import Policy
-from prose.runtime.budget import Budget
+from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
+from prose.runtime.errors import BudgetExceeded
 from prose.runtime.prompts import PromptBuilder
 from prose.runtime.services import SlotBinding
 from prose.runtime.trace import Trace
+from prose.source import Span
 
 if TYPE_CHECKING:
     from prose.llm.types import ChatRequest, ChatResponse
@@ -87,6 +92,56 @@ class Shared:
     files: PatternFiles = field(default_factory=lambda: _pattern_files())
     # Where `use` targets may be (`prose.uses.use_roots` of the pattern the run started with).
     roots: tuple[Path, ...] = ()
+
+
+class BudgetPool(Protocol):
+    """A budget several runs draw on (a batch's `--max-calls`, `--max-cost`, `--max-tokens`).
+
+    `admit` reserves one call or raises `BudgetExceeded`; `record` adds a call's usage.
+    A local `Budget` is one.
+    """
+
+    def admit(self, what: str, span: Span | None = None) -> None: ...
+    def record(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None: ...
+
+
+class PooledBudget(Budget):
+    """One run's budget (its steps, time and totals) whose calls, tokens and cost also count
+    against a pool shared with other runs: a call is admitted only when both have room."""
+
+    def __init__(self, limits: Limits, clock: Callable[[], float], pool: BudgetPool) -> None:
+        super().__init__(limits, clock)
+        self.pool = pool
+
+    def admit(self, what: str, span: Span | None = None) -> None:
+        super().admit(what, span)
+        try:
+            self.pool.admit(what, span)
+        except BudgetExceeded as error:
+            self.calls -= 1  # reserved above, never sent
+            self.stopped = error.budget
+            raise
+
+    def record(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        super().record(prompt_tokens, completion_tokens, cost_usd)
+        self.pool.record(prompt_tokens, completion_tokens, cost_usd)
+
+
+@dataclass
+class SharedResources:
+    """What several runs share (`RunOptions.resources`; `prose.runtime.runner.shared_resources`
+    builds it once): the client, the cap on calls in flight, the response cache, the budget
+    pool, the pattern files read once, the prompt templates and each pattern's policy,
+    compiled once."""
+
+    client: Client
+    semaphore: asyncio.Semaphore
+    files: PatternFiles
+    prompts: PromptBuilder
+    cache: Cache | None = None
+    pool: BudgetPool | None = None
+    # (pattern path, strict) -> its compiled policy
+    policies: dict[tuple[str, bool | None], Policy] = field(default_factory=dict)
 
 
 @dataclass

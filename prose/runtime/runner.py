@@ -8,6 +8,10 @@ Everything that can be checked before a call is checked first (the pattern,
 bindings, config, inputs, `--require-distinct-models`); then `run_start` is
 written, the program runs, and `run_end` records the result, the totals and
 the status, whatever happened.
+
+Several runs side by side (the rows of `prose batch`) share one client, one
+cap on calls in flight, one cache and one budget pool: build them once with
+`shared_resources(options)` and pass them in each run's `RunOptions.resources`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,15 @@ from prose.pattern_file import PatternFile, PatternFiles
 from prose.runtime.binding import bind_slots, check_distinct_models, globals_scope
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
-from prose.runtime.context import DEFAULT_CONCURRENCY, Client, RunContext, Shared
+from prose.runtime.context import (
+    DEFAULT_CONCURRENCY,
+    BudgetPool,
+    Client,
+    PooledBudget,
+    RunContext,
+    Shared,
+    SharedResources,
+)
 from prose.runtime.errors import (
     EXIT_OK,
     BudgetExceeded,
@@ -98,6 +110,10 @@ class RunOptions:
     clock: Callable[[], float] = time.monotonic
     backoff_base_s: float = 1.0
     debug: bool = False
+    # Shared with other runs (`shared_resources`): then `client`, `script`'s client,
+    # `concurrency`, `cache_dir` and `files` are theirs, and `limits` bound this run alone
+    # while the pool's bound them all. `resume_trace` still replays this run's own calls.
+    resources: SharedResources | None = None
 
 
 @dataclass
@@ -155,6 +171,26 @@ def _cache(options: RunOptions) -> Any:
     return None
 
 
+def shared_resources(options: RunOptions, pool: BudgetPool | None = None) -> SharedResources:
+    """Build once what several runs share: the client, the semaphore (`options.concurrency`
+    calls in flight for them all), the response cache (`options.cache_dir`), the pattern
+    files and prompt templates, and `pool`, the budget they draw on together (e.g. a
+    `Budget`). Pass it in each run's `RunOptions.resources`."""
+    cache = None
+    if options.cache_dir is not None and options.script is None:
+        from prose.runtime.cache import ResponseCache
+
+        cache = ResponseCache(options.cache_dir)
+    return SharedResources(
+        client=_client(options),
+        semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
+        files=options.files if options.files is not None else PatternFiles(),
+        prompts=_prompts(options),
+        cache=cache,
+        pool=pool,
+    )
+
+
 async def run_pattern(
     pattern: str | Path | PatternFile, options: RunOptions | None = None
 ) -> RunResult:
@@ -173,7 +209,11 @@ async def run_pattern(
         )
     default_model = options.default_model or _config_default(options, "default_model")
     judge_model = options.judge_model or _config_default(options, "judge_model") or default_model
-    files = options.files if options.files is not None else PatternFiles()
+    resources = options.resources
+    if resources is not None:
+        files = resources.files
+    else:
+        files = options.files if options.files is not None else PatternFiles()
     try:
         loaded = load_pattern(pattern, files)
         roots = use_roots(loaded.path)
@@ -186,21 +226,29 @@ async def run_pattern(
             default_model=default_model,
             strict=options.strict_flow or None,
             roots=roots,
+            policies=resources.policies if resources is not None else None,
         )
         if options.require_distinct_models:
             check_distinct_models(instance.policy, instance.bindings, default_model or "")
-        prompts = _prompts(options)
-        cache = _cache(options)  # before the trace is opened: `--trace` may name the resumed file
+        prompts = resources.prompts if resources is not None else _prompts(options)
+        # Before the trace is opened: `--trace` may name the resumed file.
+        cache = _cache(options) if resources is None or options.resume_trace else resources.cache
         trace = _open_trace(options, trace_path, run_id)
     except ProseRuntimeError as error:
         return RunResult(
             run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
         )
+    budget = (
+        PooledBudget(options.limits, options.clock, resources.pool)
+        if resources is not None and resources.pool is not None
+        else Budget(options.limits, options.clock)
+    )
     shared = Shared(
-        client=_client(options),
+        client=resources.client if resources is not None else _client(options),
         trace=trace,
-        budget=Budget(options.limits, options.clock),
-        semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
+        budget=budget,
+        semaphore=resources.semaphore if resources is not None else asyncio.Semaphore(
+            max(options.concurrency, 1)),
         keys=KeyMaker(),
         prompts=prompts,
         cache=cache,
@@ -279,8 +327,12 @@ def _instance(
     roots: tuple[Path, ...],
     key_prefix: str = "",
     where: str = "config",
+    policies: dict[tuple[str, bool | None], Policy] | None = None,
 ) -> _Instance:
-    """Bind, check config and inputs, and compile the policy: the same for a run and a nested one."""
+    """Bind, check config and inputs, and compile the policy: the same for a run and a nested one.
+
+    `policies` keeps each pattern's compiled policy for the next run that shares it.
+    """
     from prose.lang.policy import compile_policy
 
     bound, list_slots = bind_slots(
@@ -289,7 +341,12 @@ def _instance(
     )
     config_checked = config_values(loaded.spec, config, where)
     inputs_checked = input_values(loaded.spec, inputs, config_checked)
-    policy = compile_policy(loaded.spec, strict=strict)
+    memo_key = (loaded.path, strict)
+    policy = policies.get(memo_key) if policies is not None else None
+    if policy is None:
+        policy = compile_policy(loaded.spec, strict=strict)
+        if policies is not None:
+            policies[memo_key] = policy
     return _Instance(bound, list_slots, config_checked, inputs_checked, policy)
 
 

@@ -1,0 +1,121 @@
+"""The batch driver: feeds rows to an executor, writes their records in order, shows progress.
+
+The driver is the only writer of the results file, whichever executor runs
+the rows (`LocalExecutor` runs them in this process).
+At most `window` rows are in flight or waiting to be written, so memory stays
+flat however many rows there are. A failing row does not stop the others
+(unless `fail_fast`); once the batch's own budget (`--max-calls`,
+`--max-tokens`, `--max-cost`) stops a row, the rows after it are recorded as
+`budget` without running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prose.batch.output import ResultsFile, Tally
+from prose.batch.plan import POOL_BUDGETS, budget_record, record
+from prose.batch.progress import BatchProgress, Snapshot
+from prose.batch.rows import Row
+
+
+class Executor(Protocol):
+    """Runs one row and returns its record (`prose.batch.plan.record`)."""
+
+    async def run(self, row: Row) -> dict[str, Any]: ...
+
+    def in_flight(self) -> int | None:
+        """Calls in flight now (None when the executor cannot tell)."""
+        ...
+
+
+@dataclass
+class Outcome:
+    """What one `drive` did: the rows it recorded and whether it stopped early."""
+
+    tally: Tally
+    seconds: float
+    stopped: str | None = None  # "fail-fast" when a failing row stopped the batch
+
+
+async def drive(
+    rows: Iterator[Row],
+    executor: Executor,
+    results: ResultsFile,
+    *,
+    total: int,
+    window: int,
+    fail_fast: bool = False,
+    progress: BatchProgress | None = None,
+    done_before: Tally | None = None,
+) -> Outcome:
+    """Run `rows` through `executor`, writing each record to `results` in input order."""
+    slots = asyncio.Semaphore(max(window, 1))
+    tally = Tally()
+    before = done_before or Tally()
+    started = time.monotonic()
+    spent: list[str] = []
+    stop = asyncio.Event()
+    tasks: set[asyncio.Task[None]] = set()
+
+    def snapshot() -> Snapshot:
+        return Snapshot(before.rows + tally.rows, total, before.failed + tally.failed,
+                        executor.in_flight(), before.tokens + tally.tokens,
+                        before.cost_usd + tally.cost_usd, time.monotonic() - started)
+
+    results.written = lambda _record: slots.release()
+
+    def finished(line: dict[str, Any]) -> None:
+        tally.add(line)
+        if line["status"] == "budget" and line.get("stopped_by") in POOL_BUDGETS and not spent:
+            spent.append(str((line.get("error") or {}).get("message") or "the budget is spent"))
+        if fail_fast and line["status"] in ("error", "hiding-violation"):
+            stop.set()
+        results.put(line)
+
+    async def one(row: Row) -> None:
+        try:
+            line = await executor.run(row)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # a worker that died, a bug: this row fails, not the batch
+            line = record(row.index, "error", None, {
+                "code": "R000", "kind": "internal", "message": f"{type(error).__name__}: {error}",
+            }, None, {})
+        finished(line)
+
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(0.2)
+            if progress is not None:
+                progress.show(snapshot())
+
+    ticker = asyncio.create_task(tick())
+    try:
+        for row in rows:
+            await slots.acquire()
+            if stop.is_set():
+                break
+            if spent:
+                finished(budget_record(row.index, f"not run: the batch's budget is spent ({spent[0]})"))
+                continue
+            task = asyncio.create_task(one(row))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        if stop.is_set():
+            for task in tasks:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        ticker.cancel()
+        if progress is not None:
+            progress.show(snapshot(), final=True)
+    return Outcome(tally, time.monotonic() - started, "fail-fast" if stop.is_set() else None)

@@ -1,0 +1,173 @@
+"""The results file: one JSON line per row, in input order, appended as rows finish.
+
+Rows finish out of order; a finished row waits in memory until every row
+before it is written (the executors keep a bounded window of rows in flight,
+so that wait is bounded too). Each write appends every line that has become
+ready in one `write` of an `O_APPEND` file, then `fsync`s it, so a crash
+leaves the results file a prefix of whole rows, at worst followed by one torn
+line.
+
+`--resume` keeps the longest prefix of finished rows (`scan`: statuses ok,
+error and hiding-violation, each line's `row` its position) and cuts the
+file there; every row after it runs again (or is taken from its trace, see
+`prose.batch.plan.run_row`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prose.batch.plan import FINISHED
+
+
+@dataclass
+class Tally:
+    """Totals over rows: counts by status, calls, tokens, cost."""
+
+    rows: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, record: dict[str, Any]) -> None:
+        self.rows += 1
+        status = str(record.get("status"))
+        self.by_status[status] = self.by_status.get(status, 0) + 1
+        self.calls += int(record.get("calls") or 0)
+        self.cache_hits += int(record.get("cache_hits") or 0)
+        self.tokens += int(record.get("tokens") or 0)
+        self.cost_usd += float(record.get("cost_usd") or 0.0)
+
+    @property
+    def ok(self) -> int:
+        return self.by_status.get("ok", 0)
+
+    @property
+    def failed(self) -> int:
+        return self.by_status.get("error", 0) + self.by_status.get("hiding-violation", 0)
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """The finished rows at the start of an existing results file."""
+
+    rows: int
+    size: int  # bytes they take
+    tally: Tally
+
+
+def scan(path: Path) -> Prefix:
+    """The longest prefix of finished rows of the results file at `path` (none if absent)."""
+    tally = Tally()
+    size = 0
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return Prefix(0, 0, tally)
+    with handle:
+        for raw in handle:
+            if not raw.endswith(b"\n"):
+                break  # torn by a crash
+            try:
+                line = json.loads(raw)
+            except (ValueError, RecursionError):
+                break
+            if not isinstance(line, dict) or line.get("row") != tally.rows:
+                break
+            if line.get("status") not in FINISHED:
+                break
+            tally.add(line)
+            size += len(raw)
+    return Prefix(tally.rows, size, tally)
+
+
+class ResultsFile:
+    """Appends rows in input order from `start` on; `written` is called for each row written."""
+
+    def __init__(
+        self,
+        path: Path,
+        start: int = 0,
+        keep_bytes: int | None = None,
+        written: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        self.path = path
+        self.next = start
+        self.pending: dict[int, dict[str, Any]] = {}
+        self.written = written
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        if keep_bytes is not None:
+            os.ftruncate(self._fd, keep_bytes)  # drop what follows the finished prefix
+            os.fsync(self._fd)
+
+    def put(self, record: dict[str, Any]) -> int:
+        """Add a finished row; write it and every row it was holding back. How many were written."""
+        self.pending[int(record["row"])] = record
+        ready: list[dict[str, Any]] = []
+        while self.next in self.pending:
+            ready.append(self.pending.pop(self.next))
+            self.next += 1
+        if ready:
+            data = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in ready)
+            view = memoryview(data.encode("utf-8"))
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+            if self.written is not None:
+                for row in ready:
+                    self.written(row)
+        return len(ready)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def summary(
+    before: Tally, now: Tally, seconds: float, out: Path, stopped: str | None = None
+) -> dict[str, Any]:
+    """The batch's summary: every row in the results file, and what this invocation did."""
+    rows = before.rows + now.rows
+    by_status = dict(before.by_status)
+    for status, count in now.by_status.items():
+        by_status[status] = by_status.get(status, 0) + count
+    return {
+        "event": "summary",
+        "results": str(out),
+        "rows": rows,
+        "rows_ok": by_status.get("ok", 0),
+        "rows_failed": before.failed + now.failed,
+        "rows_budget": by_status.get("budget", 0),
+        "rows_by_status": by_status,
+        "rows_resumed": before.rows,  # finished by an earlier invocation, not run again
+        "calls": now.calls,
+        "cache_hits": now.cache_hits,
+        "tokens": now.tokens,
+        "cost_usd": round(now.cost_usd, 8),
+        "seconds": round(seconds, 3),
+        "calls_per_s": round(now.calls / seconds, 1) if seconds > 0 else 0.0,
+        "stopped": stopped,
+    }
+
+
+def summary_text(data: dict[str, Any]) -> str:
+    """The summary as lines for a person."""
+    resumed = f" ({data['rows_resumed']} finished before this run)" if data["rows_resumed"] else ""
+    stopped = "; stopped early by --fail-fast" if data.get("stopped") == "fail-fast" else ""
+    return (
+        f"rows: {data['rows']}{resumed}: {data['rows_ok']} ok, {data['rows_failed']} failed, "
+        f"{data['rows_budget']} stopped by a budget{stopped}\n"
+        f"this run: {data['calls']:,} calls ({data['cache_hits']:,} from the cache or a trace), "
+        f"{data['tokens']:,} tokens, ${data['cost_usd']:.4f}, {data['seconds']:.1f}s, "
+        f"{data['calls_per_s']:.1f} calls/s\n"
+        f"results: {data['results']}"
+    )

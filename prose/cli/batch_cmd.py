@@ -1,0 +1,251 @@
+"""`prose batch`: run a pattern over every row of a JSONL or CSV file (docs/batch.md).
+
+The pattern is read, linted and its policy compiled once; rows run as
+independent pattern runs sharing one router, one cap on calls in flight, one
+budget and one cache, in this process. Exit codes: 0 every row ok, 1 a row failed (or the pattern, the rows or
+the inputs are wrong, before anything runs), 2 usage or I/O error, 3 the
+batch's budget stopped rows, 130 interrupted (rerun with --resume).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from prose.llm.config import LLMConfig
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+@click.command("batch")
+@click.argument("target", type=click.Path(dir_okay=False))
+@click.option("--inputs", "rows_path", required=True, type=click.Path(dir_okay=False),
+              help="The rows: a .jsonl file (one object a line) or a .csv file (a header line).")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False),
+              help="Results, one JSON line per row in input order [default: ROWS.results.jsonl]; "
+              "each row's trace goes under OUT's name with .traces.")
+@click.option("--map", "maps", multiple=True, metavar="COLUMN=PARAM",
+              help="Column COLUMN supplies parameter PARAM (COLUMN= ignores the column).")
+@click.option("--input", "inputs", multiple=True, metavar="K=V",
+              help="An input every row gets unless it has its own (JSON if it parses).")
+@click.option("--config", "configs", multiple=True, metavar="K=V", help="A config override.")
+@click.option("--bind", "binds", multiple=True, metavar="SLOT=MODEL[,MODEL]",
+              help="Bind a slot to model(s) or python:pkg.mod:func.")
+@click.option("--model", "model", help="The default model for unbound slots (as for prose run).")
+@click.option("--judge-model", help="The model that decides discretion conditions and choices.")
+@click.option("--config-file", type=click.Path(dir_okay=False),
+              help="LLM config (LiteLLM model_list YAML plus prose settings).")
+@click.option("--concurrency", type=click.IntRange(1), default=None,
+              help="Calls in flight at once, for the whole batch "
+              "[default: `concurrency` of prose.yaml, else 8].")
+@click.option("--resume", is_flag=True,
+              help="Continue OUT: finished rows are kept, the others run again without "
+              "paying again for the calls their traces finished.")
+@click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
+@click.option("--max-calls", type=click.IntRange(0), help="Calls for the whole batch.")
+@click.option("--max-tokens", type=click.IntRange(0), help="Tokens for the whole batch.")
+@click.option("--max-cost", type=click.FloatRange(0), help="USD for the whole batch.")
+@click.option("--timeout", type=click.FloatRange(0), help="Seconds for each row.")
+@click.option("--max-steps", type=click.IntRange(1), default=None,
+              help="Statements for each row [default: 1,000,000].")
+@click.option("--cache/--no-cache", default=None,
+              help="Answer calls asked before from .prose/cache (default as for prose run).")
+@click.option("--no-check", is_flag=True, help="Run even if the linter finds errors.")
+@click.option("--strict-flow", is_flag=True, help="Strict mode for implicit flows.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Progress as JSON lines on stderr, the summary as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
+def batch_command(**options: Any) -> None:
+    """Run TARGET (a pattern or an instance file) once for every row of --inputs.
+
+    \b
+    Examples:
+      prose batch summarize.prose.md --inputs articles.jsonl --out summaries.jsonl
+      prose batch review.yaml --inputs prs.csv --map pr_text=task --max-cost 5
+      prose batch summarize.prose.md --inputs articles.jsonl --resume   (after a crash)
+    Each line of OUT: {"row", "status": ok|error|budget|hiding-violation, "result",
+    "error", "trace", "calls", "tokens", "cost_usd", ...}. Exit codes: 0 every row
+    ok, 1 a row failed or bad input, 2 usage, 3 budget stop, 130 interrupted.
+    """
+    from prose.cli.run_cmd import _restore_sigterm, _stop_on_sigterm
+
+    terminated: list[int] = []
+    previous = _stop_on_sigterm(terminated)
+    try:
+        code = _batch(options)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("interrupted: finished rows are kept; continue with --resume", err=True)
+        code = 143 if terminated else 130
+    except Exception as error:  # never a traceback for a user error
+        if options.get("debug"):
+            raise
+        from prose.errors import ProseError
+
+        if isinstance(error, ProseError):
+            _fail(str(error), 1)
+        _fail(f"internal error: {type(error).__name__}: {error}", 70)
+    finally:
+        _restore_sigterm(previous)
+    raise SystemExit(code)
+
+
+def _batch(options: dict[str, Any]) -> int:
+    import asyncio
+
+    from prose.batch.driver import drive
+    from prose.batch.output import ResultsFile, scan, summary, summary_text
+    from prose.batch.plan import BatchPlan
+    from prose.batch.progress import BatchProgress, choose_mode
+    from prose.batch.rows import RowError, RowSource, parse_map
+    from prose.cli.run_cmd import _checked, _declared_type, _target, _use_cache
+    from prose.llm.resolve import NoModelError, resolve_default_model
+    from prose.pattern_file import PatternFiles
+    from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
+    from prose.runtime.errors import InputError
+    from prose.runtime.services import parse_bind_option
+
+    project = Path.cwd()
+    files = PatternFiles()
+    path, bindings, config, fixed = _target(options["target"], files)
+    pattern = _checked(path, files, options["no_check"], options["strict_flow"])
+    spec = pattern.spec
+    assert spec is not None  # _checked exits otherwise
+    for key, raw in _pairs(options["inputs"], "--input"):
+        fixed[key] = _typed(raw, _declared_type(spec, key))
+    for key, raw in _pairs(options["configs"], "--config"):
+        config[key] = _typed(raw, _declared_type(spec, key))
+    try:
+        for text in options["binds"]:
+            slot, binding = parse_bind_option(text)
+            bindings[slot] = binding
+    except InputError as error:
+        _fail(error.message, EXIT_USAGE)
+    llm_config = _llm_config(options["config_file"], project)
+    unbound = [s for s in spec.slot_names if s not in bindings]
+    try:
+        default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
+    except NoModelError as error:
+        _fail(str(error), EXIT_USAGE)
+    try:
+        source = RowSource(options["rows_path"], spec, parse_map(options["maps"]), fixed)
+        total = source.check()  # every row, before anything runs
+    except ValueError as error:
+        _fail(str(error), EXIT_USAGE)
+    except RowError as error:
+        _fail(str(error), EXIT_USAGE if error.line == 0 and "cannot read" in error.message else 1)
+    rows_path = Path(options["rows_path"])
+    out = Path(options["out_path"] or rows_path.with_name(rows_path.stem + ".results.jsonl"))
+    traces = out.with_name(out.stem + ".traces")
+    if options["resume"]:
+        prefix = scan(out)
+        if prefix.rows > total:
+            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
+                  EXIT_USAGE)
+    else:
+        for existing in (out, traces):
+            if existing.exists():
+                _fail(f"{existing} exists: continue that batch with --resume, or remove it",
+                      EXIT_USAGE)
+        prefix = scan(out)
+    concurrency = options["concurrency"] or (llm_config.concurrency if llm_config else 8)
+    plan = BatchPlan(
+        pattern_path=pattern.path,
+        pattern_text=pattern.text,
+        traces_dir=traces,
+        bindings=bindings,
+        config=config,
+        llm_config=llm_config,
+        default_model=default_model,
+        judge_model=options["judge_model"],
+        concurrency=concurrency,
+        row_limits=Limits(None, None, None, options["timeout"],
+                          options["max_steps"] or DEFAULT_MAX_STEPS),
+        pool_limits=Limits(options["max_calls"], options["max_tokens"], options["max_cost"],
+                           None, None),
+        project_dir=project,
+        cache_dir=project / ".prose" / "cache" if _use_cache(options["cache"], default_model)
+        else None,
+        strict_flow=options["strict_flow"],
+        debug=options["debug"],
+    )
+    progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
+    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size)
+    try:
+        from prose.batch.local import LocalExecutor
+
+        executor = LocalExecutor(plan, pattern)
+        try:
+            outcome = asyncio.run(drive(
+                source.rows(start=prefix.rows), executor, results, total=total,
+                window=max(4 * concurrency, 64), fail_fast=options["fail_fast"],
+                progress=progress, done_before=prefix.tally,
+            ))
+        finally:
+            close = getattr(executor, "close", None)
+            if close is not None:
+                close()
+    finally:
+        progress.close()
+        results.close()
+    data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped)
+    if options["as_json"]:
+        click.echo(json.dumps(data))
+    elif not options["quiet"]:
+        click.echo(summary_text(data), err=True)
+    if data["rows_failed"]:
+        return 1
+    if data["rows_budget"]:
+        return 3
+    return 0 if data["rows"] == total else 1
+
+
+def _pairs(items: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"`{flag} {item}`: expected KEY=VALUE", EXIT_USAGE)
+        out.append((key.strip(), value))
+    return out
+
+
+def _typed(raw: str, declared: str | None) -> Any:
+    """A command-line value: text for a `string`, else JSON when it parses (as `prose run`)."""
+    if declared in ("string", "str", "text"):
+        return raw
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def _llm_config(path: str | None, project: Path) -> LLMConfig | None:
+    """`--config-file PATH`, else `prose.yaml` or `.prose/config.yaml` of the project, or None."""
+    from prose.errors import InputReadError
+    from prose.llm import LLMConfig
+    from prose.llm.errors import LLMConfigError
+
+    candidates = [Path(path)] if path else [project / "prose.yaml",
+                                            project / ".prose" / "config.yaml"]
+    for candidate in candidates:
+        if path or candidate.is_file():
+            try:
+                config = LLMConfig.from_yaml(candidate)
+            except InputReadError as error:
+                _fail(str(error), EXIT_USAGE)
+            except LLMConfigError as error:
+                _fail(str(error), 1)
+            return config
+    return None
