@@ -130,3 +130,24 @@ return { result: { proposal: proposal, attack: attack } }
 
 def _line(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(text.split("\n")) if needle in line)
+
+
+@pytest.mark.parametrize("path", PATTERNS, ids=lambda p: p.name)
+def test_parsing_piece_by_piece_gives_the_program_the_parser_gives(path: Path) -> None:
+    from prose.lsp.incremental import ProgramCache
+    from prose.pattern_file import pattern_from_text
+    from prose.syntax.dump import dump
+
+    text = path.read_text(encoding="utf-8")
+    cache = ProgramCache()
+    for step in range(4):  # the first parse, then lines inserted above pieces already parsed
+        whole = pattern_from_text(text, str(path)).program
+        pieces = cache.pattern(text, str(path)).program
+        assert whole is not None and pieces is not None
+        assert dump(pieces) == dump(whole)
+        assert pieces.span == whole.span
+        assert [(c.text, c.span) for c in pieces.comments] == [(c.text, c.span) for c in whole.comments]
+        fence = text.index("```prose\n") + len("```prose\n")
+        second = text.index("\n", text.index("\n", fence) + 1) + 1
+        text = text[:second] + "\n" * step + text[second:] if step % 2 else \
+            text[:fence] + "# a comment\n" + text[fence:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -27,9 +28,11 @@ from test_lsp_server import PATTERN, SERVER, Session
 
 from prose.lsp.diagnostics import convert
 from prose.lsp.documents import analyse
+from prose.lsp.incremental import ProgramCache
 from prose.lsp.positions import utf16_column
 
 EDITS = int(os.environ.get("PROSE_LSP_FUZZ_EDITS", "300"))
+EOL = re.compile(r"\r\n|\r|\n")
 T = TypeVar("T")
 
 PIECES = st.sampled_from([
@@ -92,13 +95,21 @@ class Fuzz:
             self.thread.join(10)
 
     def position(self, offset: int) -> lsp.Position:
+        """The LSP position of a character offset (line breaks: `\\r\\n`, `\\r`, `\\n`)."""
         before = self.text[:offset]
-        line = before.count("\n")
-        start = before.rfind("\n") + 1
-        return lsp.Position(line=line, character=utf16_column(self.text[start:], offset - start))
+        breaks = list(EOL.finditer(before))
+        start = breaks[-1].end() if breaks else 0
+        return lsp.Position(line=len(breaks), character=utf16_column(before[start:], offset - start))
+
+    def snap(self, offset: int) -> int:
+        """Never between the two characters of a `\\r\\n` (no position is there)."""
+        offset = min(offset, len(self.text))
+        if 0 < offset < len(self.text) and self.text[offset - 1:offset + 1] == "\r\n":
+            return offset + 1
+        return offset
 
     def edit(self, start: int, end: int, new: str) -> None:
-        start, end = sorted((min(start, len(self.text)), min(end, len(self.text))))
+        start, end = sorted((self.snap(start), self.snap(end)))
         change = lsp.TextDocumentContentChangePartial(
             range=lsp.Range(start=self.position(start), end=self.position(end)), text=new)
         self.text = self.text[:start] + new + self.text[end:]
@@ -156,9 +167,10 @@ def test_random_edits_never_crash_or_stall_the_server(fuzz: Fuzz, start: int, le
 
 
 def test_after_the_edits_the_diagnostics_are_those_of_the_final_text(fuzz: Fuzz) -> None:
+    assert fuzz.edits == EDITS
     fuzz.answers()
     published = fuzz.last_diagnostics()
-    expected = analyse(fuzz.uri, fuzz.text, None)
+    expected = analyse(fuzz.uri, fuzz.text, None, programs=ProgramCache())
     wanted = convert(expected.result.diagnostics, fuzz.uri, expected.path, expected.lines)
     assert sorted((d.code, d.range.start.line, d.message) for d in published) == \
         sorted((d.code, d.range.start.line, d.message) for d in wanted)
