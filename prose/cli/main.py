@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("prose.cli.explain_cmd", "explain_command", "Show who sees what, call by call."),
     "rules": ("prose.cli.rules_cmd", "rules_command", "List lint rules or explain one."),
     "run": ("prose.cli.run_cmd", "run_command", "Run a pattern against models (or a script)."),
+    "batch": ("prose.cli.batch_cmd", "batch_command", "Run a pattern over every row of a JSONL or CSV file."),
     "test": ("prose.cli.test_cmd", "test_command", "Run pattern tests (*.test.yaml) with scripted models."),
     "audit": ("prose.cli.audit_cmd", "audit_command", "Verify a trace's hash chain and information hiding."),
     "export": ("prose.cli.export_cmd", "export_command", "Write a readable ledger folder from a trace."),
