@@ -546,3 +546,27 @@ def test_a_runs_trace_counts_the_requests_each_call_took(server: FakeLLMServer,
     assert result.totals["requests"] == sum(c.requests for c in calls)
     recorded = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert [e["requests"] for e in recorded if e["type"] == "call"][:2] == [2, 1]
+
+
+def test_retry_property_does_not_sleep_out_a_retry_after_past_the_limit(
+        server: FakeLLMServer, tmp_path: Path) -> None:
+    """Issue 14.13: `retry: 1` after a 429 asking for 100000 s fails at once, saying why,
+    instead of sleeping it out."""
+    from prose.runtime import RunOptions, run_pattern
+    from tests.test_runtime import write_pattern
+
+    server.enqueue("fake", Status(429, "slow down", {"Retry-After": "100000"}), Reply("later"))
+    path = write_pattern(tmp_path, 'let r = call worker\n  task: "x"\n  retry: 1\n'
+                                   "return { result: r }")
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    config = LLMConfig(model_list=[deployment("primary", "openai/fake", server)], retries=0,
+                       default_model="primary")
+    result = asyncio.run(run_pattern(path, RunOptions(
+        llm_config=config, default_model="primary", sleep=sleep, write_trace=False)))
+    assert result.exit_code == 4 and result.error is not None
+    assert "asked to wait 100000 s" in result.error.message
+    assert slept == [] and len(server.requests) == 1

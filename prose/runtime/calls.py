@@ -181,6 +181,8 @@ async def call_service(
         except CallFailed as error:
             if number >= attempts or error.kind in kinds.NOT_RETRIED:
                 raise
+            if error.kind == kinds.RATE_LIMIT and not getattr(error.value, "retryable", True):
+                raise  # a Retry-After past the limit: the error says so; never sleep it out
             delay = _delay(options, number, ctx.shared.backoff_base_s, error.value)
             if delay > 0 and not ctx.shared.scripted:
                 await ctx.shared.sleep(delay)

@@ -421,7 +421,10 @@ async def _execute(
 
 
 async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
+    from prose.runtime.prompts import render_within
+
     budget = ctx.shared.budget
+    render_within(budget)  # `--timeout` stops a prompt template's rendering too
     remaining = budget.remaining_time()
     interpreter = Interpreter(ctx)
     if remaining is None:
