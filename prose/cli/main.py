@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "audit": ("prose.cli.audit_cmd", "audit_command", "Verify a trace's hash chain and information hiding."),
     "export": ("prose.cli.export_cmd", "export_command", "Write a readable ledger folder from a trace."),
     "stats": ("prose.cli.stats_cmd", "stats_command", "Calls, tokens, cost and critic metrics per slot."),
+    "report": ("prose.cli.report_cmd", "report_command", "Write a run's trace as one HTML page."),
     "new": ("prose.cli.new_cmd", "new_command", "Scaffold a pattern file, instance and script."),
     "list": ("prose.cli.list_cmd", "list_command", "List the standard pattern library."),
     "lsp": ("prose.cli.lsp_cmd", "lsp_command", "Run the language server for editors (stdio)."),
