@@ -137,3 +137,13 @@ def test_prose_report_of_no_trace_exits_2_without_a_traceback(tmp_path: Path) ->
     (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
     done = run_prose("report", str(tmp_path / "empty.jsonl"))
     assert done.code == 2 and "empty" in done.stderr
+
+
+def test_prose_run_report_writes_the_page_beside_the_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "run" / "trace.jsonl"
+    done = run_prose_in_process("run", str(EXAMPLE), "--script", str(SCRIPT), "--trace",
+                                str(trace), "-q", "--report")
+    assert done.code == 0, done.output
+    page = trace.with_name("report.html")
+    assert f"report: {page}" in done.stderr
+    assert 'data-calls="6"' in page.read_text(encoding="utf-8")

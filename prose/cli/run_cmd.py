@@ -176,6 +176,12 @@ def _read_input_file(path: str) -> Any:
     help="Strict mode for implicit flows, in the lint gate and at run time "
     "(as if the pattern said `flow: strict`).",
 )
+@click.option(
+    "--report",
+    "write_report",
+    is_flag=True,
+    help="Write report.html beside the trace (as `prose report` does).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
 def run_command(**options: Any) -> None:
@@ -330,7 +336,22 @@ def _run(options: dict[str, Any]) -> int:
         _print_result(result.value, options["as_json"])
     if result.trace_path is not None and not options["as_json"]:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
+    if result.trace_path is not None:
+        _after_run(Path(result.trace_path), options)
     return result.exit_code
+
+
+def _after_run(trace: Path, options: dict[str, Any]) -> None:
+    """--report, once the trace is closed; a failure is a warning, not the run's."""
+    from prose.errors import ProseError
+
+    if options.get("write_report"):
+        from prose.report import write_report
+
+        try:
+            click.echo(f"report: {write_report(trace)}", err=True)
+        except (ProseError, OSError) as error:
+            click.echo(f"warning: the report was not written: {error}", err=True)
 
 
 def _use_cache(flag: bool | None, default_model: str | None) -> bool:
