@@ -9,9 +9,12 @@ from prose.cli.inputs import EXIT_USAGE
 
 @click.command("export")
 @click.argument("trace", type=click.Path(dir_okay=False))
-@click.argument("folder", type=click.Path(file_okay=False))
-def export_command(trace: str, folder: str) -> None:
+@click.argument("folder", type=click.Path(file_okay=False), required=False)
+@click.option("--otel", is_flag=True,
+              help="Send the run as OpenTelemetry spans over OTLP (OTEL_EXPORTER_OTLP_* variables).")
+def export_command(trace: str, folder: str | None, otel: bool) -> None:
     """Export TRACE into FOLDER (new or empty): a ledger a reviewer can read without prose.
+    With --otel, send it as OpenTelemetry spans (FOLDER is then optional).
 
     \b
     FOLDER/README.md                 the run: pattern, status, inputs, totals, result, call index
@@ -23,13 +26,37 @@ def export_command(trace: str, folder: str) -> None:
     A trace whose hash chain is broken is still exported; its README says so
     and a warning is printed (run `prose audit` for the details).
 
+    --otel: one span per run, per call attempt and per judge decision, following
+    the OpenTelemetry GenAI semantic conventions (model, tokens, cost, slot, source
+    line; never a message or an output), sent over OTLP/HTTP to the collector that
+    OTEL_EXPORTER_OTLP_ENDPOINT (or ..._TRACES_ENDPOINT) names, default
+    http://localhost:4318. Needs the `otel` extra.
+
     \b
     Examples:
       prose export .prose/runs/20260101-120000-abc123/trace.jsonl ledger/
-    Exit codes: 0 written, 2 the trace cannot be read or FOLDER is not empty.
+      OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 prose export --otel trace.jsonl
+    Exit codes: 0 written, 2 the trace cannot be read, FOLDER is not empty, or the
+    spans could not be sent.
     """
     from prose.ledger import TraceReadError
     from prose.ledger.export import ExportError, export_ledger
+
+    if folder is None and not otel:
+        click.echo("error: give a FOLDER to export into, or --otel", err=True)
+        raise SystemExit(EXIT_USAGE)
+    if otel:
+        from prose.otel.export import OtelError, export_trace
+
+        try:
+            sent = export_trace(trace)
+        except (TraceReadError, OtelError) as error:
+            click.echo(f"error: {error}", err=True)
+            raise SystemExit(EXIT_USAGE) from None
+        click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})")
+        if folder is None:
+            return
+    assert folder is not None
 
     try:
         result = export_ledger(trace, folder)

@@ -182,6 +182,12 @@ def _read_input_file(path: str) -> Any:
     is_flag=True,
     help="Write report.html beside the trace (as `prose report` does).",
 )
+@click.option(
+    "--otel",
+    is_flag=True,
+    help="Send the run as OpenTelemetry spans over OTLP (OTEL_EXPORTER_OTLP_* variables; "
+    "the otel extra).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
 def run_command(**options: Any) -> None:
@@ -342,7 +348,7 @@ def _run(options: dict[str, Any]) -> int:
 
 
 def _after_run(trace: Path, options: dict[str, Any]) -> None:
-    """--report, once the trace is closed; a failure is a warning, not the run's."""
+    """--report and --otel, once the trace is closed; a failure is a warning, not the run's."""
     from prose.errors import ProseError
 
     if options.get("write_report"):
@@ -352,6 +358,15 @@ def _after_run(trace: Path, options: dict[str, Any]) -> None:
             click.echo(f"report: {write_report(trace)}", err=True)
         except (ProseError, OSError) as error:
             click.echo(f"warning: the report was not written: {error}", err=True)
+    if options.get("otel"):
+        from prose.otel.export import export_trace
+
+        try:
+            sent = export_trace(trace)
+        except ProseError as error:
+            click.echo(f"warning: otel: {error}", err=True)
+        else:
+            click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})", err=True)
 
 
 def _use_cache(flag: bool | None, default_model: str | None) -> bool:
