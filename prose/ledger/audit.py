@@ -122,7 +122,7 @@ def _check_structure(trace: LoadedTrace, report: AuditReport) -> None:
             break
 
 
-def _recorded_pattern(start: TraceLine, trace_path: Path) -> Path:
+def recorded_pattern(start: TraceLine, trace_path: Path) -> Path:
     """The pattern file run_start names: as written (relative to where the run started), or
     relative to a folder above the trace (`.prose/runs/ID/trace.jsonl` is three levels down)."""
     recorded = Path(str(start.event.get("pattern", "")))
@@ -141,7 +141,7 @@ def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
     recorded = Policy.from_dict(recorded_data) if isinstance(recorded_data, Mapping) else None
     expected_sha = str(start.event.get("pattern_sha256", ""))
     explicit = pattern is not None
-    candidate = Path(pattern) if pattern is not None else _recorded_pattern(start, trace_path)
+    candidate = Path(pattern) if pattern is not None else recorded_pattern(start, trace_path)
     source: PatternSource | None = None
     if explicit or candidate.is_file():
         source = read_pattern(candidate)

@@ -189,13 +189,13 @@ def _steps(trace: LoadedTrace) -> tuple[list[Step], int]:
 def _pattern(trace: LoadedTrace, given: str | Path | None) -> tuple[Path | None, str | None]:
     """The pattern file the run used, when it is at hand (the graph and source lines need it)."""
     from prose.files import read_text
-    from prose.ledger.audit import _recorded_pattern
+    from prose.ledger.audit import recorded_pattern
 
     start = trace.run_start
     if given is not None:
         path = Path(given)
     elif start is not None:
-        path = _recorded_pattern(start, trace.path)
+        path = recorded_pattern(start, trace.path)
     else:
         return None, None
     try:
