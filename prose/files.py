@@ -2,7 +2,8 @@
 
 Below everything that reads a pattern, an instance, a script or a trace's
 source: I/O problems raise `InputReadError` (the CLI's exit 2), a file that is
-not UTF-8 text or is empty raises `ProseSyntaxError` with its position (exit 1).
+not UTF-8 text, is empty or is longer than a reader's bound raises
+`ProseSyntaxError` with its position (exit 1).
 """
 
 from __future__ import annotations
@@ -13,26 +14,42 @@ from prose.errors import InputReadError, ProseSyntaxError
 from prose.source import Span
 
 
-def read_text(path: str) -> str:
-    """The file's text. Raises InputReadError (exit 2) or ProseSyntaxError (exit 1)."""
+def read_text(path: str | Path, *, limit: int | None = None, empty_ok: bool = False) -> str:
+    """The file's text, without a byte order mark.
+
+    `limit`: refuse a file longer than this many bytes (read no further).
+    `empty_ok`: accept a file with nothing but white space in it.
+    Raises InputReadError (exit 2) or ProseSyntaxError (exit 1).
+    """
+    name = str(path)
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as handle:
+            data = handle.read() if limit is None else handle.read(limit + 1)
     except IsADirectoryError:
-        raise InputReadError(f"{path}: is a directory") from None
+        raise InputReadError(f"{name}: is a directory") from None
     except FileNotFoundError:
-        raise InputReadError(f"{path}: no such file") from None
+        raise InputReadError(f"{name}: no such file") from None
     except OSError as error:
-        raise InputReadError(f"{path}: cannot read: {error.strerror}") from None
+        raise InputReadError(f"{name}: cannot read: {error.strerror or error}") from None
+    if limit is not None and len(data) > limit:
+        raise ProseSyntaxError.at(
+            _point(name, data, limit), f"the file is longer than {limit:,} bytes"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise ProseSyntaxError.at(
-            Span.point(path, line, column), "the file is not UTF-8 text"
+            _point(name, data, error.start), "the file is not UTF-8 text"
         ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if not text.strip():
-        raise ProseSyntaxError.at(Span.point(path, 1, 1), "the file is empty")
+    if not empty_ok and not text.strip():
+        raise ProseSyntaxError.at(Span.point(name, 1, 1), "the file is empty")
     return text
+
+
+def _point(file: str, data: bytes, offset: int) -> Span:
+    """The position of byte `offset` of `data` (1-based line and column)."""
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return Span.point(file, line, column)

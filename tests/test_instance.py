@@ -87,7 +87,7 @@ def test_each_invalid_service_is_reported_at_its_yaml_line() -> None:
         ("PS174", 8, 7),  # more than one service kind
         ("PS174", 9, 7),  # no service kind
         ("PS174", 10, 7),  # not a mapping
-        ("PS174", 11, 62),  # `text` is no schema type
+        ("PS174", 11, 62),  # `strng` is no schema type word (prose.lang.schema_types)
     ]
     assert result.instance is not None
     # The invalid `reviewers` list is reported once, not again as an unbound slot.
@@ -225,4 +225,6 @@ def test_a_value_that_contains_itself_is_reported_not_raised() -> None:
         "inputs:\n  task_brief: &b {k: *b}\n"
     )
     result = load_instance(text, str(INSTANCES / "self.yaml"))
-    assert [(d.code, d.span.line) for d in result.diagnostics] == [("PS170", 4), ("PS170", 6)]
+    # The YAML reader (prose.bounded) refuses the document at the first such alias.
+    assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("PS170", 4, 16)]
+    assert "`*a` is inside the node it names" in result.diagnostics[0].message

@@ -112,27 +112,34 @@ def test_secrets_are_masked_in_repr(
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "where", "message"),
     [
-        ("model_list: [{model_name: x}]", "model_list: Value error, entry 0 needs `litellm_params`"),
-        ("retries: -1", "retries: Input should be greater than or equal to 0"),
-        ("defualt_model: x", "defualt_model: Extra inputs are not permitted"),
-        ("- a", "expected a mapping at the top level"),
-        ("a: [", "not valid YAML"),
+        ("model_list: [{model_name: x}]", "1", "model_list: Value error, entry 0 needs `litellm_params`"),
+        ("timeout_s: 5\nretries: -1", "2", "retries: Input should be greater than or equal to 0"),
+        ("defualt_model: x", "1", "defualt_model: Extra inputs are not permitted"),
+        ("- a", "1", "expected a mapping at the top level"),
+        ("a: [", "2:1", "not valid YAML"),
+        ("router_settings: {model_group_alias: 5}", "1", "`model_group_alias` must map"),
+        ("router_settings:\n  fallbacks: [x]", "1", "`fallbacks` must be a list of"),
     ],
 )
-def test_config_errors_name_the_file(tmp_path: Path, text: str, message: str) -> None:
+def test_config_errors_name_the_file_and_line(
+    tmp_path: Path, text: str, where: str, message: str
+) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(LLMConfigError) as caught:
         LLMConfig.from_yaml(path)
-    assert str(caught.value).startswith(f"{path}: ")
+    assert str(caught.value).startswith(f"{path}:{where}: ")
     assert message in str(caught.value)
 
 
 def test_missing_config_file(tmp_path: Path) -> None:
-    with pytest.raises(LLMConfigError, match="cannot read"):
+    from prose.errors import InputReadError
+
+    with pytest.raises(LLMConfigError, match="no such file") as caught:
         LLMConfig.from_yaml(tmp_path / "absent.yaml")
+    assert isinstance(caught.value, InputReadError)  # exit 2, like any unreadable path
 
 
 def test_mask_and_redact() -> None:

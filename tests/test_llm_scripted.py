@@ -232,7 +232,7 @@ def test_errors_survive_pickling() -> None:
         ("conditions: {ok: [maybe]}", "condition `ok`: expected true or false, got 'maybe'"),
         ("choices: {pick: [1]}", "choice `pick`: expected a label, got 1"),
         ("- a", "a script is a mapping"),
-        ("slots: {a: [", "the script is not valid YAML"),
+        ("slots: {a: [", "<script>:2:1: not valid YAML"),
     ],
 )
 def test_script_format_errors(text: str, message: str) -> None:

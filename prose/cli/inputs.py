@@ -1,12 +1,61 @@
-"""Exit codes and path expansion for commands (reading a file is `prose.files.read_text`)."""
+"""Exit codes, errors and path expansion for commands (reading a file is `prose.files.read_text`).
+
+Exit 1 is bad content (a finding, a file that is not what it should be), 2 a
+path that cannot be read or a misused option, 70 a bug in prose itself: its
+message says how to report it. Nothing a user gives prints a traceback
+(`--debug` of `prose run` shows one).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import NoReturn
+
+import click
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
+EXIT_INTERNAL = 70  # EX_SOFTWARE: our bug, never the input's
+
+
+def fail(message: str, code: int, secrets: Iterable[str] = ()) -> NoReturn:
+    """Print `error: message` on stderr, secrets masked (`prose.llm.redact`), and exit `code`."""
+    click.echo(f"error: {_redacted(message, secrets)}", err=True)
+    raise SystemExit(code)
+
+
+def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
+    """Report an exception no command handled and return the exit code.
+
+    Running out of memory is the input's size, not a bug (exit 1); anything else
+    is a bug in prose (exit 70), and the message says how to report it.
+    """
+    if isinstance(error, MemoryError):
+        click.echo(
+            "error: out of memory: the run needed more memory than the machine gave it "
+            "(are the inputs, or the values the run built, very large?)",
+            err=True,
+        )
+        return EXIT_FINDINGS
+    from prose import __version__
+
+    detail = _redacted(f"{type(error).__name__}: {error}", secrets)
+    click.echo(
+        f"error: internal error (a bug in prose {__version__}, not in your input): {detail}\n"
+        "Please report it with the command you ran and what the same command prints "
+        "with --debug (the Python traceback).",
+        err=True,
+    )
+    return EXIT_INTERNAL
+
+
+def _redacted(message: str, secrets: Iterable[str]) -> str:
+    from prose.llm.redact import redact, run_secrets
+
+    masked: str = redact(message, run_secrets(secrets))
+    return masked
 
 
 def expand_paths(paths: tuple[str, ...], pattern: str = "*.prose.md") -> list[str]:

@@ -48,6 +48,21 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an exception none of them handled is reported, never a traceback
+        (unless `--debug`): out of memory exits 1, anything else is our bug and exits 70."""
+        debug = "--debug" in ctx.args  # the command's own arguments
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            if debug:
+                raise
+            from prose.cli.inputs import unexpected_error
+
+            raise SystemExit(unexpected_error(error)) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -71,7 +86,7 @@ def cli() -> None:
     format it, lint it, and run it.
 
     Exit codes: 0 success, 1 findings or errors in the input, 2 usage or I/O
-    error.
+    error, 70 a bug in prose (the message says how to report it).
     """
 
 

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from prose.llm.config import LLMConfig
     from prose.llm.script import Script
     from prose.pattern_file import PatternFile, PatternFiles
     from prose.spec.model import PatternSpec
@@ -25,47 +24,14 @@ EXIT_USAGE = 2
 
 
 def _fail(message: str, code: int) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    raise SystemExit(code)
+    from prose.cli.inputs import fail
 
-
-def _pairs(items: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
-    out = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            _fail(f"`{flag} {item}`: expected KEY=VALUE", EXIT_USAGE)
-        out.append((key.strip(), value))
-    return out
-
-
-def _typed(raw: str, declared: str | None) -> Any:
-    """A command-line value: kept as text for a `string`, else read as JSON when it parses."""
-    if declared in ("string", "str", "text"):
-        return raw
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return raw
+    fail(message, code)
 
 
 def _declared_type(spec: PatternSpec, name: str) -> str | None:
     item = spec.config_param(name) or spec.parameter(name)
     return getattr(item, "type", None) if item is not None else None
-
-
-def _read_input_file(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        _fail(f"{path}: cannot read: {error.strerror}", EXIT_USAGE)
-    if path.endswith(".json"):
-        return json.loads(text)
-    if path.endswith((".yaml", ".yml")):
-        import yaml
-
-        return yaml.safe_load(text)
-    return text
 
 
 @click.command("run")
@@ -207,9 +173,10 @@ def run_command(**options: Any) -> None:
     143 terminated (SIGTERM); an interrupted run's trace is closed and sealed.
     """
     terminated: list[int] = []
+    secrets: list[str] = []  # the LLM config's, once read (the environment's are always masked)
     previous = _stop_on_sigterm(terminated)
     try:
-        code = _run(options)
+        code = _run(options, secrets)
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -220,10 +187,12 @@ def run_command(**options: Any) -> None:
     except Exception as error:  # never a traceback for a user error
         if options.get("debug"):
             raise
-        from prose.errors import ProseError
+        from prose.cli.inputs import fail, unexpected_error
+        from prose.errors import InputReadError, ProseError
 
-        click.echo(f"error: {error}", err=True)
-        code = 1 if isinstance(error, ProseError) else 70
+        if isinstance(error, ProseError):
+            fail(str(error), EXIT_USAGE if isinstance(error, InputReadError) else 1, secrets)
+        code = unexpected_error(error, secrets)
     finally:
         _restore_sigterm(previous)
     raise SystemExit(code)
@@ -251,9 +220,11 @@ def _restore_sigterm(previous: Any) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _run(options: dict[str, Any]) -> int:
+def _run(options: dict[str, Any], secrets: list[str]) -> int:
     import asyncio
 
+    from prose.cli.run_inputs import pairs, read_input_file, read_llm_config, read_script, typed
+    from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
     from prose.runtime.errors import InputError
@@ -268,20 +239,23 @@ def _run(options: dict[str, Any]) -> int:
     pattern = _checked(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
-    for key, raw in _pairs(options["inputs"], "--input"):
-        inputs[key] = _typed(raw, _declared_type(spec, key))
-    for key, path in _pairs(options["input_files"], "--input-file"):
-        inputs[key] = _read_input_file(path)
-    for key, raw in _pairs(options["configs"], "--config"):
-        config[key] = _typed(raw, _declared_type(spec, key))
+    for key, raw in pairs(options["inputs"], "--input"):
+        inputs[key] = typed(raw, _declared_type(spec, key), f"`--input {key}`")
+    for key, path in pairs(options["input_files"], "--input-file"):
+        inputs[key] = read_input_file(path)
+    for key, raw in pairs(options["configs"], "--config"):
+        config[key] = typed(raw, _declared_type(spec, key), f"`--config {key}`")
     try:
         for text in options["binds"]:
             slot, binding = parse_bind_option(text)
             bindings[slot] = binding
     except InputError as error:
         _fail(error.message, EXIT_USAGE)
-    script = _script(options["script"])
-    llm_config = _llm_config(options["config_file"], project)
+    script = read_script(options["script"])
+    uses_router = script is not None or not options["show_prompts"]
+    llm_config = read_llm_config(options["config_file"], project, check_router=uses_router)
+    secrets.extend(llm_config.secrets() if llm_config is not None else ())
+    masked = run_secrets(secrets)  # what every line printed below is masked for
     from prose.llm.resolve import NoModelError, resolve_default_model
 
     needs_model = script is None and not options["show_prompts"]
@@ -319,7 +293,7 @@ def _run(options: dict[str, Any]) -> int:
         strict_flow=options["strict_flow"],
         show_prompts=options["show_prompts"],
         debug=options["debug"],
-        progress=progress,
+        progress=lambda phase, info: progress(phase, redact(info, masked)),
         files=files,
     )
     if options["show_prompts"] and script is None:
@@ -334,12 +308,12 @@ def _run(options: dict[str, Any]) -> int:
     finally:
         progress.close()
     if options["show_prompts"]:
-        _print_prompts(result.prompts)
+        _print_prompts(redact(result.prompts, masked))
     if result.error is not None:
-        click.echo(result.error.format(), err=True)
+        click.echo(redact(result.error.format(), masked), err=True)
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
     if (result.exit_code == 0 or partial) and not options["show_prompts"]:
-        _print_result(result.value, options["as_json"])
+        _print_result(redact(result.value, masked), options["as_json"])
     if result.trace_path is not None and not options["as_json"]:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
     if result.trace_path is not None:
@@ -447,38 +421,6 @@ def _checked(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) 
     return pattern
 
 
-def _script(path: str | None) -> Script | None:
-    if path is None:
-        return None
-    from prose.llm import Script
-    from prose.llm.errors import ScriptFormatError
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        _fail(f"{path}: cannot read: {error.strerror}", EXIT_USAGE)
-    try:
-        return Script.from_yaml(text)
-    except ScriptFormatError as error:
-        _fail(f"{path}: {error}", 1)
-
-
-def _llm_config(path: str | None, project: Path) -> LLMConfig | None:
-    from prose.llm import LLMConfig
-    from prose.llm.errors import LLMConfigError
-
-    candidates = (
-        [Path(path)] if path else [project / "prose.yaml", project / ".prose" / "config.yaml"]
-    )
-    for candidate in candidates:
-        if path or candidate.is_file():
-            try:
-                return LLMConfig.from_yaml(candidate)
-            except LLMConfigError as error:
-                _fail(str(error), EXIT_USAGE)
-    return None
-
-
 def _resume(
     run_id: str | None,
     project: Path,
@@ -514,6 +456,8 @@ def _resume(
         checked = check_trace(path)
     except OSError as error:
         _fail(f"{path}: cannot read: {error.strerror or error}", EXIT_USAGE)
+    except RecursionError:  # a line of JSON nested deeper than the parser can follow
+        _fail(f"{path}: a line is nested too deeply to be a trace event", 1)
     damage = checked.damage
     if damage is not None:
         if not force:
@@ -524,7 +468,7 @@ def _resume(
                    f"--force: replaying lines 1-{damage.line - 1} only", err=True)
     start = next((e for e in checked.events if e.get("type") == "run_start"), None)
     if start is None:
-        _fail(f"{path}: the trace has no intact run_start event", EXIT_USAGE)
+        _fail(f"{path}: the trace has no intact run_start event (is it a trace?)", 1)
     for key, value in (start.get("inputs") or {}).items():
         inputs.setdefault(key, value)
     for key, value in (start.get("config") or {}).items():

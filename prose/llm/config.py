@@ -22,18 +22,25 @@ from __future__ import annotations
 
 import copy
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from prose.bounded import key_lines, read_yaml
+from prose.errors import InputReadError, ProseSyntaxError
 from prose.llm.errors import LLMConfigError
-from prose.llm.redact import mask_secrets, secrets_in
+from prose.llm.redact import mask_secrets, redact, secrets_in
 
 # Router settings that would retry behind our back: prose's RetryPolicy owns retries.
 _ROUTER_RETRY_SETTINGS = ("num_retries", "retry_policy", "model_group_retry_policy", "retry_after")
+# Router settings in LiteLLM's fallback form, a list of {model: [fallback, ...]}.
+_ROUTER_FALLBACK_SETTINGS = ("fallbacks", "context_window_fallbacks", "content_policy_fallbacks")
+
+
+class LLMConfigReadError(LLMConfigError, InputReadError):
+    """The config file cannot be read (exit 2, like any path that cannot be read)."""
 
 
 class LLMConfig(BaseModel):
@@ -54,31 +61,67 @@ class LLMConfig(BaseModel):
     fallbacks: dict[str, list[str]] = Field(default_factory=dict)
     concurrency: int = Field(default=8, ge=1)
 
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> LLMConfig:
-        """Read a YAML config file; `LLMConfigError` names the file and the problem."""
-        source = Path(path)
-        try:
-            data = yaml.safe_load(source.read_text(encoding="utf-8"))
-        except OSError as error:
-            raise LLMConfigError(f"{source}: cannot read: {error.strerror}") from None
-        except yaml.YAMLError as error:
-            raise LLMConfigError(f"{source}: not valid YAML: {error}") from None
-        return cls.from_mapping(data if data is not None else {}, source=str(source))
+    # Where the settings were read from, for errors found after loading (`check_router`).
+    _source: str = PrivateAttr(default="LLM config")
+    _lines: dict[str, int] = PrivateAttr(default_factory=dict)
 
     @classmethod
-    def from_mapping(cls, data: Any, *, source: str = "LLM config") -> LLMConfig:
-        """Validate already-loaded settings."""
-        if not isinstance(data, dict):
-            raise LLMConfigError(f"{source}: expected a mapping at the top level")
+    def from_yaml(cls, path: str | Path) -> LLMConfig:
+        """Read a YAML config file.
+
+        Raises `LLMConfigReadError` (an `InputReadError` too) when the file cannot
+        be read, and `LLMConfigError` naming the file and line of a problem in it:
+        invalid YAML, a bound of `prose.bounded` passed, a setting of the wrong shape.
+        """
+        source = str(path)
         try:
-            return cls.model_validate(data)
+            document = read_yaml(path)
+        except InputReadError as error:
+            raise LLMConfigReadError(str(error)) from None
+        except ProseSyntaxError as error:
+            raise LLMConfigError(str(error)) from None
+        lines = key_lines(document.node)
+        data = document.value if document.value is not None else {}
+        return cls.from_mapping(data, source=source, lines=lines)
+
+    @classmethod
+    def from_mapping(
+        cls, data: Any, *, source: str = "LLM config", lines: Mapping[str, int] | None = None
+    ) -> LLMConfig:
+        """Validate already-loaded settings; `lines` gives the line of each top-level key."""
+        lines = lines or {}
+        if not isinstance(data, dict):
+            raise LLMConfigError(f"{source}:1: expected a mapping at the top level")
+        try:
+            config = cls.model_validate(data)
         except ValidationError as error:
+            errors = error.errors(include_input=False, include_url=False)
             problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}"
-                for e in error.errors(include_input=False, include_url=False)
+                f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in errors
             )
-            raise LLMConfigError(f"{source}: {problems}") from None
+            first = lines.get(str(errors[0]["loc"][0])) if errors and errors[0]["loc"] else None
+            where = f"{source}:{first}" if first else source
+            raise LLMConfigError(f"{where}: {problems}") from None
+        config._source, config._lines = source, dict(lines)
+        return config
+
+    def check_router(self) -> None:
+        """Build a LiteLLM router from `router_settings` once, with no deployments, so a
+        setting LiteLLM refuses (an unknown key, a bad `routing_strategy`) is an
+        `LLMConfigError` naming the file and line before anything runs. Imports LiteLLM.
+        """
+        if not self.router_settings:
+            return
+        from prose.llm.loader import load_litellm
+
+        litellm = load_litellm()
+        try:
+            litellm.Router(model_list=[], **self.router_kwargs())
+        except Exception as error:  # LiteLLM raises ValueError, TypeError, its own errors
+            line = self._lines.get("router_settings")
+            where = f"{self._source}:{line}" if line else self._source
+            problem = redact(str(error).strip().splitlines()[0], sorted(self.secrets()))
+            raise LLMConfigError(f"{where}: `router_settings` refused by LiteLLM: {problem}") from None
 
     @field_validator("model_list")
     @classmethod
@@ -90,6 +133,25 @@ class LLMConfig(BaseModel):
             if not isinstance(params, dict) or not isinstance(params.get("model"), str):
                 raise ValueError(f"entry {index} needs `litellm_params` with a `model`")
         return entries
+
+    @field_validator("router_settings")
+    @classmethod
+    def _check_router_settings(cls, settings: dict[str, Any]) -> dict[str, Any]:
+        """The router settings prose reads itself must have the shape it reads."""
+        alias = settings.get("model_group_alias")
+        if alias is not None and not isinstance(alias, dict):
+            raise ValueError("`model_group_alias` must map alias names to model groups")
+        for key in _ROUTER_FALLBACK_SETTINGS:
+            value = settings.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, list) or not all(
+                isinstance(item, dict)
+                and all(isinstance(targets, list) for targets in item.values())
+                for item in value
+            ):
+                raise ValueError(f"`{key}` must be a list of {{model: [fallback, ...]}} mappings")
+        return settings
 
     @field_validator("fallbacks", mode="before")
     @classmethod

@@ -1,18 +1,35 @@
-"""Keep secrets (API keys, tokens) out of everything this package returns or logs."""
+"""Keep secrets (API keys, tokens) out of everything this package writes or prints.
+
+One masking, `redact(value, secrets)`, for every output of a run: the trace,
+the result and errors `prose run` prints, the response cache, `prose export`
+and `prose stats`. It replaces the values of secret-named fields
+(`api_key`, `authorization`, ...) and every occurrence of a known secret in
+any string with `***`. The known secrets of a run are `run_secrets()`: the
+values of secret-named environment variables and the LLM config's secrets.
+
+`Redactor` adds the shapes of keys that providers echo in error messages
+(`sk-...`, `Bearer ...`), for the model layer's error texts.
+"""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 MASK = "***"
 
-_SECRET_KEY = re.compile(
+# A field of a written record whose value is a secret. Narrow on purpose: a
+# trace's `key` (the cache key) and a usage's `prompt_tokens` are not secrets.
+SECRET_FIELD = re.compile(
+    r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$)", re.I
+)
+# A settings key whose string value is a secret (LiteLLM's `api_key`,
+# `aws_secret_access_key`, `vertex_credentials`, `private_key`, ...): wider.
+_SECRET_SETTING = re.compile(
     r"api_?key|(^|_)key$|secret|token|password|credential|authorization", re.I
 )
-_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD)$", re.I)
 # Shapes of keys that providers echo back in error messages.
 _SECRET_SHAPES = (
     re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}"),
@@ -20,23 +37,46 @@ _SECRET_SHAPES = (
     re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
 )
 _ENV_REFERENCE = "os.environ/"
-_MIN_SECRET_LENGTH = 8  # shorter "keys" (`ollama`, `none`) are placeholders
+MIN_SECRET_LENGTH = 8  # shorter "keys" (`ollama`, `none`) are placeholders
 
 
 def is_secret_key(name: str) -> bool:
     """Whether a settings key (`api_key`, `aws_secret_access_key`, ...) holds a secret."""
-    return bool(_SECRET_KEY.search(name))
+    return bool(_SECRET_SETTING.search(name))
+
+
+def redact(value: Any, secrets: Iterable[str]) -> Any:
+    """`value` with secret-named fields masked and each of `secrets` replaced by `***`.
+
+    Works on a string or on nested mappings, lists and tuples (tuples become
+    lists; mapping keys are masked too); anything else is returned as is.
+    Give `secrets` longest first (`run_secrets` does) so a secret that
+    contains another is masked whole.
+    """
+    known = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
+    return _masked(value, known, SECRET_FIELD.search)
 
 
 def mask_secrets(value: Any) -> Any:
-    """A copy of `value` with the values of secret-looking keys replaced by `***`."""
+    """A copy of settings `value` with the values of secret-looking keys replaced by `***`."""
+    return _masked(value, [], is_secret_key)
+
+
+def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, MASK)
+        return value
     if isinstance(value, Mapping):
         return {
-            key: MASK if isinstance(key, str) and is_secret_key(key) and item else mask_secrets(item)
+            _masked(key, secrets, secret_field): MASK
+            if isinstance(key, str) and secret_field(key) and item
+            else _masked(item, secrets, secret_field)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [mask_secrets(item) for item in value]
+        return [_masked(item, secrets, secret_field) for item in value]
     return value
 
 
@@ -54,30 +94,37 @@ def secrets_in(settings: Any) -> set[str]:
     elif isinstance(settings, list | tuple):
         for item in settings:
             found |= secrets_in(item)
-    return {secret for secret in found if len(secret) >= _MIN_SECRET_LENGTH}
+    return {secret for secret in found if len(secret) >= MIN_SECRET_LENGTH}
 
 
-def secrets_in_environment() -> set[str]:
-    """Values of environment variables named like keys (`OPENAI_API_KEY`, `HF_TOKEN`)."""
+def secrets_in_environment(environ: Mapping[str, str] | None = None) -> set[str]:
+    """Values of environment variables named like secrets (`OPENAI_API_KEY`, `HF_TOKEN`,
+    `AWS_SECRET_ACCESS_KEY`, anything ending in `_KEY`), 8 characters or more."""
+    env = os.environ if environ is None else environ
     return {
         value
-        for name, value in os.environ.items()
-        if _SECRET_ENV.search(name) and len(value) >= _MIN_SECRET_LENGTH
+        for name, value in env.items()
+        if (SECRET_FIELD.search(name) or name.endswith("_KEY")) and len(value) >= MIN_SECRET_LENGTH
     }
 
 
+def run_secrets(
+    extra: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """The secrets a run's outputs are masked for: the environment's and `extra` (say, an
+    LLM config's `secrets()`), longest first."""
+    found = secrets_in_environment(environ) | {s for s in extra if len(s) >= MIN_SECRET_LENGTH}
+    return sorted(found, key=lambda secret: (-len(secret), secret))
+
+
 class Redactor:
-    """Replaces known secrets, and strings shaped like keys, with `***`."""
+    """Replaces known secrets, and strings shaped like keys, with `***` (error texts)."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        # Longest first, so a secret that contains another is masked whole.
-        self._secrets = sorted(
-            {s for s in secrets if len(s) >= _MIN_SECRET_LENGTH}, key=len, reverse=True
-        )
+        self._secrets = run_secrets(secrets, environ={})
 
     def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, MASK)
+        text = redact(text, self._secrets)
         for shape in _SECRET_SHAPES:
             text = shape.sub(lambda m: (m.group(1) if m.groups() else "") + MASK, text)
         return text

@@ -30,10 +30,12 @@ import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-import yaml
-
+from prose.bounded import MAX_TEXT, load_yaml
+from prose.errors import ProseSyntaxError
+from prose.files import read_text
 from prose.llm.decisions import choice_answer, condition_answer
 from prose.llm.errors import ProviderError, ScriptExhaustedError, ScriptFormatError
 
@@ -118,14 +120,31 @@ class Script:
             self.add(key, *items)
 
     @classmethod
-    def from_yaml(cls, text: str) -> Script:
+    def from_yaml(cls, text: str, file: str = "<script>") -> Script:
         """Read `slots: {name: [responses] | [[per service]...]}`,
-        `conditions: {text: [bools]}` and `choices: {text: [labels]}`."""
+        `conditions: {text: [bools]}` and `choices: {text: [labels]}`.
+
+        `file` names the text in YAML errors (`ScriptFormatError` with the line
+        and column: invalid YAML, or past a bound of `prose.bounded`).
+        """
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as error:
-            raise ScriptFormatError(f"the script is not valid YAML: {error}") from None
+            data = load_yaml(text, file)
+        except ProseSyntaxError as error:
+            raise ScriptFormatError(str(error)) from None
         return cls.from_mapping(data if data is not None else {})
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Script:
+        """Read a script file. Raises InputReadError when it cannot be read, and
+        ScriptFormatError naming the file (and the line, where there is one)."""
+        try:
+            data = load_yaml(read_text(path, limit=MAX_TEXT, empty_ok=True), str(path))
+        except ProseSyntaxError as error:
+            raise ScriptFormatError(str(error)) from None
+        try:
+            return cls.from_mapping(data if data is not None else {})
+        except ScriptFormatError as error:
+            raise ScriptFormatError(f"{path}: {error}") from None
 
     @classmethod
     def from_mapping(cls, data: Any) -> Script:

@@ -167,6 +167,13 @@ _TABLE: tuple[SpecCode, ...] = (
         "No output schema is declared, so the result is plain text.",
         "- ensures: verdict object with accept, notes",
         "- ensures: verdict object with `accept` (boolean) and `notes` (string)")),
+    SpecCode("PS127", "unknown-output-schema-type", ERR, "a field of an output schema has an unknown type", _doc(
+        "Reports a field of an ``object with `name` (type)`` output schema whose type is not a "
+        "type word (string, integer, number, boolean, object, array, null, their short forms "
+        "str, int, float, bool, dict, list, text, or `T[]`).",
+        "No JSON schema can be built for the slot's output, so every call to it would fail.",
+        "- ensures: verdict object with `accept` (bool), `notes` (strng)",
+        "- ensures: verdict object with `accept` (bool), `notes` (string)")),
     # --- config ----------------------------------------------------------------
     SpecCode("PS130", "malformed-config", ERR, "a config bullet does not parse", _doc(
         "Reports a `### Config` bullet not of the form `` `name` (type, default: value): description ``.",

@@ -1,7 +1,7 @@
 """`load_instance`: an instance YAML text -> `Instance`, its pattern spec, and diagnostics.
 
-Line numbers come from the YAML node tree (`yaml.compose`), so every problem
-points at the key or value it is about.
+Line numbers come from the YAML node tree (`prose.bounded.parse_yaml`), so
+every problem points at the key or value it is about.
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ from typing import Any
 
 import yaml
 
+from prose.bounded import MAX_TEXT
 from prose.diagnostics.model import Diagnostic
-from prose.errors import InputReadError
+from prose.errors import InputReadError, ProseSyntaxError
+from prose.files import read_text
+from prose.lang.schema_types import json_type, known_words
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import (
@@ -30,7 +33,6 @@ from prose.spec.instance import (
 from prose.spec.instance_check import validate_bindings, validate_instance
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec, SpecResult
-from prose.spec.values import normalise_type
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
 
 SpecLoader = Callable[[Path], SpecResult]
@@ -247,8 +249,11 @@ class _Reader:
         fields: dict[str, str] = {}
         for field, (_, value) in key_nodes(node).items():
             type_text = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
-            if normalise_type(type_text) is None:
-                message = f"schema field `{field}` of `{slot}` has no known type"
+            if json_type(type_text) is None:
+                message = (
+                    f"schema field `{field}` of `{slot}` has no known type (use one of "
+                    f"{known_words()}, or `T[]`)"
+                )
                 self.out.append(make("PS174", message, self.span(value)))
                 continue
             fields[field] = type_text
@@ -313,7 +318,7 @@ def load_instance(
     if isinstance(parsed, YamlProblem):
         span = Span.point(filename, parsed.line, parsed.column)
         return InstanceResult(
-            instance=None, diagnostics=[make("PS170", f"not valid YAML: {parsed.message}", span)]
+            instance=None, diagnostics=[make("PS170", parsed.message, span)]
         )
     if not isinstance(parsed.node, yaml.MappingNode):
         span = reader.span(parsed.node) if parsed.node is not None else Span.point(filename, 1, 1)
@@ -365,17 +370,11 @@ def load_instance(
 
 
 def load_instance_file(path: str | Path, spec_loader: SpecLoader | None = None) -> InstanceResult:
-    """Read and load an instance file. Raises InputReadError only when it cannot be read."""
+    """Read and load an instance file. Raises InputReadError only when it cannot be read;
+    a file that is too long (`prose.bounded.MAX_TEXT`) or not UTF-8 is a diagnostic."""
     try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise InputReadError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        span = Span.point(str(path), line, 1)
-        return InstanceResult(
-            instance=None, diagnostics=[make("PS170", "the file is not UTF-8 text", span)]
-        )
-    return load_instance(text.removeprefix("\ufeff"), str(path), spec_loader)
+        text = read_text(path, limit=MAX_TEXT, empty_ok=True)
+    except ProseSyntaxError as error:
+        span = Span.point(str(path), error.line, error.column)
+        return InstanceResult(instance=None, diagnostics=[make("PS170", error.message, span)])
+    return load_instance(text, str(path), spec_loader)

@@ -149,7 +149,7 @@ def _frontmatter(
     parsed = compose("\n".join(lines[start + 1 : close]))
     if isinstance(parsed, YamlProblem):
         span = _at(filename, start + 1 + parsed.line, parsed.column)
-        out.append(make("PS103", f"the frontmatter is not valid YAML: {parsed.message}", span))
+        out.append(make("PS103", f"the frontmatter: {parsed.message}", span))
         return {}, None, body
     if parsed.value is None:
         parsed_value: dict[Any, Any] = {}

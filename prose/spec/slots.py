@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from prose.diagnostics.model import Diagnostic
+from prose.lang.schema_types import json_type, known_words
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.markdown_sections import Bullet, RawSection, parse_bullets
@@ -207,6 +208,17 @@ def _slot_fields(bullet: Bullet, name: str, file: str, out: list[Diagnostic]) ->
                     span,
                 )
             )
+        for field, type_word in (schema or {}).items():
+            if json_type(type_word) is None:
+                out.append(
+                    make(
+                        "PS127",
+                        f"field `{field}` of the output schema of slot `{name}` has unknown "
+                        f"type `{type_word}`",
+                        span,
+                        help=f"use one of {known_words()}, or `T[]` for a list of T",
+                    )
+                )
     return {"requires": requires, "requires_declared": declared, **fields}
 
 

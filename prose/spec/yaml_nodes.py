@@ -1,27 +1,21 @@
-"""YAML with positions: compose once, keep the node tree for lines, construct the values.
+"""YAML with positions: the node tree for lines, the values built from it.
 
-Used for the frontmatter of pattern files and for instance files. Uses the
-C loader when PyYAML has one (faster), else the pure-Python safe loader.
+Used for the frontmatter of pattern files, instance files and test files.
+Parsing is `prose.bounded.parse_yaml` (aliases, nesting and size bounded);
+here a problem becomes a `YamlProblem` the loaders turn into a diagnostic.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import yaml
 
+from prose.bounded import YamlDocument, parse_yaml
+from prose.errors import ProseSyntaxError
 from prose.source import Span
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-@dataclass(frozen=True, slots=True)
-class YamlDocument:
-    """A parsed YAML text: its root node (None when empty) and constructed value."""
-
-    node: yaml.Node | None
-    value: Any
+__all__ = ["YamlDocument", "YamlProblem", "compose", "key_nodes", "mapping_items", "node_span"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,21 +28,14 @@ class YamlProblem:
 
 
 def compose(text: str) -> YamlDocument | YamlProblem:
-    """Parse `text` (one document) into nodes and values; never raises for bad YAML."""
-    loader = _Loader(text)
+    """Parse `text` (one document) into nodes and values; never raises for bad YAML.
+
+    A text past a bound of `prose.bounded` is a problem like invalid YAML.
+    """
     try:
-        node = loader.get_single_node()
-        value = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        problem = (error.problem or error.context or "invalid YAML").strip()
-        return YamlProblem(line, column, problem)
-    except (yaml.YAMLError, TypeError, ValueError) as error:
-        return YamlProblem(1, 1, str(error).splitlines()[0] if str(error) else "invalid YAML")
-    finally:
-        loader.dispose()
-    return YamlDocument(node, value)
+        return parse_yaml(text, "")
+    except ProseSyntaxError as error:
+        return YamlProblem(error.line, error.column, error.message)
 
 
 def node_span(node: yaml.Node, file: str, line_offset: int = 0) -> Span:

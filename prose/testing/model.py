@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from prose.errors import ProseError
+from prose.errors import InputReadError, ProseError, ProseSyntaxError
 
 TEST_KEYS = frozenset({"name", "description", "instance", "script", "inputs", "config", "limits",
                        "require_distinct_models", "check", "expect"})
@@ -38,9 +38,10 @@ SUFFIX = ".test.yaml"
 class PatternTestError(ProseError):
     """A test file that cannot be read or does not follow the format (the test fails)."""
 
-    def __init__(self, file: Path, line: int, message: str) -> None:
-        self.file, self.line, self.message = file, line, message
-        super().__init__(f"{file}:{line}: {message}")
+    def __init__(self, file: Path, line: int, message: str, column: int | None = None) -> None:
+        self.file, self.line, self.column, self.message = file, line, column, message
+        where = f"{line}:{column}" if column is not None else str(line)
+        super().__init__(f"{file}:{where}: {message}")
 
 
 @dataclass(frozen=True)
@@ -80,16 +81,15 @@ def default_name(path: Path) -> str:
 
 def load_test_file(path: str | Path) -> list[PatternTest]:
     """The tests in a test file; raises PatternTestError naming the line of the problem."""
-    from prose.spec.yaml_nodes import YamlProblem, compose
+    from prose.bounded import read_yaml
 
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise PatternTestError(file, 1, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
-    document = compose(text)
-    if isinstance(document, YamlProblem):
-        raise PatternTestError(file, document.line, f"not valid YAML: {document.message}")
+        document = read_yaml(file)
+    except InputReadError as error:
+        raise PatternTestError(file, 1, str(error).removeprefix(f"{file}: ")) from None
+    except ProseSyntaxError as error:
+        raise PatternTestError(file, error.line, error.message, error.column) from None
     if not isinstance(document.value, Mapping) or document.node is None:
         raise PatternTestError(file, 1, "a test file is a mapping with `instance`, `script` and `expect`")
     lines = _lines(document.node)
