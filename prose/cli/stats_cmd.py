@@ -36,11 +36,14 @@ def stats_command(traces: tuple[str, ...], as_json: bool) -> None:
     except TraceReadError as error:
         click.echo(f"error: {error}", err=True)
         raise SystemExit(EXIT_USAGE) from None
+    from prose.llm.redact import redact, run_secrets
+
+    secrets = run_secrets()  # as every output of a run: the environment's secrets are masked
     runs = [trace_stats(trace) for trace in loaded]
     overall = merge_stats(loaded)
     if as_json:
-        click.echo(json.dumps({"runs": [run.to_dict() for run in runs],
-                               "overall": overall.to_dict()}, indent=2, ensure_ascii=False))
+        data = {"runs": [run.to_dict() for run in runs], "overall": overall.to_dict()}
+        click.echo(json.dumps(redact(data, secrets), indent=2, ensure_ascii=False))
         return
     sections = [render_run(run, run_title(run)) for run in runs]
     if len(runs) > 1:
@@ -48,4 +51,4 @@ def stats_command(traces: tuple[str, ...], as_json: bool) -> None:
     for trace in loaded:
         if not trace.chain_ok:
             click.echo(f"warning: {trace.path}: the hash chain is broken (see `prose audit`)", err=True)
-    click.echo("\n\n".join(sections))
+    click.echo(redact("\n\n".join(sections), secrets))

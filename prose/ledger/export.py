@@ -7,7 +7,8 @@
     DIR/manifest.sha256           `sha256sum -c manifest.sha256` verifies every file above
 
 Nothing is summarised away: every message and every output is written as it
-was recorded.
+was recorded, with the secrets the exporting process knows of masked (those
+of its environment; the run masked its own in the trace).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, slot_label
+from prose.llm.redact import redact, run_secrets
 
 MANIFEST = "manifest.sha256"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -41,9 +43,16 @@ class ExportResult:
     chain_ok: bool = True
 
 
-def export_ledger(trace_path: str | Path, folder: str | Path) -> ExportResult:
-    """Write the ledger of the trace at `trace_path` into `folder` (new or empty)."""
-    trace = load_trace(trace_path)
+def export_ledger(
+    trace_path: str | Path, folder: str | Path, secrets: Iterable[str] = ()
+) -> ExportResult:
+    """Write the ledger of the trace at `trace_path` into `folder` (new or empty).
+
+    The markdown is written with `secrets` and the environment's masked
+    (`prose.llm.redact`), as the run masked its trace; `trace.jsonl` is the
+    trace byte for byte, so that its hash chain can be checked.
+    """
+    trace = masked(load_trace(trace_path), secrets)
     out = Path(folder)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"{out}: exists and is not an empty folder; choose a new one")
@@ -61,6 +70,13 @@ def export_ledger(trace_path: str | Path, folder: str | Path) -> ExportResult:
     manifest = "".join(f"{digest}  {name}\n" for name, digest in sorted(result.files.items()))
     (out / MANIFEST).write_text(manifest, encoding="utf-8")
     return result
+
+
+def masked(trace: LoadedTrace, secrets: Iterable[str] = ()) -> LoadedTrace:
+    """`trace` with each event's secrets masked (`prose.llm.redact.redact`)."""
+    known = run_secrets(secrets)
+    lines = tuple(TraceLine(line.number, redact(line.event, known)) for line in trace.lines)
+    return replace(trace, lines=lines)
 
 
 def _write(result: ExportResult, name: str, text: str) -> None:

@@ -7,7 +7,7 @@ ever answered from another call's result (two samples at one site with the
 same messages get two keys); a later run asking the same things in the same
 order gets the same keys and the stored answers.
 
-`ResponseCache` stores entries as JSON files under `.prose/cache/`;
+`ResponseCache` stores entries as JSON files under `.prose/cache/`, secrets masked;
 `ReplayCache` serves the finished calls of an interrupted run from its trace.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,10 +90,18 @@ class KeyMaker:
 
 
 class ResponseCache:
-    """Entries as `<dir>/<k[:2]>/<k>.json`; a miss or an unreadable entry is None."""
+    """Entries as `<dir>/<k[:2]>/<k>.json`; a miss or an unreadable entry is None.
 
-    def __init__(self, directory: str | Path) -> None:
+    An entry is written with the run's secrets masked (`prose.llm.redact.redact`,
+    as the trace is): `secrets` (say, the LLM config's) and those of the environment.
+    A provider that echoes a key back does not leave it on disk here.
+    """
+
+    def __init__(self, directory: str | Path, secrets: Iterable[str] = ()) -> None:
+        from prose.llm.redact import run_secrets
+
         self.directory = Path(directory)
+        self.secrets = run_secrets(secrets)
 
     def _file(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -109,7 +117,10 @@ class ResponseCache:
         target = self._file(key)
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps(response.to_dict(), ensure_ascii=False), encoding="utf-8")
+        from prose.llm.redact import redact
+
+        entry = redact(response.to_dict(), self.secrets)
+        temporary.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
         temporary.replace(target)
 
 
