@@ -79,6 +79,8 @@ class Stub:
     def __init__(self, latency: float = 0.0) -> None:
         self.received: list[str] = []
         self.latency = latency
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.hang = threading.Event()
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -93,6 +95,15 @@ class Stub:
                 user = body["messages"][-1]["content"]
                 with stub.lock:
                     stub.received.append(user)
+                    stub.in_flight += 1
+                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                try:
+                    self.answer(user)
+                finally:
+                    with stub.lock:
+                        stub.in_flight -= 1
+
+            def answer(self, user: str) -> None:
                 if stub.latency:
                     time.sleep(stub.latency)
                 if "seen<" in user and "HANG" in user and stub.hang.is_set():

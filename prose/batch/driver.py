@@ -1,7 +1,7 @@
 """The batch driver: feeds rows to an executor, writes their records in order, shows progress.
 
 The driver is the only writer of the results file, whichever executor runs
-the rows (`LocalExecutor` runs them in this process).
+the rows (`LocalExecutor` in this process, `RayExecutor` on a Ray cluster).
 At most `window` rows are in flight or waiting to be written, so memory stays
 flat however many rows there are. A failing row does not stop the others
 (unless `fail_fast`); once the batch's own budget (`--max-calls`,

@@ -2,7 +2,9 @@
 
 The pattern is read, linted and its policy compiled once; rows run as
 independent pattern runs sharing one router, one cap on calls in flight, one
-budget and one cache, in this process. Exit codes: 0 every row ok, 1 a row failed (or the pattern, the rows or
+budget and one cache, in this process (`--executor local`) or on a Ray cluster
+(`--executor ray`, `pip install 'prose-patterns[ray]'`; Ray is imported only
+then). Exit codes: 0 every row ok, 1 a row failed (or the pattern, the rows or
 the inputs are wrong, before anything runs), 2 usage or I/O error, 3 the
 batch's budget stopped rows, 130 interrupted (rerun with --resume).
 """
@@ -45,8 +47,15 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.option("--config-file", type=click.Path(dir_okay=False),
               help="LLM config (LiteLLM model_list YAML plus prose settings).")
 @click.option("--concurrency", type=click.IntRange(1), default=None,
-              help="Calls in flight at once, for the whole batch "
+              help="Calls in flight at once, for the whole batch (all workers) "
               "[default: `concurrency` of prose.yaml, else 8].")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local",
+              show_default=True, help="Run rows in this process, or as Ray tasks.")
+@click.option("--address", help="With --executor ray: the cluster (ray://HOST:10001, auto); "
+              "default: a local Ray started for the batch.")
+@click.option("--workers", type=click.IntRange(1), default=None,
+              help="With --executor ray: worker processes, each with its router "
+              "[default: the cluster's CPUs].")
 @click.option("--resume", is_flag=True,
               help="Continue OUT: finished rows are kept, the others run again without "
               "paying again for the calls their traces finished.")
@@ -72,6 +81,7 @@ def batch_command(**options: Any) -> None:
     Examples:
       prose batch summarize.prose.md --inputs articles.jsonl --out summaries.jsonl
       prose batch review.yaml --inputs prs.csv --map pr_text=task --max-cost 5
+      prose batch summarize.prose.md --inputs big.jsonl --executor ray --address auto
       prose batch summarize.prose.md --inputs articles.jsonl --resume   (after a crash)
     Each line of OUT: {"row", "status": ok|error|budget|hiding-violation, "result",
     "error", "trace", "calls", "tokens", "cost_usd", ...}. Exit codes: 0 every row
@@ -93,6 +103,8 @@ def batch_command(**options: Any) -> None:
             raise
         from prose.errors import ProseError
 
+        if type(error).__name__ == "RayStartError":
+            _fail(str(error), EXIT_USAGE)
         if isinstance(error, ProseError):
             _fail(str(error), 1)
         _fail(f"internal error: {type(error).__name__}: {error}", 70)
@@ -132,6 +144,8 @@ def _batch(options: dict[str, Any]) -> int:
             bindings[slot] = binding
     except InputError as error:
         _fail(error.message, EXIT_USAGE)
+    if options["executor"] == "local" and (options["address"] or options["workers"]):
+        _fail("--address and --workers go with --executor ray", EXIT_USAGE)
     llm_config = _llm_config(options["config_file"], project)
     unbound = [s for s in spec.slot_names if s not in bindings]
     try:
@@ -182,10 +196,16 @@ def _batch(options: dict[str, Any]) -> int:
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
     results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size)
+    executor: Any
     try:
-        from prose.batch.local import LocalExecutor
+        if options["executor"] == "ray":
+            from prose.batch.ray_executor import RayExecutor
 
-        executor = LocalExecutor(plan, pattern)
+            executor = RayExecutor(plan, address=options["address"], workers=options["workers"])
+        else:
+            from prose.batch.local import LocalExecutor
+
+            executor = LocalExecutor(plan, pattern)
         try:
             outcome = asyncio.run(drive(
                 source.rows(start=prefix.rows), executor, results, total=total,

@@ -98,7 +98,7 @@ class BudgetPool(Protocol):
     """A budget several runs draw on (a batch's `--max-calls`, `--max-cost`, `--max-tokens`).
 
     `admit` reserves one call or raises `BudgetExceeded`; `record` adds a call's usage.
-    A local `Budget` is one.
+    A local `Budget` is one; `prose.batch.ray_executor` has one shared across processes.
     """
 
     def admit(self, what: str, span: Span | None = None) -> None: ...
