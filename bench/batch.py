@@ -1,0 +1,185 @@
+"""`prose batch` throughput and memory against the loopback stub (bench/stub.py), 20 ms a call.
+
+- local executor: `prose batch` of a one-call pattern over ROWS rows (a real process, as a
+  user runs it), calls/s in the steady state (between 10% and 90% of the rows, from the
+  --json progress lines) and end to end (the summary, LiteLLM's import included);
+- the same calls made by a bare `Router.acompletion` loop under a semaphore of the same size;
+- `--executor ray --workers 2` on the same machine;
+- peak RSS of the local batch process for ROWS and 10 x ROWS rows.
+
+Run: python bench/batch.py [ROWS]   (writes its section of docs/benchmarks.md)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.report import load_average, stamp, write_section
+from bench.stub import StubServer
+
+LATENCY_MS = 20
+CONCURRENCY = 32
+PATTERN = """---
+name: one-call
+kind: pattern
+version: 0.1.0
+---
+
+# One call
+
+### Slots
+
+- `worker`
+  - ensures: an answer
+
+### Invariants
+
+- none
+
+### Parameters
+
+- `task`: string -- the task
+
+### Returns
+
+- `answer`: the answer
+
+### Delegation
+
+```prose
+let a = call worker
+  task: task
+return { answer: a }
+```
+"""
+
+
+def setup(folder: Path, api_base: str, rows: int) -> None:
+    (folder / "one.prose.md").write_text(PATTERN)
+    (folder / "prose.yaml").write_text(
+        "model_list:\n  - model_name: stub\n    litellm_params: {model: openai/stub, "
+        f'api_base: "{api_base}", api_key: sk-bench}}\ndefault_model: stub\nretries: 0\n'
+        f"concurrency: {CONCURRENCY}\n")
+    with (folder / "rows.jsonl").open("w") as handle:
+        for index in range(rows):
+            handle.write(json.dumps({"task": f"row {index}"}) + "\n")
+
+
+def run_batch(folder: Path, out: str, *extra: str) -> dict[str, Any]:
+    """One `prose batch` process: its summary, steady-state calls/s and peak RSS."""
+    command = [sys.executable, "-c", "from prose.cli.main import main; main()", "batch",
+               "one.prose.md", "--inputs", "rows.jsonl", "--out", out, "--json",
+               "--concurrency", str(CONCURRENCY), *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if done.returncode != 0:
+        raise SystemExit(f"prose batch failed ({done.returncode}): {done.stderr[-2000:]}")
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    ticks = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    rows = summary["rows"]
+    inside = [t for t in ticks if 0.1 * rows <= t["rows_done"] <= 0.9 * rows]
+    steady = 0.0
+    if len(inside) >= 2:
+        first, last = inside[0], inside[-1]
+        steady = (last["rows_done"] - first["rows_done"]) / (last["seconds"] - first["seconds"])
+    return {"summary": summary, "steady": steady,
+            "peak_mb": peak_kb / 1024 if peak_kb > before else None}
+
+
+async def bare_loop(api_base: str, rows: int) -> float:
+    """calls/s of `Router.acompletion` for `rows` messages, `CONCURRENCY` at a time."""
+    from bench.runtime import direct_router, stub_config
+
+    config = stub_config(api_base, concurrency=CONCURRENCY)
+    router = direct_router(config)
+    semaphore = asyncio.Semaphore(CONCURRENCY)
+    await router.acompletion(model="stub", messages=[{"role": "user", "content": "warm"}])
+
+    async def one(index: int) -> None:
+        async with semaphore:
+            await router.acompletion(model="stub", messages=[
+                {"role": "system", "content": "Produce: an answer"},
+                {"role": "user", "content": f"## task\nrow {index}"}], timeout=60)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(index) for index in range(rows)))
+    return rows / (time.perf_counter() - started)
+
+
+def peak_rss(folder: Path, api_base: str, rows: int) -> float:
+    """Peak RSS (MB) of a `prose batch` process over `rows` rows, measured in a child."""
+    sub = folder / f"rss-{rows}"
+    sub.mkdir()
+    setup(sub, api_base, rows)
+    code = ("import resource, subprocess, sys\n"
+            "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    command = [sys.executable, "-c", code, sys.executable, "-c",
+               "from prose.cli.main import main; main()", "batch", "one.prose.md", "--inputs",
+               "rows.jsonl", "--out", "out.jsonl", "-q", "--concurrency", str(CONCURRENCY)]
+    done = subprocess.run(command, cwd=sub, capture_output=True, text=True, check=True)
+    return int(done.stdout.strip()) / 1024
+
+
+def main() -> None:
+    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    load_before = load_average()
+    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        api_base = stub.base_url(latency_ms=LATENCY_MS, words=5)
+        setup(folder, api_base, rows)
+        local = run_batch(folder, "local.jsonl")
+        bare = asyncio.run(bare_loop(api_base, rows))
+        ray = run_batch(folder, "ray.jsonl", "--executor", "ray", "--workers", "2")
+        rss_small = peak_rss(folder, api_base, rows)
+        rss_large = peak_rss(folder, api_base, rows * 10)
+    load_after = load_average()
+    local_rate, ray_rate = local["steady"], ray["steady"]
+    rows_text = f"{rows:,}"
+    body = f"""
+## Batch
+
+{stamp()}
+Load average {load_before:.2f} before, {load_after:.2f} after (2 cores shared with other
+engineers' test runs: the figures are noisy).
+
+`prose batch` of a one-call pattern over {rows_text} rows against the stub at {LATENCY_MS} ms a
+call, `--concurrency {CONCURRENCY}`, each row writing its trace and its line of results
+(fsync). Steady state: calls/s between 10% and 90% of the rows (from the `--json` progress
+lines); end to end: the summary's, from the first row (LiteLLM's import and, for Ray, the
+workers' start included).
+
+| measure | value | target |
+|---|---|---|
+| local executor, steady state | {local_rate:,.0f} calls/s | >= 150 calls/s ({"meets" if local_rate >= 150 else "misses"}) |
+| local executor, end to end | {local["summary"]["calls_per_s"]:,.0f} calls/s ({local["summary"]["seconds"]:.1f} s) | |
+| bare `Router.acompletion` loop, same semaphore | {bare:,.0f} calls/s | |
+| bare loop / local executor | {bare / local_rate:.2f}x | <= 1.1x ({"meets" if bare / local_rate <= 1.1 else "misses"}) |
+| `--executor ray --workers 2`, steady state | {ray_rate:,.0f} calls/s | |
+| ray / local | {ray_rate / local_rate:.2f}x | >= 1.6x ({"meets" if ray_rate / local_rate >= 1.6 else "misses"}) |
+| ray, end to end | {ray["summary"]["calls_per_s"]:,.0f} calls/s ({ray["summary"]["seconds"]:.1f} s) | |
+| peak RSS, {rows_text} rows | {rss_small:.0f} MB | |
+| peak RSS, {rows * 10:,} rows | {rss_large:.0f} MB ({rss_large / rss_small:.2f}x) | <= 1.2x ({"meets" if rss_large / rss_small <= 1.2 else "misses"}) |
+
+All in one run of `python bench/batch.py {rows}`; the stub is one asyncio process
+(bench/stub.py), so it takes a share of the same 2 cores.
+"""
+    write_section("batch", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("RAY_DISABLE_DOCKER_CPU_WARNING", "1")
+    main()
