@@ -279,6 +279,9 @@ def load_json(text: str, file: str) -> Any:
         value = json.loads(text)
     except json.JSONDecodeError as error:
         raise _error(file, 1, (error.lineno, error.colno), f"not valid JSON: {error.msg}") from None
+    except ValueError as error:  # an integer longer than Python converts (4,300 digits)
+        problem = str(error).split(";")[0]
+        raise _error(file, 1, (1, 1), f"not valid JSON: {problem}", BoundExceeded) from None
     except RecursionError:
         value = None  # deeper than the interpreter's recursion limit, so deeper than ours
     else:

@@ -33,7 +33,7 @@ def resolve_pattern(reference: str, base: Path) -> Path | None:
     pathlike = "/" in reference or "\\" in reference or reference.endswith(".md")
     if pathlike:
         candidate = Path(reference) if Path(reference).is_absolute() else base / reference
-        if candidate.is_file():
+        if is_file(candidate):
             return candidate
         if "/" in reference or "\\" in reference:
             return None
@@ -45,7 +45,15 @@ def resolve_pattern(reference: str, base: Path) -> Path | None:
         return None
     name = reference if reference.endswith(".md") else f"{reference}.prose.md"
     candidate = library / name
-    return candidate if candidate.is_file() else None
+    return candidate if is_file(candidate) else None
+
+
+def is_file(path: Path) -> bool:
+    """Whether `path` is a file; False for a name the system refuses (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 class _Frozen(BaseModel):

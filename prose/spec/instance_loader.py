@@ -28,6 +28,7 @@ from prose.spec.instance import (
     ModelService,
     PatternService,
     PythonService,
+    is_file,
     resolve_pattern,
 )
 from prose.spec.instance_check import validate_bindings, validate_instance
@@ -221,7 +222,7 @@ class _Reader:
         if role:
             resolved = Path(role) if Path(role).is_absolute() else self.base / role
             role_path = str(resolved)
-            if not resolved.is_file():
+            if not is_file(resolved):
                 self.out.append(
                     make(
                         "PS175",
