@@ -87,10 +87,10 @@ def batch_command(**options: Any) -> None:
     "error", "trace", "calls", "tokens", "cost_usd", ...}. Exit codes: 0 every row
     ok, 1 a row failed or bad input, 2 usage, 3 budget stop, 130 interrupted.
     """
-    from prose.cli.run_cmd import _restore_sigterm, _stop_on_sigterm
+    from prose.cli.targets import restore_sigterm, stop_on_sigterm
 
     terminated: list[int] = []
-    previous = _stop_on_sigterm(terminated)
+    previous = stop_on_sigterm(terminated)
     try:
         code = _batch(options)
     except SystemExit:
@@ -109,7 +109,7 @@ def batch_command(**options: Any) -> None:
             _fail(str(error), 1)
         _fail(f"internal error: {type(error).__name__}: {error}", 70)
     finally:
-        _restore_sigterm(previous)
+        restore_sigterm(previous)
     raise SystemExit(code)
 
 
@@ -121,7 +121,7 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
-    from prose.cli.run_cmd import _checked, _declared_type, _target, _use_cache
+    from prose.cli.targets import checked_pattern, declared_type, resolve_target, use_cache
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
@@ -130,14 +130,14 @@ def _batch(options: dict[str, Any]) -> int:
 
     project = Path.cwd()
     files = PatternFiles()
-    path, bindings, config, fixed = _target(options["target"], files)
-    pattern = _checked(path, files, options["no_check"], options["strict_flow"])
+    path, bindings, config, fixed = resolve_target(options["target"], files)
+    pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     for key, raw in _pairs(options["inputs"], "--input"):
-        fixed[key] = _typed(raw, _declared_type(spec, key))
+        fixed[key] = _typed(raw, declared_type(spec, key))
     for key, raw in _pairs(options["configs"], "--config"):
-        config[key] = _typed(raw, _declared_type(spec, key))
+        config[key] = _typed(raw, declared_type(spec, key))
     try:
         for text in options["binds"]:
             slot, binding = parse_bind_option(text)
@@ -189,7 +189,7 @@ def _batch(options: dict[str, Any]) -> int:
         pool_limits=Limits(options["max_calls"], options["max_tokens"], options["max_cost"],
                            None, None),
         project_dir=project,
-        cache_dir=project / ".prose" / "cache" if _use_cache(options["cache"], default_model)
+        cache_dir=project / ".prose" / "cache" if use_cache(options["cache"], default_model)
         else None,
         strict_flow=options["strict_flow"],
         debug=options["debug"],

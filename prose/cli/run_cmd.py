@@ -18,8 +18,6 @@ import click
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
-    from prose.pattern_file import PatternFile, PatternFiles
-    from prose.spec.model import PatternSpec
 
 EXIT_USAGE = 2
 
@@ -28,11 +26,6 @@ def _fail(message: str, code: int) -> NoReturn:
     from prose.cli.inputs import fail
 
     fail(message, code)
-
-
-def _declared_type(spec: PatternSpec, name: str) -> str | None:
-    item = spec.config_param(name) or spec.parameter(name)
-    return getattr(item, "type", None) if item is not None else None
 
 
 @click.command("run")
@@ -176,9 +169,11 @@ def run_command(**options: Any) -> None:
     report it), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); an
     interrupted run's trace is closed and sealed.
     """
+    from prose.cli.targets import restore_sigterm, stop_on_sigterm
+
     terminated: list[int] = []
     secrets: list[str] = []  # the LLM config's, once read (the environment's are always masked)
-    previous = _stop_on_sigterm(terminated)
+    previous = stop_on_sigterm(terminated)
     try:
         code = _run(options, secrets)
     except SystemExit:
@@ -198,36 +193,16 @@ def run_command(**options: Any) -> None:
             fail(str(error), EXIT_USAGE if isinstance(error, InputReadError) else 1, secrets)
         code = unexpected_error(error, secrets)
     finally:
-        _restore_sigterm(previous)
+        restore_sigterm(previous)
     raise SystemExit(code)
 
-
-def _stop_on_sigterm(terminated: list[int]) -> Any:
-    """SIGTERM stops a run as Ctrl-C does: the trace gets its `run_end` and its seal."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def stop(number: int, frame: Any) -> None:
-        terminated.append(number)
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, stop)
-
-
-def _restore_sigterm(previous: Any) -> None:
-    import signal
-
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(options: dict[str, Any], secrets: list[str]) -> int:
     import asyncio
 
     from prose.cli.run_inputs import pairs, read_input_file, read_llm_config, read_script, typed
+    from prose.cli.targets import checked_pattern, declared_type, resolve_target, use_cache
     from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
@@ -239,16 +214,16 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
     target: str = options["target"]
     project = Path.cwd()
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
-    path, bindings, config, inputs = _target(target, files)
-    pattern = _checked(path, files, options["no_check"], options["strict_flow"])
+    path, bindings, config, inputs = resolve_target(target, files)
+    pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     for key, raw in pairs(options["inputs"], "--input"):
-        inputs[key] = typed(raw, _declared_type(spec, key), f"`--input {key}`")
+        inputs[key] = typed(raw, declared_type(spec, key), f"`--input {key}`")
     for key, path in pairs(options["input_files"], "--input-file"):
         inputs[key] = read_input_file(path)
     for key, raw in pairs(options["configs"], "--config"):
-        config[key] = typed(raw, _declared_type(spec, key), f"`--config {key}`")
+        config[key] = typed(raw, declared_type(spec, key), f"`--config {key}`")
     try:
         for text in options["binds"]:
             slot, binding = parse_bind_option(text)
@@ -289,7 +264,7 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
         trace_path=options["trace_path"],
         project_dir=project,
         cache_dir=project / ".prose" / "cache"
-        if _use_cache(options["cache"], default_model)
+        if use_cache(options["cache"], default_model)
         else None,
         resume_trace=resume_trace,
         resume_force=options["force"],
@@ -347,82 +322,6 @@ def _after_run(trace: Path, options: dict[str, Any]) -> None:
             click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})", err=True)
 
 
-def _use_cache(flag: bool | None, default_model: str | None) -> bool:
-    """`--cache`/`--no-cache` as given; otherwise on only for the embedded local model (free)."""
-    if flag is not None:
-        return flag
-    from prose.llm.local import LOCAL_PROVIDER
-
-    return bool(default_model and default_model.startswith(LOCAL_PROVIDER + "/"))
-
-
-def _target(
-    target: str, files: PatternFiles
-) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The pattern path and the instance's bindings, config and inputs (empty for a pattern)."""
-    if not target.endswith((".yaml", ".yml")):
-        if not Path(target).is_file():
-            from prose.resources import patterns_dir
-
-            library = patterns_dir() / f"{target}.prose.md"
-            if "/" in target or not library.is_file():
-                _fail(f"{target}: no such file (nor a library pattern of that name)", EXIT_USAGE)
-            return str(library), {}, {}, {}
-        return target, {}, {}, {}
-    from prose.errors import InputReadError
-    from prose.runtime.loading import from_instance_binding
-    from prose.spec.instance_loader import load_instance_file
-
-    try:
-        loaded = load_instance_file(target, files.spec_result)
-    except InputReadError as error:
-        _fail(str(error), EXIT_USAGE)
-    instance = loaded.instance
-    if instance is None or loaded.errors or instance.pattern_path is None:
-        for diagnostic in loaded.errors or loaded.diagnostics:
-            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
-        _fail(f"{target}: the instance cannot be run", 1)
-    assert instance is not None and instance.pattern_path is not None
-    base = Path(target).parent
-    bindings = {name: from_instance_binding(b.value, base) for name, b in instance.bindings.items()}
-    return (
-        instance.pattern_path,
-        bindings,
-        dict(instance.config_values),
-        dict(instance.input_values),
-    )
-
-
-def _checked(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) -> PatternFile:
-    """The pattern file, read once; unless --no-check, refuse one with lint errors (exit 1)."""
-    from prose.errors import InputReadError, ProseSyntaxError
-
-    try:
-        pattern = files.get(path)
-    except InputReadError as error:
-        _fail(str(error), EXIT_USAGE)
-    except ProseSyntaxError as error:
-        click.echo(error.format(), err=True)
-        raise SystemExit(1) from None
-    if not no_check:
-        from prose.check import lint_pattern
-        from prose.diagnostics import Summary, render_full
-        from prose.diagnostics.model import Severity
-
-        result = lint_pattern(pattern, strict_flow=strict_flow)
-        errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
-        if errors:
-            summary = Summary.of(errors, files=1)
-            click.echo(render_full(errors, {path: pattern.text}, summary, color=False), err=True)
-            click.echo(
-                "error: the pattern has lint errors; fix them or run with --no-check", err=True
-            )
-            raise SystemExit(1)
-    if pattern.spec is None:
-        for diagnostic in pattern.spec_errors:
-            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
-        raise SystemExit(1)
-    return pattern
 
 
 def _resume(
