@@ -197,11 +197,6 @@ def test_an_unknown_type_in_a_slot_output_schema_is_exit_1(project: Path) -> Non
     _fails(result, 1, "typo.prose.md:22:14: PS127", "unknown type `strng`")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="prose/runtime/runner.py turns any ProseError of a run into R008 exit 4; "
-    "a call's `schema:` with an unknown type word is a SchemaDefinitionError, bad input",
-)
 def test_an_unknown_type_in_a_call_schema_is_not_a_model_failure(project: Path) -> None:
     text = DIALECTIC.read_text(encoding="utf-8")
     broken = text.replace(
@@ -216,11 +211,6 @@ def test_an_unknown_type_in_a_call_schema_is_not_a_model_failure(project: Path) 
     assert result.code == 1, result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="prose/runtime/runner.py turns any ProseError of a run into R008 exit 4 "
-    "(`the model layer failed`); a missing `use` file is an InputReadError (exit 2)",
-)
 def test_a_missing_use_file_is_not_a_model_failure(project: Path) -> None:
     text = DIALECTIC.read_text(encoding="utf-8")
     broken = text.replace(

@@ -133,12 +133,6 @@ def test_a_key_written_in_the_config_is_masked_in_stdout_and_the_trace(
     assert KEY not in trace.read_text(encoding="utf-8")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="prose/runtime/runner.py builds ResponseCache(options.cache_dir) without the LLM "
-    "config's secrets (secrets=options.llm_config.secrets()), so only the environment's "
-    "are masked in the cache",
-)
 def test_a_key_written_in_the_config_is_masked_in_the_cache(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:

@@ -126,12 +126,20 @@ def recorded_pattern(start: TraceLine, trace_path: Path) -> Path:
     """The pattern file run_start names: as written (relative to where the run started), or
     relative to a folder above the trace (`.prose/runs/ID/trace.jsonl` is three levels down)."""
     recorded = Path(str(start.event.get("pattern", "")))
-    if recorded.is_absolute() or recorded.is_file():
+    if recorded.is_absolute() or _is_file(recorded):
         return recorded
     for folder in list(trace_path.resolve().parents)[:4]:
-        if (folder / recorded).is_file():
+        if _is_file(folder / recorded):
             return folder / recorded
     return recorded
+
+
+def _is_file(path: Path) -> bool:
+    """`path.is_file()`, false for a name the system refuses (too long, a NUL byte)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
@@ -143,7 +151,7 @@ def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
     explicit = pattern is not None
     candidate = Path(pattern) if pattern is not None else recorded_pattern(start, trace_path)
     source: PatternSource | None = None
-    if explicit or candidate.is_file():
+    if explicit or _is_file(candidate):
         source = read_pattern(candidate)
         if source is None and explicit:
             raise AuditError(f"{candidate}: cannot read the pattern file, or it has errors")

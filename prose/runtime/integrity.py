@@ -80,7 +80,7 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     """A trace line as an event, or None when it is not one."""
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):  # not UTF-8 or JSON; a 5,000-digit number; too deep
         return None
     ok = isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data
     return data if ok else None

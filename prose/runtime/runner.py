@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from prose.errors import ProseError
+from prose.errors import InputReadError, ProseError, ProseSyntaxError
 from prose.pattern_file import PatternFile, PatternFiles
 from prose.runtime.binding import bind_slots, check_distinct_models, globals_scope
 from prose.runtime.budget import Budget, Limits
@@ -167,8 +167,12 @@ def _cache(options: RunOptions) -> Any:
     if options.cache_dir is not None and options.script is None:
         from prose.runtime.cache import ResponseCache
 
-        return ResponseCache(options.cache_dir)
+        return ResponseCache(options.cache_dir, secrets=_config_secrets(options))
     return None
+
+
+def _config_secrets(options: RunOptions) -> list[str]:
+    return sorted(options.llm_config.secrets()) if options.llm_config is not None else []
 
 
 def shared_resources(options: RunOptions, pool: BudgetPool | None = None) -> SharedResources:
@@ -180,7 +184,7 @@ def shared_resources(options: RunOptions, pool: BudgetPool | None = None) -> Sha
     if options.cache_dir is not None and options.script is None:
         from prose.runtime.cache import ResponseCache
 
-        cache = ResponseCache(options.cache_dir)
+        cache = ResponseCache(options.cache_dir, secrets=_config_secrets(options))
     return SharedResources(
         client=_client(options),
         semaphore=asyncio.Semaphore(max(options.concurrency, 1)),
@@ -367,8 +371,8 @@ async def _execute(
         _compare_returns(ctx, value)
     except ProseRuntimeError as error:
         failure = error
-    except ProseError as error:  # e.g. the router cannot be built from the LLM config
-        failure = CallFailed(f"the model layer failed: {error}", kind="config")
+    except ProseError as error:  # not a run-time error of the program: say whose it is
+        failure = _outside_error(error)
     except (asyncio.CancelledError, KeyboardInterrupt):
         trace.emit(RunEnd(status="interrupted", exit_code=130, totals=budget.totals()))
         trace.close()
@@ -438,6 +442,18 @@ async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
             f"budget stop: the time budget of {budget.limits.timeout:g}s ran out "
             "while calls were in flight",
         ) from None
+
+
+def _outside_error(error: ProseError) -> ProseRuntimeError:
+    """A problem met while running that is not the program's: a file that cannot be read
+    (exit 2), a bad schema or LLM config (exit 1), else the model layer failing (exit 4)."""
+    from prose.llm.errors import LLMConfigError, SchemaDefinitionError
+
+    if isinstance(error, InputReadError):
+        return RunIOError(str(error))
+    if isinstance(error, LLMConfigError | SchemaDefinitionError | ProseSyntaxError):
+        return InputError(str(error))
+    return CallFailed(f"the model layer failed: {error}", kind="config")
 
 
 def partial_result(events: list[Any], stopped_by: str | None) -> dict[str, Any]:

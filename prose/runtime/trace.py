@@ -3,30 +3,25 @@
 Every event carries `prev`, the sha256 of the previous line (None for the
 first), so the trace is a tamper-evident chain: `verify_chain` recomputes it
 (`integrity.py` holds the rules a trace is checked by).
-Secrets never reach the file: keys that name a secret are masked and the
-values of secret-looking environment variables are replaced wherever they
-occur, before the line is written.
+Secrets never reach the file: values under keys that name a secret are
+masked and the values of secret-looking environment variables (and the LLM
+config's keys) are replaced wherever they occur, before the line is written,
+by the one masking rule of `prose.llm.redact`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from prose.llm.redact import redact, run_secrets
 from prose.runtime.integrity import link_problem, output_sha256, parse_line, seal_path
-
-SECRET_KEY = re.compile(
-    r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$)", re.I
-)
-MASK = "***"
 
 
 class Usage(BaseModel):
@@ -153,26 +148,6 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """Values of environment variables whose names say they are secrets (8+ characters)."""
-    env = os.environ if environ is None else environ
-    found = {value for name, value in env.items() if SECRET_KEY.search(name) and len(value) >= 8}
-    found |= {value for name, value in env.items() if name.endswith("_KEY") and len(value) >= 8}
-    return sorted(found, key=len, reverse=True)
-
-
-def scrub(data: Any) -> Any:
-    """`data` with the values of secret-named keys masked (recursively)."""
-    if isinstance(data, Mapping):
-        return {
-            key: MASK if SECRET_KEY.search(str(key)) and data[key] else scrub(item)
-            for key, item in data.items()
-        }
-    if isinstance(data, list | tuple):
-        return [scrub(item) for item in data]
-    return data
-
-
 class Trace:
     """An append-only JSONL trace with a hash chain; `None` path keeps events in memory only."""
 
@@ -183,7 +158,7 @@ class Trace:
         self.run_id = run_id
         self.events: list[Event] = []
         self._prev: str | None = None
-        self._secrets = [*secret_values(), *extra_secrets]
+        self._secrets = run_secrets(extra_secrets)
         self._file: IO[str] | None = None
         self._counter = 0
         if self.path is not None:
@@ -199,19 +174,12 @@ class Trace:
         event.run_id = self.run_id
         event.prev = self._prev
         data = event.model_dump(mode="json")
-        recorded = scrub(data)
-        line = json.dumps(recorded, ensure_ascii=False, default=str)
-        masked = False
-        for secret in self._secrets:
-            if secret in line:
-                line, masked = line.replace(secret, MASK), True
-        if isinstance(event, CallEvent) and event.sha256 and (
-            masked or recorded.get("output") != data.get("output")
-        ):
+        recorded = redact(data, self._secrets)  # the one masking rule (`prose.llm.redact`)
+        if isinstance(event, CallEvent) and event.sha256 and recorded.get("output") != data.get(
+                "output"):
             # The digest vouches for the output as recorded, masked text included.
-            recorded = json.loads(line)
             recorded["sha256"] = output_sha256(recorded.get("output"))
-            line = json.dumps(recorded, ensure_ascii=False, default=str)
+        line = json.dumps(recorded, ensure_ascii=False, default=str)
         self._prev = sha256_text(line)
         self.events.append(event)
         if self._file is not None:
