@@ -16,24 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from prose.errors import ProseError
+from prose.lang.schema_types import JSON_TYPES
 from prose.llm.errors import SchemaDefinitionError
 
-_TYPE_NAMES = {
-    "string": "string",
-    "str": "string",
-    "text": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "number": "number",
-    "float": "number",
-    "integer": "integer",
-    "int": "integer",
-    "object": "object",
-    "dict": "object",
-    "array": "array",
-    "list": "array",
-    "null": "null",
-}
+_TYPE_NAMES = JSON_TYPES  # one list of type words (`prose.lang.schema_types`)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```\s*$", re.S)
 _NUMERIC = ("integer", "number")
 _BOUNDS = (
