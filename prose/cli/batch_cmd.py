@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from prose.llm.config import LLMConfig
+    pass
 
 EXIT_USAGE = 2
 
@@ -121,6 +121,7 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
+    from prose.cli.run_inputs import pairs, read_llm_config, typed
     from prose.cli.targets import checked_pattern, declared_type, resolve_target, use_cache
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
@@ -134,10 +135,10 @@ def _batch(options: dict[str, Any]) -> int:
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
-    for key, raw in _pairs(options["inputs"], "--input"):
-        fixed[key] = _typed(raw, declared_type(spec, key))
-    for key, raw in _pairs(options["configs"], "--config"):
-        config[key] = _typed(raw, declared_type(spec, key))
+    for key, raw in pairs(options["inputs"], "--input"):
+        fixed[key] = typed(raw, declared_type(spec, key), f"--input {key}")
+    for key, raw in pairs(options["configs"], "--config"):
+        config[key] = typed(raw, declared_type(spec, key), f"--config {key}")
     try:
         for text in options["binds"]:
             slot, binding = parse_bind_option(text)
@@ -146,7 +147,7 @@ def _batch(options: dict[str, Any]) -> int:
         _fail(error.message, EXIT_USAGE)
     if options["executor"] == "local" and (options["address"] or options["workers"]):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)
-    llm_config = _llm_config(options["config_file"], project)
+    llm_config = read_llm_config(options["config_file"], project, check_router=True)
     unbound = [s for s in spec.slot_names if s not in bindings]
     try:
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
@@ -229,43 +230,3 @@ def _batch(options: dict[str, Any]) -> int:
     if data["rows_budget"]:
         return 3
     return 0 if data["rows"] == total else 1
-
-
-def _pairs(items: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
-    out = []
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            _fail(f"`{flag} {item}`: expected KEY=VALUE", EXIT_USAGE)
-        out.append((key.strip(), value))
-    return out
-
-
-def _typed(raw: str, declared: str | None) -> Any:
-    """A command-line value: text for a `string`, else JSON when it parses (as `prose run`)."""
-    if declared in ("string", "str", "text"):
-        return raw
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return raw
-
-
-def _llm_config(path: str | None, project: Path) -> LLMConfig | None:
-    """`--config-file PATH`, else `prose.yaml` or `.prose/config.yaml` of the project, or None."""
-    from prose.errors import InputReadError
-    from prose.llm import LLMConfig
-    from prose.llm.errors import LLMConfigError
-
-    candidates = [Path(path)] if path else [project / "prose.yaml",
-                                            project / ".prose" / "config.yaml"]
-    for candidate in candidates:
-        if path or candidate.is_file():
-            try:
-                config = LLMConfig.from_yaml(candidate)
-            except InputReadError as error:
-                _fail(str(error), EXIT_USAGE)
-            except LLMConfigError as error:
-                _fail(str(error), 1)
-            return config
-    return None
