@@ -454,21 +454,21 @@ def test_resume_refuses_a_broken_chain_and_a_changed_seal(tmp_path: Path, stub: 
 
 
 def test_resume_cli_refuses_a_tampered_trace_with_its_line(tmp_path: Path, stub: Stub) -> None:
+    from tests.conftest import run_prose_in_process
+
     project(tmp_path, stub)
     trace = tmp_path / "a.jsonl"
     run(tmp_path, stub, limits=Limits(max_calls=2), trace_path=trace)
     line = _tamper_last_call(trace, "INJECTED")
-    env = {**os.environ, "OPENAI_API_KEY": SECRET}
-    done = subprocess.run(prose_cli("run", "rounds.prose.md", "--resume", str(trace), "--json",
-                                    cwd=tmp_path),
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1, done.stderr
+    env = {"OPENAI_API_KEY": SECRET}
+    done = run_prose_in_process("run", "rounds.prose.md", "--resume", str(trace), "--json",
+                                cwd=tmp_path, env=env)
+    assert done.code == 1, done.stderr
     assert f"a.jsonl:{line}: the trace to resume is damaged" in done.stderr
-    assert "Traceback" not in done.stderr and done.stdout == ""
-    forced = subprocess.run(prose_cli("run", "rounds.prose.md", "--resume", str(trace),
-                                      "--force", "--json", cwd=tmp_path),
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert forced.returncode == 0, forced.stderr
+    assert done.stdout == ""
+    forced = run_prose_in_process("run", "rounds.prose.md", "--resume", str(trace), "--force",
+                                  "--json", cwd=tmp_path, env=env)
+    assert forced.code == 0, forced.stderr
     assert f"--force: replaying lines 1-{line - 1} only" in forced.stderr
     assert "INJECTED" not in forced.stdout
 

@@ -6,7 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from tests.conftest import ROOT, run_prose
+from tests.conftest import ROOT
+from tests.conftest import run_prose_in_process as run_prose
 
 
 def _run(tmp_path: Path) -> Path:
