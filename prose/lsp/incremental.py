@@ -122,7 +122,10 @@ def pieces(source: str) -> list[tuple[int, str]]:
 
 
 def moved(node: Any, delta: int) -> Any:
-    """`node` with every position `delta` lines further down (a new node; nodes are frozen)."""
+    """`node` with every position `delta` lines further down (a new node; nodes are frozen).
+
+    Built without `__init__` (fields copied, positions moved): a new line at the top of a
+    long program moves every statement below it."""
     if isinstance(node, Span):
         if node.line == 0:
             return node
@@ -132,15 +135,22 @@ def moved(node: Any, delta: int) -> Any:
         return tuple([moved(item, delta) for item in node]) if node else node
     if isinstance(node, n.Node):
         cls = type(node)
-        return cls(**{name: moved(getattr(node, name), delta) for name in _fields(cls)})
+        copy = object.__new__(cls)
+        for name, positioned in _fields(cls):
+            value = getattr(node, name)
+            object.__setattr__(copy, name, moved(value, delta) if positioned else value)
+        return copy
     return node  # text, a number, None: no position in it
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_PLAIN = ("str", "int", "bool", "str | None", "int | None", "bool | None", "tuple[str, ...]")
 
 
-def _fields(cls: type) -> tuple[str, ...]:
+def _fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """Every field of a node class, and whether it may hold a position (a span or nodes)."""
     found = _FIELDS.get(cls)
     if found is None:
-        found = _FIELDS[cls] = tuple(f.name for f in fields(cls) if f.init)
+        found = _FIELDS[cls] = tuple(
+            (f.name, f.name == "span" or str(f.type) not in _PLAIN) for f in fields(cls))
     return found

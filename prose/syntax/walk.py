@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
@@ -142,8 +143,29 @@ def value_loop(statement: n.Stmt) -> n.LoopNode | None:
     return None
 
 
+# The last programs walked: body -> its statements in walk order. Bodies are immutable and
+# the cache holds each one it keys, so an id cannot be reused while its entry lives.
+_WALKED: OrderedDict[int, tuple[tuple[n.Stmt, ...], tuple[n.Stmt, ...]]] = OrderedDict()
+_WALKED_SIZE = 8
+
+
 def walk_statements(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt]:
-    """Every statement (and loop in value position), depth first, in source order."""
+    """Every statement (and loop in value position), depth first, in source order.
+
+    The linter's rules each walk the same program: the walk of a body is made once and
+    remembered for the last few bodies."""
+    found = _WALKED.get(id(body))
+    if found is None or found[0] is not body:
+        found = (body, tuple(_walk(body)))
+        _WALKED[id(body)] = found
+        if len(_WALKED) > _WALKED_SIZE:
+            _WALKED.popitem(last=False)
+    else:
+        _WALKED.move_to_end(id(body))
+    return iter(found[1])
+
+
+def _walk(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt]:
     stack: list[Iterator[n.Stmt]] = [iter(body)]
     while stack:
         statement = next(stack[-1], None)
