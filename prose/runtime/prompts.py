@@ -25,6 +25,7 @@ The error names the template file.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import os
@@ -119,6 +120,23 @@ def render_within(budget: Budget) -> None:
     _run_budget.set(budget)
 
 
+def _templates_state(project_dir: str | Path | None) -> tuple[Any, ...]:
+    """What a builder depends on: the override folder and each template file's content."""
+    if project_dir is None:
+        return (None,)
+    folder = Path(project_dir) / TEMPLATE_DIR
+    if not folder.is_dir():
+        return (str(folder.resolve()), None)
+    files = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            files.append((str(path), hashlib.sha256(path.read_bytes()).hexdigest()))
+    return (str(folder.resolve()), tuple(files))
+
+
+_BUILDERS: dict[tuple[Any, ...], PromptBuilder] = {}
+
+
 class PromptBuilder:
     """Renders the messages of calls and judgements from (possibly overridden) templates.
 
@@ -167,6 +185,22 @@ class PromptBuilder:
                 raise TemplateProblem(
                     f"the prompt template `{TEMPLATE_DIR / name}` is nested too deep to compile"
                 ) from None
+
+    @classmethod
+    def for_project(cls, project_dir: str | Path | None) -> PromptBuilder:
+        """The builder for `project_dir`, made once while its `.prose/templates/` is unchanged
+        (the same files with the same content).
+
+        Building one compiles every template (some 4 ms); runs in one process (`prose test`,
+        a library user's loop) share it, and an edited template makes a new one."""
+        key = _templates_state(project_dir)
+        found = _BUILDERS.get(key)
+        if found is None:
+            found = cls(project_dir)
+            _BUILDERS[key] = found
+            while len(_BUILDERS) > 8:
+                _BUILDERS.pop(next(iter(_BUILDERS)))
+        return found
 
     def _render(self, name: str, **context: Any) -> str:
         from jinja2 import TemplateError

@@ -475,7 +475,7 @@ def _config_default(options: RunOptions, name: str) -> str | None:
 def _prompts(options: RunOptions) -> Any:
     from prose.runtime.prompts import PromptBuilder
 
-    return PromptBuilder(options.project_dir)
+    return PromptBuilder.for_project(options.project_dir)
 
 
 def _open_trace(options: RunOptions, path: Path | None, run_id: str) -> Trace:
