@@ -121,13 +121,11 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
-    from prose.cli.run_inputs import pairs, read_llm_config, typed
-    from prose.cli.targets import checked_pattern, declared_type, resolve_target, use_cache
+    from prose.cli.run_inputs import apply_options, read_llm_config
+    from prose.cli.targets import checked_pattern, resolve_target, use_cache
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
-    from prose.runtime.errors import InputError
-    from prose.runtime.services import parse_bind_option
 
     project = Path.cwd()
     files = PatternFiles()
@@ -135,16 +133,7 @@ def _batch(options: dict[str, Any]) -> int:
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
-    for key, raw in pairs(options["inputs"], "--input"):
-        fixed[key] = typed(raw, declared_type(spec, key), f"--input {key}")
-    for key, raw in pairs(options["configs"], "--config"):
-        config[key] = typed(raw, declared_type(spec, key), f"--config {key}")
-    try:
-        for text in options["binds"]:
-            slot, binding = parse_bind_option(text)
-            bindings[slot] = binding
-    except InputError as error:
-        _fail(error.message, EXIT_USAGE)
+    apply_options(spec, options, fixed, config, bindings)
     if options["executor"] == "local" and (options["address"] or options["workers"]):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)
     llm_config = read_llm_config(options["config_file"], project, check_router=True)

@@ -201,15 +201,13 @@ def run_command(**options: Any) -> None:
 def _run(options: dict[str, Any], secrets: list[str]) -> int:
     import asyncio
 
-    from prose.cli.run_inputs import pairs, read_input_file, read_llm_config, read_script, typed
-    from prose.cli.targets import checked_pattern, declared_type, resolve_target, use_cache
+    from prose.cli.run_inputs import apply_options, read_llm_config, read_script
+    from prose.cli.targets import checked_pattern, resolve_target, use_cache
     from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
-    from prose.runtime.errors import InputError
     from prose.runtime.progress import Progress
     from prose.runtime.runner import RunOptions, run_pattern
-    from prose.runtime.services import parse_bind_option
 
     target: str = options["target"]
     project = Path.cwd()
@@ -218,18 +216,7 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
-    for key, raw in pairs(options["inputs"], "--input"):
-        inputs[key] = typed(raw, declared_type(spec, key), f"`--input {key}`")
-    for key, path in pairs(options["input_files"], "--input-file"):
-        inputs[key] = read_input_file(path)
-    for key, raw in pairs(options["configs"], "--config"):
-        config[key] = typed(raw, declared_type(spec, key), f"`--config {key}`")
-    try:
-        for text in options["binds"]:
-            slot, binding = parse_bind_option(text)
-            bindings[slot] = binding
-    except InputError as error:
-        _fail(error.message, EXIT_USAGE)
+    apply_options(spec, options, inputs, config, bindings)
     script = read_script(options["script"])
     uses_router = script is not None or not options["show_prompts"]
     llm_config = read_llm_config(options["config_file"], project, check_router=uses_router)

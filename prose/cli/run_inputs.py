@@ -8,6 +8,7 @@ misused. YAML and JSON are read within the bounds of `prose.bounded`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from prose.files import read_text
 if TYPE_CHECKING:
     from prose.llm.config import LLMConfig
     from prose.llm.script import Script
+    from prose.spec.model import PatternSpec
 
 _STRING_TYPES = ("string", "str", "text")
 
@@ -103,3 +105,25 @@ def read_llm_config(path: str | None, project: Path, *, check_router: bool) -> L
                 fail(str(error), EXIT_FINDINGS)
             return config
     return None
+
+
+def apply_options(spec: PatternSpec, options: Mapping[str, Any], inputs: dict[str, Any],
+                  config: dict[str, Any], bindings: dict[str, Any]) -> None:
+    """`--input`, `--input-file`, `--config` and `--bind` on top of an instance's values (as
+    `prose run` and `prose batch` read them): a value is typed by its declaration."""
+    from prose.cli.targets import declared_type
+    from prose.runtime.errors import InputError
+    from prose.runtime.services import parse_bind_option
+
+    for key, raw in pairs(options.get("inputs", ()), "--input"):
+        inputs[key] = typed(raw, declared_type(spec, key), f"`--input {key}`")
+    for key, path in pairs(options.get("input_files", ()), "--input-file"):
+        inputs[key] = read_input_file(path)
+    for key, raw in pairs(options.get("configs", ()), "--config"):
+        config[key] = typed(raw, declared_type(spec, key), f"`--config {key}`")
+    try:
+        for text in options.get("binds", ()):
+            slot, binding = parse_bind_option(text)
+            bindings[slot] = binding
+    except InputError as error:
+        fail(error.message, EXIT_USAGE)
