@@ -3,9 +3,12 @@
 Rows finish out of order; a finished row waits in memory until every row
 before it is written (the executors keep a bounded window of rows in flight,
 so that wait is bounded too). Each write appends every line that has become
-ready in one `write` of an `O_APPEND` file, then `fsync`s it, so a crash
-leaves the results file a prefix of whole rows, at worst followed by one torn
-line.
+ready in one `write` of an `O_APPEND` file, so a crash of the process (kill -9
+included: the kernel keeps what was written) leaves the results file a prefix
+of whole rows, at worst followed by one torn line. The file is `fsync`ed at
+most every `FSYNC_EVERY_S` and when it is closed, so a crash of the machine
+loses at most that much of the newest rows, which `--resume` runs again (a
+blocking `fsync` per row held every call in flight back).
 
 `--resume` keeps the longest prefix of finished rows (`scan`: statuses ok,
 error and hiding-violation, each line's `row` its position) and cuts the
@@ -17,12 +20,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prose.batch.plan import FINISHED
+
+FSYNC_EVERY_S = 0.5
 
 
 @dataclass
@@ -104,6 +110,7 @@ class ResultsFile:
         self.written = written
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._synced = time.monotonic()
         if keep_bytes is not None:
             os.ftruncate(self._fd, keep_bytes)  # drop what follows the finished prefix
             os.fsync(self._fd)
@@ -120,7 +127,9 @@ class ResultsFile:
             view = memoryview(data.encode("utf-8"))
             while view:
                 view = view[os.write(self._fd, view):]
-            os.fsync(self._fd)
+            if time.monotonic() - self._synced >= FSYNC_EVERY_S:
+                os.fsync(self._fd)
+                self._synced = time.monotonic()
             if self.written is not None:
                 for row in ready:
                     self.written(row)
@@ -128,6 +137,7 @@ class ResultsFile:
 
     def close(self) -> None:
         if self._fd >= 0:
+            os.fsync(self._fd)
             os.close(self._fd)
             self._fd = -1
 
