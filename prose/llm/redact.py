@@ -13,6 +13,7 @@ values of secret-named environment variables and the LLM config's secrets.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -104,8 +105,14 @@ def secrets_in_environment(environ: Mapping[str, str] | None = None) -> set[str]
     return {
         value
         for name, value in env.items()
-        if (SECRET_FIELD.search(name) or name.endswith("_KEY")) and len(value) >= MIN_SECRET_LENGTH
+        if len(value) >= MIN_SECRET_LENGTH and _secret_variable(name)
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _secret_variable(name: str) -> bool:
+    """Whether an environment variable's name says it holds a secret (asked on every run)."""
+    return bool(SECRET_FIELD.search(name)) or name.endswith("_KEY")
 
 
 def run_secrets(

@@ -161,9 +161,10 @@ class Trace:
         self._secrets = run_secrets(extra_secrets)
         self._file: IO[str] | None = None
         self._counter = 0
+        self._whole = hashlib.sha256()  # of every byte written: the seal, without a re-read
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("w", encoding="utf-8")
+            self._file = self.path.open("w", encoding="utf-8", newline="\n")
 
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
@@ -180,11 +181,13 @@ class Trace:
             # The digest vouches for the output as recorded, masked text included.
             recorded["sha256"] = output_sha256(recorded.get("output"))
         line = json.dumps(recorded, ensure_ascii=False, default=str)
-        self._prev = sha256_text(line)
+        encoded = line.encode("utf-8")
+        self._prev = hashlib.sha256(encoded).hexdigest()
         self.events.append(event)
         if self._file is not None:
             self._file.write(line + "\n")
             self._file.flush()
+            self._whole.update(encoded + b"\n")
         return event
 
     def close(self) -> None:
@@ -197,7 +200,7 @@ class Trace:
             self._file.close()
             self._file = None
             if self.path is not None:
-                digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
+                digest = self._whole.hexdigest()
                 seal_path(self.path).write_text(f"{digest}  {self.path.name}\n", encoding="utf-8")
 
 
