@@ -14,7 +14,7 @@ from typing import Literal
 from prose.source import Span
 
 # Where an undefined name was met.
-NameContext = Literal["read", "interpolation", "condition", "call-target", "do", "assignment"]
+NameContext = Literal["read", "interpolation", "condition", "call-target", "do", "assignment", "agent"]
 
 
 @dataclass(frozen=True, kw_only=True)

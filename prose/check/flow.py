@@ -384,6 +384,7 @@ class _Analyser(Visitor[Value]):
         self.strict = result.strict
         self.program = program
         self.sites: dict[tuple[Any, ...], int] = {}
+        self._session_calls: dict[int, n.Call] = {}  # a session analysed as a call of its agent
         self.blocks: dict[str, set[n.BlockDef]] = {}
         self.block_homes: dict[int, int] = {}  # a block's isolation depth where it is defined
         self.block_depth = 0
@@ -617,8 +618,8 @@ class _Analyser(Visitor[Value]):
             depends = self._expr(loop.max, state).label
         elif isinstance(loop, n.For):
             iterable = self._expr(loop.iterable, state)
-            depends = _flatten(iterable).label
-            element = Value(depends, None, iterable.services)
+            element = Value(_flatten(iterable).label, None, iterable.services)
+            depends = _flatten(iterable).label | self._expr(loop.max, state).label
         saved_pc = self.pc
         collected: set[int] = set()
         errors: set[int] = set()
@@ -882,6 +883,105 @@ class _Analyser(Visitor[Value]):
             finally:
                 self.block_depth -= 1
         return _join(values) if values else CONSTANT
+
+    eval_Do = exec_Do
+
+    def exec_AgentDef(self, statement: n.AgentDef, state: State) -> Value:
+        return CONSTANT  # its `prompt` is the role prompt of its sessions' service
+
+    def eval_Session(self, session: n.Session, state: State) -> Value:
+        """A session is a call of the slot named by its agent (`prose.lang.flows`); `resume`
+        is also given the agent's memory, which each session of a `persist` agent grows."""
+        slot = session.slot
+        call = self._session_calls.get(id(session))
+        if call is None:
+            call = n.Call(n.Name(slot, span=session.head), session.properties,
+                          head=session.head, span=session.span)
+            self._session_calls[id(session)] = call
+        site = self.result.calls.setdefault(id(call), CallFlow(call))
+        site.slots.add(slot)
+        site.target = "session"
+        given: list[Defs] = []
+        for prop in session.properties:
+            value = self._expr(prop.value, state)
+            entry = site.inputs.get(prop.name)
+            site.inputs[prop.name] = (InputFlow(prop.name, prop, value) if entry is None
+                                      else InputFlow(prop.name, prop, _join([entry.value, value])))
+            if prop.name not in CONTROL_PROPERTIES:
+                given.append(_flatten(value).label)
+        if session.prompt is not None:
+            given.append(_flatten(self._expr(session.prompt, state)).label)
+        key = f"<memory {slot}>"  # not a name: the state carries it through loops and joins
+        memory = state.get(key, CONSTANT)
+        if session.resume:
+            given.append(_flatten(memory).label)
+        joined = self.join(given)
+        branch = tuple(self.branch)
+        site.branches.add(branch)
+        label = flows.call_output(self, slot, joined, session.head, branch, flows.UNKNOWN_INDEX)
+        self.raised[-1].update(label)
+        state[key] = Value(flows.remembered(self, _flatten(memory).label, joined, label))
+        self.let_frames[-1].add(key)  # published from a parallel branch like a `let`
+        return Value(label)
+
+    def eval_Pipeline(self, pipeline: n.Pipeline, state: State) -> Value:
+        current = self._expr(pipeline.source, state)
+        for stage in pipeline.stages:
+            current = self._stage(stage, current, state)
+        return current
+
+    def _stage(self, stage: n.Stage, current: Value, state: State) -> Value:
+        """One stage to a fixpoint: each body in a scope of its own (writes to outer names
+        reach the state); its value is its `return` or last statement."""
+        items = _flatten(current).label
+        element = Value(items, None, current.services)
+        acc = element
+        values: Defs = NONE
+        saved_pc = self.pc
+        parallel = stage.op == "pmap"
+        self.pc = flows.under(self, self.pc, items, self.strict)
+        try:
+            for _ in range(MAX_ITERATIONS):
+                body = state.fork()
+                bound = (acc, element) if stage.op == "reduce" else (element,)
+                for param, value in zip(stage.params, bound, strict=True):
+                    body[param] = self._bind(param, value, stage.span, "loop")
+                self.collecting.append(set())
+                self.let_frames.append(set())
+                self.exits.append(None)
+                if parallel:
+                    self.branch.append(_branch_key(stage))
+                try:
+                    last = self._body(stage.body, body, collecting=True)
+                finally:
+                    self.exits.pop()
+                    returned = self.collecting.pop()
+                    self.let_frames.pop()
+                    if parallel:
+                        self.branch.pop()
+                result = frozenset(returned) | _flatten(last).label
+                grown = not result <= values
+                values |= result
+                changed = {name: _join([state[name], body[name]]) for name in body.written
+                           if name in state and name not in stage.params
+                           and _join([state[name], body[name]]) != state[name]}
+                state.merge(changed)
+                if stage.op == "reduce":
+                    acc = Value(_flatten(acc).label | values)
+                if not changed and not grown:
+                    break
+            if stage.op == "filter":
+                decided: Defs = flows.filtered(self, self.pc, values, self.strict)
+                label = items | decided
+            elif stage.op == "reduce":
+                label = flows.bind(self, _flatten(acc).label, self.pc, self.strict)
+            else:
+                label = flows.bind(self, values, self.pc, self.strict)
+        finally:
+            self.pc = saved_pc
+        if parallel:
+            return Value(self._crossing(label, stage, "<pmap>"))
+        return Value(frozenset({self._define(f"<{stage.op}>", stage.span, "join", label)}))
 
     def _invoke(self, body: tuple[n.Stmt, ...], params: tuple[str, ...], args: list[Value],
                 inner: State, span: Span) -> Value:

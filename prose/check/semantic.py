@@ -38,9 +38,9 @@ from prose.syntax import nodes as n
 from prose.syntax.visitor import Visitor
 from prose.syntax.walk import bound_names, walk_statements
 
-BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param"]
+BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param", "agent"]
 F = TypeVar("F", bound=Finding)
-READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param")
+READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param", "agent")
 
 
 @dataclass
@@ -143,6 +143,11 @@ class _Walker(Visitor[None]):
             if isinstance(statement, n.BlockDef) and statement.name not in self.blocks:
                 self.blocks[statement.name] = statement
                 self._bind(self.root, statement.name, "block", statement.span)
+        # `agent` definitions are declarations: a session may come before its agent.
+        for statement in self.model.program.body:
+            if isinstance(statement, n.AgentDef) and self.root.lookup(statement.name) is None:
+                binding = self._bind(self.root, statement.name, "agent", statement.span)
+                binding.uses = 0
         self._body(self.model.program.body, self.root)
 
     # --- binding and lookup ----------------------------------------------------
@@ -290,6 +295,8 @@ class _Walker(Visitor[None]):
 
     def visit_For(self, statement: n.For, scope: Scope) -> None:
         self.visit(statement.iterable, scope)
+        if statement.max is not None:
+            self.visit(statement.max, scope)
         service_of = None
         if isinstance(statement.iterable, n.Name) and statement.iterable.name in self.decl.slots:
             service_of = statement.iterable.name
@@ -450,6 +457,42 @@ class _Walker(Visitor[None]):
     def visit_Use(self, statement: n.Use, scope: Scope) -> None:
         self._bind(scope, statement.alias, "alias", statement.span)
 
+    def visit_AgentDef(self, statement: n.AgentDef, scope: Scope) -> None:
+        for prop in (*statement.properties, *statement.shape):
+            self.visit(prop.value, scope)
+        if scope.lookup(statement.name) is None:  # one nested in a block or branch
+            self._bind(scope, statement.name, "agent", statement.span)
+
+    def visit_Session(self, expr: n.Session, scope: Scope) -> None:
+        if expr.prompt is not None:
+            self.visit(expr.prompt, scope)
+        for prop in expr.properties:
+            self.visit(prop.value, scope)
+        if expr.agent is None:
+            return
+        binding = scope.lookup(expr.agent)
+        if binding is not None and binding.kind == "agent":
+            binding.uses += 1
+            self.model.references.append(Reference(expr.agent, expr.head, "call-target", "variable"))
+            return
+        self.model.findings.append(NameUndefined(name=expr.agent, span=expr.head, context="agent"))
+
+    def visit_Pipeline(self, expr: n.Pipeline, scope: Scope) -> None:
+        """Each stage's body runs in a scope of its own that binds `item` (`reduce`: its
+        two names), read-only; `break` and `continue` cannot leave it."""
+        self.visit(expr.source, scope)
+        saved = self.loop_depth
+        self.loop_depth = 0
+        try:
+            for stage in expr.stages:
+                inner = Scope("block", scope)
+                for param in stage.params:
+                    binding = self._bind(inner, param, "loop", stage.span)
+                    binding.uses = max(binding.uses, 0)
+                self._body(stage.body, inner)
+        finally:
+            self.loop_depth = saved
+
     # --- expressions -------------------------------------------------------------
 
     def visit_Literal(self, expr: n.Literal, scope: Scope) -> None:
@@ -594,4 +637,5 @@ def _kind_words(kind: str) -> str:
         "block": "block",
         "alias": "`use` alias",
         "param": "block parameter",
+        "agent": "agent",
     }.get(kind, kind)

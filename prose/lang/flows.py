@@ -177,6 +177,20 @@ def under(alg: Algebra[L], pc: L, condition: L, strict: bool) -> L:
     return alg.join([pc, condition]) if strict else pc
 
 
+def filtered(alg: Algebra[L], pc: L, decided: L, strict: bool) -> L:
+    """`| filter:`: the kept items keep their own labels (normal mode adds nothing to the
+    list); in strict mode the list also carries the decisions (the bodies' values), which
+    chose what is kept, and the program counter."""
+    return alg.join([pc, decided]) if strict else alg.nothing()
+
+
+def remembered(alg: Algebra[L], memory: L, given: L, output: L) -> L:
+    """A `persist` agent's memory after one of its sessions: what it held, plus what the
+    session was given and what it answered. `resume: agent` sends the memory again (its
+    `memory` input), so its answer carries all of it transitively."""
+    return alg.join([memory, given, output])
+
+
 def default_texts(default: Any) -> tuple[str, ...]:
     """The strings inside a config default: the pattern's own literal text, sent wherever
     the key's value goes when no run overrides it."""
@@ -251,6 +265,19 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "mentioned values') in the arms, and in the rest of the body when an arm may leave it "
      "early (`break`, `continue`, `return`, `throw`)"),
     ("nested pattern call", "as a call of the slot it is bound to; its errors too", ""),
+    ('`session "p"`, `session: A`, `session l: A`', "as a call of a slot named `A` (`session` for "
+     "an inline prompt); the prompt is the call's `prompt`", ""),
+    ("`resume: A` (result)", "as `session: A`, given also `A`'s memory: every earlier session of "
+     "`A`'s inputs and answers (its `memory` input)", ""),
+    ("`| map:` / `| pmap:` (result)", "the union of the bodies' values (`pmap`: collected at a "
+     "join, like `parallel for`)", "the list's label in the bodies"),
+    ("`| filter:` (result)", "the kept items' own labels", "the bodies' values (the decisions) "
+     "and the list's label"),
+    ("`| reduce(acc, x):` (result)", "the last body value; `acc` carries every earlier one and "
+     "the first item", "the list's label in the bodies"),
+    ("`let x = do:` / `do f(args)` as a value", "as `do` (the block's `return` or last "
+     "statement)", "the program counter"),
+    ("`loop for each x in xs (max: N)`", "as `for x in xs`", "`xs`'s and `N`'s labels in the body"),
     ("channels into a model", "each input (its name as literal text), `prompt`, `schema` "
      "(keys and type words), the slot's `ensures`, the service's role prompt", "`prompt` "
      "of a `sees only` slot may carry no slot output"),

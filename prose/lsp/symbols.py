@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
 
 Kind = Literal["slot", "config", "parameter", "variable", "constant", "loop variable",
-               "catch variable", "block", "block parameter", "alias", "name"]
+               "catch variable", "block", "block parameter", "alias", "agent", "name"]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*")
 _BOUNDARY = r"[A-Za-z0-9_\-]"
@@ -315,6 +315,32 @@ class _Program:
         if found is not None:
             self.define(node.alias, Span(node.span.file, node.span.line, found.start(1) + 1,
                                          node.span.line, found.end(1) + 1), "alias")
+
+    def on_AgentDef(self, node: n.AgentDef) -> None:
+        found = self.word(node.span, node.name, after=self._after_keyword(node.span, "agent"))
+        self.define(node.name, found, "agent")
+
+    def on_Session(self, node: n.Session) -> None:
+        if node.agent is None:
+            return
+        keyword = "resume" if node.resume else "session"
+        after = self._after_keyword(node.head, keyword)
+        if node.label is not None:
+            label = self.word(node.head, node.label, after=after)
+            after = label.end_column if label is not None else after
+        found = self.word(node.head, node.agent, after=after)
+        if found is not None:
+            self.refer(node.agent, found)
+
+    def on_Stage(self, node: n.Stage) -> None:
+        if node.op != "reduce":
+            return  # `item` is implicit: no place defines it
+        after = self._after_keyword(node.span, "reduce")
+        for param in node.params:
+            found = self.word(node.span, param, after=after)
+            self.define(param, found, "loop variable")
+            if found is not None:
+                after = found.end_column
 
     def _after_keyword(self, span: Span, keyword: str) -> int:
         """The column just after `keyword` on `span`'s first line (its start if not found)."""

@@ -45,7 +45,9 @@ from prose.runtime.errors import (
 from prose.runtime.handling import ErrorHandling
 from prose.runtime.judge import judge
 from prose.runtime.loops import Loops
+from prose.runtime.pipelines import Pipelines
 from prose.runtime.scope import Scope
+from prose.runtime.sessions import Sessions
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal, Signal
 from prose.runtime.values import NULL, Service, Value
 from prose.syntax import nodes as n
@@ -71,6 +73,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
         self.loops = Loops(self)
         self.handling = ErrorHandling(self)
         self.blocks = Blocks(self)
+        self.sessions = Sessions(self)
+        self.pipelines = Pipelines(self)
 
     # --- the program ---------------------------------------------------------------
 
@@ -80,6 +84,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
         for statement in body:  # blocks are hoisted: `do` may come before `block`
             if isinstance(statement, n.BlockDef):
                 self.blocks.define(statement, scope)
+            elif isinstance(statement, n.AgentDef):  # agents too: a session may come first
+                self.sessions.define(statement)
         try:
             await self.exec_body(body, scope, self.ctx.prefix)
         except ReturnSignal as signal:
@@ -333,6 +339,12 @@ class Interpreter(Visitor[Awaitable[Value]]):
     async def exec_Use(self, node: n.Use, scope: Scope, path: str, collecting: bool) -> Value:
         return NULL  # bound before the run starts (see runner.globals_scope)
 
+    async def exec_AgentDef(
+        self, node: n.AgentDef, scope: Scope, path: str, collecting: bool
+    ) -> Value:
+        self.sessions.define(node)
+        return NULL
+
     # --- expressions ---------------------------------------------------------------
 
     async def eval_Literal(self, node: n.Literal, scope: Scope, path: str, lenient: bool) -> Value:
@@ -417,6 +429,17 @@ class Interpreter(Visitor[Awaitable[Value]]):
         self, node: n.Parallel, scope: Scope, path: str, lenient: bool
     ) -> Value:
         return await self.loops.parallel(node, scope, path)
+
+    async def eval_Session(self, node: n.Session, scope: Scope, path: str, lenient: bool) -> Value:
+        return await self.sessions.run(node, scope, path)
+
+    async def eval_Do(self, node: n.Do, scope: Scope, path: str, lenient: bool) -> Value:
+        return await self.blocks.do(node, scope, path)
+
+    async def eval_Pipeline(
+        self, node: n.Pipeline, scope: Scope, path: str, lenient: bool
+    ) -> Value:
+        return await self.pipelines.run(node, scope, path)
 
     async def eval_Call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
         target = await self.eval(node.target, scope, path)

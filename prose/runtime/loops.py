@@ -77,7 +77,14 @@ class Loops:
                     source=self.interpreter.source,
                 )
             items = iterable.data
-            return len(items), ((item, Value(i)) for i, item in enumerate(items)), iterable.label
+            label = iterable.label
+            if node.max is not None:  # `loop for each x in xs (max: N)`: the first N items
+                limit, bound_label = await self._count(node.max, scope, path, "max")
+                label = label | bound_label
+                if len(items) > limit:
+                    self._note_max(node, limit, f"{path}/for@{node.line}:{node.column}")
+                    items = items[:limit]
+            return len(items), ((item, Value(i)) for i, item in enumerate(items)), label
         count, label = await self._count(node.count, scope, path, "repeat")
         return count, ((Value(i), Value(i)) for i in range(1, count + 1)), label
 
@@ -128,15 +135,7 @@ class Loops:
         count = 0
         while True:
             if count >= limit:
-                self.interpreter.ctx.shared.trace.emit(
-                    NoteEvent(
-                        what="loop_max",
-                        message=f"the loop reached its max of {limit} iterations",
-                        file=node.span.file,
-                        line=node.line,
-                        detail={"max": limit, "path": where},
-                    )
-                )
+                self._note_max(node, limit, where)
                 break
             if node.condition is not None:
                 with pc.raised(depends):
@@ -154,6 +153,17 @@ class Loops:
             collected.append(value)
         with pc.raised(depends):
             return self.interpreter.bound(Value(tuple(collected))) if collecting else NULL
+
+    def _note_max(self, node: n.Loop | n.For, limit: int, where: str) -> None:
+        self.interpreter.ctx.shared.trace.emit(
+            NoteEvent(
+                what="loop_max",
+                message=f"the loop reached its max of {limit} iterations",
+                file=node.span.file,
+                line=node.line,
+                detail={"max": limit, "path": where},
+            )
+        )
 
     # --- parallel ------------------------------------------------------------------
 

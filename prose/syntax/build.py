@@ -121,12 +121,68 @@ class Builder(Transformer[Token, Any]):
     def append_stmt(self, items: list[Item]) -> n.Append:
         return n.Append(items[1], items[3], "append", span=self._span(items))
 
-    def do_stmt(self, items: list[Item]) -> n.Do:
+    def do_call(self, items: list[Item]) -> n.Do:
         args = tuple(item for item in items[2:] if item is not None)
         return n.Do(str(items[1]), args, span=self._span(items))
 
+    do_bare = do_call
+
+    def do_stmt(self, items: list[Item]) -> n.Do:
+        return items[0]  # type: ignore[no-any-return]
+
+    do_value = do_stmt
+
     def do_block(self, items: list[Item]) -> n.Do:
         return n.Do(None, (), items[1], span=self._span(items))
+
+    # --- sessions and agents ------------------------------------------------
+
+    def session_prompt(self, items: list[Item]) -> n.Session:
+        span = self._span(items)
+        return n.Session(None, prompt=items[1], head=span, span=span)
+
+    def session_agent(self, items: list[Item]) -> n.Session:
+        span = self._span(items)
+        return n.Session(str(items[-1]), head=span, span=span)
+
+    def session_labelled(self, items: list[Item]) -> n.Session:
+        span = self._span(items)
+        return n.Session(str(items[2]), label=str(items[1]), head=span, span=span)
+
+    def resume_agent(self, items: list[Item]) -> n.Session:
+        span = self._span(items)
+        return n.Session(str(items[-1]), resume=True, head=span, span=span)
+
+    def session_value(self, items: list[Item]) -> n.Session:
+        head: n.Session = items[0]
+        if len(items) == 1:
+            return head
+        return n.Session(head.agent, head.prompt, head.label, head.resume, items[1],
+                         head=head.head, span=self._span(items))
+
+    def session_stmt(self, items: list[Item]) -> n.ExprStmt:
+        session = self.session_value(items)
+        return n.ExprStmt(session, span=session.span)
+
+    def agent_def(self, items: list[Item]) -> n.AgentDef:
+        properties = tuple(item for item in items[2:] if isinstance(item, n.Property))
+        shape = next((item.items for item in items[2:] if isinstance(item, Shape)), ())
+        return n.AgentDef(str(items[1]), properties, shape, span=self._span(items))
+
+    def agent_shape(self, items: list[Item]) -> Shape:
+        return Shape(items[-1])
+
+    # --- pipelines -----------------------------------------------------------
+
+    def pipeline(self, items: list[Item]) -> n.Pipeline:
+        return n.Pipeline(items[0], tuple(items[1:]), span=self._span(items))
+
+    def pipe_stage(self, items: list[Item]) -> n.Stage:
+        op = str(items[1])
+        return n.Stage(op, ("item",), items[-1], span=self._span(items))  # type: ignore[arg-type]
+
+    def reduce_stage(self, items: list[Item]) -> n.Stage:
+        return n.Stage("reduce", (str(items[2]), str(items[3])), items[-1], span=self._span(items))
 
     def use_stmt(self, items: list[Item]) -> n.Use:
         path: n.String = items[1]
@@ -172,6 +228,14 @@ class Builder(Transformer[Token, Any]):
             elif isinstance(item, Token) and item.type == "NAME":
                 var = str(item)
         return n.Loop(kind, condition, maximum, var, items[-1], span=self._span(items))
+
+    def loop_each(self, items: list[Item]) -> n.For:
+        names = [str(item) for item in items if isinstance(item, Token) and item.type == "NAME"]
+        in_at = next(i for i, item in enumerate(items) if _is(item, "IN"))
+        maximum = next((item.value for item in items if isinstance(item, LoopMax)), None)
+        index_var = names[1] if len(names) > 1 else None
+        return n.For(names[0], index_var, items[in_at + 1], items[-1], max=maximum, each=True,
+                     span=self._span(items))
 
     def loop_condition(self, items: list[Item]) -> LoopCondition:
         kind: TypingLiteral["until", "while"] = "until" if str(items[0]) == "until" else "while"
@@ -364,6 +428,13 @@ class Modifiers:
     __slots__ = ("items",)
 
     def __init__(self, items: tuple[n.Modifier, ...]) -> None:
+        self.items = items
+
+
+class Shape:
+    __slots__ = ("items",)
+
+    def __init__(self, items: tuple[n.Property, ...]) -> None:
         self.items = items
 
 

@@ -238,6 +238,10 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
         )
     if isinstance(expr, n.Call) and not expr.properties:
         return f"call {_flat(expr.target, forced)}"
+    if isinstance(expr, n.Session) and not expr.properties:
+        return _session_head(expr)
+    if isinstance(expr, n.Do) and expr.name is not None:
+        return f"do {expr.name}(" + ", ".join(_flat(arg, forced) for arg in expr.args) + ")"
     raise ValueError(f"a {type(expr).__name__} does not fit on one line")
 
 
@@ -369,6 +373,14 @@ class _Formatter:
             return head([f"block {stmt.name}({', '.join(stmt.params)}):"], stmt.body)
         if isinstance(stmt, n.Do) and stmt.name is None:
             return head(["do:"], stmt.body)
+        if isinstance(stmt, n.AgentDef):
+            head([f"agent {stmt.name}:"], ())
+            self._properties(indent + INDENT, stmt.properties)
+            if stmt.shape:
+                line = self._find("shape", stmt.properties, stmt.shape)
+                self.out.append(_Line(deeper, "shape:", line, 0, PROP, opener=True))
+                self._properties(deeper + INDENT, stmt.shape)
+            return []
         self._compose(indent, _simple(stmt), stmt.span, end=stmt.end_line)
         return []
 
@@ -382,11 +394,38 @@ class _Formatter:
                 pieces = [f"{prop.name}: ", prop.value]
                 self._compose(indent + INDENT, pieces, prop.span, PROP, prop.end_line)
             return []
+        if isinstance(value, n.Session):
+            lines = self._compose(indent, [*prefix, _session_head(value)], span,
+                                  end=value.head.end_line)
+            lines[-1].opener = bool(value.properties)
+            self._properties(indent + INDENT, value.properties)
+            return []
         if isinstance(value, n.LoopNode):
             self._compose(indent, [*prefix, *self._loop_head(value)], span)[-1].opener = True
             return [("body", value.body, indent + INDENT)]
+        if isinstance(value, n.Do) and value.name is None:
+            self._compose(indent, [*prefix, "do:"], span)[-1].opener = True
+            return [("body", value.body, indent + INDENT)]
+        if isinstance(value, n.Pipeline):
+            return self._pipeline(indent, prefix, value, span)
         self._compose(indent, [*prefix, value], span, end=span.end_line)
         return []
+
+    def _properties(self, indent: int, properties: tuple[n.Property, ...]) -> None:
+        for prop in properties:
+            self._compose(indent, [f"{prop.name}: ", prop.value], prop.span, PROP, prop.end_line)
+
+    def _pipeline(self, indent: int, prefix: list[Piece], pipeline: n.Pipeline,
+                  span: Span) -> list[Task]:
+        """`source` on the statement's line, then each stage on a line of its own one level
+        deeper (`| map:`) and its body two levels deeper still."""
+        self._compose(indent, [*prefix, pipeline.source], span, end=pipeline.source.end_line)
+        tasks: list[Task] = []
+        for stage in pipeline.stages:
+            op = f"reduce({', '.join(stage.params)})" if stage.op == "reduce" else stage.op
+            line = _Line(indent + INDENT, f"| {op}:", stage.line, stage.column, CLAUSE, opener=True)
+            tasks += [("line", line, 0), ("body", stage.body, indent + 3 * INDENT)]
+        return tasks
 
     def _loop_head(self, loop: n.LoopNode) -> list[Piece]:
         pieces: list[Piece] = ["parallel "] if not isinstance(loop, n.Loop) and loop.parallel else []
@@ -400,7 +439,10 @@ class _Formatter:
             pieces += ["repeat ", loop.count]
         else:
             index = f", {loop.index_var}" if loop.index_var is not None else ""
-            pieces += [f"for {loop.var}{index} in ", loop.iterable]
+            pieces += [f"{'loop for each' if loop.each else 'for'} {loop.var}{index} in ",
+                       loop.iterable]
+            if loop.max is not None:
+                pieces += [" (max: ", loop.max, ")"]
         if not isinstance(loop, n.For) and loop.var is not None:
             pieces.append(f" as {loop.var}")
         modifiers = () if isinstance(loop, n.Loop) else loop.modifiers
@@ -413,7 +455,7 @@ class _Formatter:
         ]
         return [" (", *_joined(items), ")"] if items else []
 
-    def _find(self, keyword: str, before: tuple[n.Stmt, ...], after: tuple[n.Stmt, ...]) -> int:
+    def _find(self, keyword: str, before: tuple[n.Node, ...], after: tuple[n.Node, ...]) -> int:
         """The source line of the `else`/`catch`/`finally` between two bodies (0: unknown)."""
         pattern = re.compile(rf"[ \t]*{keyword}\b")
         if self.first_line and before and after:
@@ -574,9 +616,21 @@ def _simple(stmt: n.Stmt) -> list[Piece]:
         return [f"{stmt.keyword} ", stmt.value, joint, stmt.target]
     if isinstance(stmt, n.Do):
         return [f"do {stmt.name}(", *_joined([[arg] for arg in stmt.args]), ")"]
+    if isinstance(stmt, n.Session):
+        return [_session_head(stmt)]
     if isinstance(stmt, n.Use):
         return [f"use {_text(stmt.path)} as {stmt.alias}"]
     raise UnknownNode(stmt, f"the formatter has no rule for a `{type(stmt).__name__}` node")
+
+
+def _session_head(session: n.Session) -> str:
+    """`session "prompt"`, `session: agent`, `session label: agent` or `resume: agent`."""
+    if session.resume:
+        return f"resume: {session.agent}"
+    if session.prompt is not None:
+        return "session " + _string(session.prompt.parts, session.prompt.triple)
+    label = f" {session.label}" if session.label else ""
+    return f"session{label}: {session.agent}"
 
 
 def _joined(items: Sequence[Sequence[Piece]]) -> list[Piece]:

@@ -57,7 +57,11 @@ class IndentState:
 class ProseIndenter(PostLex):
     """Turns newline tokens into indentation tokens (see module docstring)."""
 
-    always_accept = ("_NL",)
+    # NAME is lexed in every parser state, so that a keyword the state expects is
+    # recognised only as a whole word: without it, where a name cannot come next,
+    # `append x tomato` lexed as `append x to mato` (Lark turns a NAME that spells a
+    # keyword into that keyword, but only in states whose lexer has NAME).
+    always_accept = ("_NL", "_PIPE_NL", "NAME")
 
     def __init__(self) -> None:
         self.state = IndentState()
@@ -65,26 +69,36 @@ class ProseIndenter(PostLex):
     def process(self, stream: Iterator[Token]) -> Iterator[Token]:
         self.state = state = IndentState()
         levels = [0]
+        # Levels opened by a pipeline stage line (`  | map:`): they continue the
+        # statement, so opening and closing them yields no token.
+        silent: set[int] = set()
         brackets = state.open_brackets
         for token in stream:
             kind = token.type
             # A nested parse (conditions are parsed as predicates while the
             # block is being built) replaces self.state; take it back.
             self.state = state
-            if kind == "_NL":
+            if kind in ("_NL", "_PIPE_NL"):
                 self._collect_comments(state, token)
                 if brackets:
                     continue
-                yield token
                 value: str = token.value
                 cut = value.rfind("\n")
                 if cut < 0:
+                    if kind == "_NL":
+                        yield token
                     continue
                 indent_text = value[cut + 1 :]
                 line = token.line + value.count("\n")  # type: ignore[operator]
                 if "\t" in indent_text:
                     raise IndentationProblem(line, indent_text.index("\t") + 1, "tab in indentation")
                 indent = len(indent_text)
+                if kind == "_PIPE_NL" and indent >= levels[-1]:
+                    if indent > levels[-1]:
+                        levels.append(indent)
+                        silent.add(len(levels) - 1)
+                    continue  # `| stage` goes on with the statement
+                yield Token.new_borrow_pos("_NL", value, token)
                 if indent > levels[-1]:
                     levels.append(indent)
                     if len(levels) - 1 + len(brackets) > MAX_NESTING:
@@ -93,8 +107,15 @@ class ProseIndenter(PostLex):
                 elif indent < levels[-1]:
                     while indent < levels[-1]:
                         levels.pop()
-                        yield Token.new_borrow_pos("_DEDENT", indent_text, token)
+                        if len(levels) in silent:
+                            silent.discard(len(levels))
+                        else:
+                            yield Token.new_borrow_pos("_DEDENT", indent_text, token)
                     if indent != levels[-1]:
+                        if kind == "_PIPE_NL" and indent > levels[-1]:
+                            levels.append(indent)
+                            silent.add(len(levels) - 1)
+                            continue
                         raise IndentationProblem(
                             line,
                             indent + 1,
@@ -113,7 +134,10 @@ class ProseIndenter(PostLex):
         self.state = state
         while len(levels) > 1:
             levels.pop()
-            yield Token("_DEDENT", "")
+            if len(levels) in silent:
+                silent.discard(len(levels))
+            else:
+                yield Token("_DEDENT", "")
 
     @staticmethod
     def _collect_comments(state: IndentState, token: Token) -> None:

@@ -255,7 +255,8 @@ class Repeat(Node):
 
 @dataclass(frozen=True, slots=True)
 class For(Node):
-    """`[parallel] for var [, index_var] in iterable [(modifiers)]:`"""
+    """`[parallel] for var [, index_var] in iterable [(modifiers)]:`, or
+    `loop for each var in iterable (max: N):` (`each`: at most `max` items)."""
 
     var: str
     index_var: str | None
@@ -263,6 +264,8 @@ class For(Node):
     body: tuple[Stmt, ...]
     parallel: bool = False
     modifiers: tuple[Modifier, ...] = ()
+    max: Expr | None = None
+    each: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +381,59 @@ class Use(Node):
     alias: str
 
 
+@dataclass(frozen=True, slots=True)
+class AgentDef(Node):
+    """`agent NAME:` with `model`/`prompt`/`persist`/`skills` properties and a `shape:` map."""
+
+    name: str
+    properties: tuple[Property, ...] = ()
+    shape: tuple[Property, ...] = ()
+
+    def property(self, name: str) -> Property | None:
+        return next((prop for prop in self.properties if prop.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Session(Node):
+    """`session "prompt"`, `session: agent`, `session label: agent` or `resume: agent`
+    (`resume`), with indented properties as a call has."""
+
+    agent: str | None
+    prompt: String | None = None
+    label: str | None = None
+    resume: bool = False
+    properties: tuple[Property, ...] = ()
+    # The header line alone, for diagnostics that point at the session, not its properties.
+    head: Span = field(compare=False, repr=False, default=NO_SPAN)
+
+    @property
+    def slot(self) -> str:
+        """The name its model calls go by (script queues, trace, policy): the agent's, or
+        `session` for an inline prompt."""
+        return self.agent if self.agent is not None else "session"
+
+    def property(self, name: str) -> Property | None:
+        return next((prop for prop in self.properties if prop.name == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Stage(Node):
+    """One `| map:`, `| pmap:`, `| filter:` or `| reduce(acc, item):` of a pipeline;
+    `params` are the names its body binds (`("item",)` but for reduce)."""
+
+    op: TypingLiteral["map", "pmap", "filter", "reduce"]
+    params: tuple[str, ...]
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline(Node):
+    """`source | stage | stage ...`: each stage takes the previous one's list."""
+
+    source: Expr
+    stages: tuple[Stage, ...]
+
+
 Stmt = (
     Let
     | Assign
@@ -398,6 +454,7 @@ Stmt = (
     | BlockDef
     | Do
     | Use
+    | AgentDef
 )
 
 Expr = (
@@ -417,6 +474,9 @@ Expr = (
     | For
     | Loop
     | Parallel
+    | Do
+    | Session
+    | Pipeline
 )
 
 # The loops, statements that are also expressions (in value position they collect,

@@ -223,7 +223,8 @@ def _expected_words(expected: set[str]) -> str:
     words: set[str] = set()
     if len(expected & _VALUE_TERMINALS) >= 3:
         words.add("a value")
-        expected = expected - _VALUE_TERMINALS - {"CALL", "FOR", "LOOP", "PARALLEL", "REPEAT"}
+        expected = expected - _VALUE_TERMINALS - {"CALL", "FOR", "LOOP", "PARALLEL", "REPEAT",
+                                                  "DO", "SESSION", "RESUME"}
     if len(expected & _STATEMENT_STARTS) >= 4:
         words.add("a statement")
         expected = expected - _STATEMENT_STARTS
@@ -248,7 +249,7 @@ def _strip_comment(line: str) -> str:
 _STATEMENT_STARTS = {
     "LET", "CONST", "CALL", "RETURN", "REPEAT", "PARALLEL", "FOR", "LOOP", "IF", "ELIF",
     "ELSE", "CHOICE", "TRY", "CATCH", "FINALLY", "THROW", "CONTINUE", "BREAK", "RECORD",
-    "APPEND", "BLOCK", "DO", "USE",
+    "APPEND", "BLOCK", "DO", "USE", "AGENT", "SESSION", "RESUME",
 }  # fmt: skip
 _STATEMENT_WORDS = {name.lower() for name in _STATEMENT_STARTS}
 

@@ -121,7 +121,9 @@ def child_bodies(node: n.Node) -> Iterator[tuple[n.Stmt, ...]]:
                     yield from child_bodies(item)
 
 
-_PURE_EXPRESSIONS = frozenset(typing.get_args(n.Expr)) - frozenset(typing.get_args(n.Stmt))
+# A pipeline is an expression with bodies (its stages'): it is looked inside.
+_PURE_EXPRESSIONS = (frozenset(typing.get_args(n.Expr)) - frozenset(typing.get_args(n.Stmt))
+                     - {n.Pipeline})
 _DESCEND: dict[type, bool] = {}
 
 
@@ -141,6 +143,29 @@ def value_loop(statement: n.Stmt) -> n.LoopNode | None:
         if isinstance(value, n.LoopNode):
             return value
     return None
+
+
+def own_return_bodies(statement: n.Stmt) -> list[tuple[n.Stmt, ...]]:
+    """The bodies inside `statement` whose `return` ends that body, not the pattern: a
+    `do:` block's and a pipeline stage's (each iteration's value)."""
+    out: list[tuple[n.Stmt, ...]] = []
+    value = statement.value if isinstance(statement, n.Let | n.Assign | n.Return) else None
+    if isinstance(statement, n.ExprStmt):
+        value = statement.expr
+    for node in (statement, value):
+        if isinstance(node, n.Do) and node.name is None:
+            out.append(node.body)
+        elif isinstance(node, n.Pipeline):
+            out.extend(stage.body for stage in node.stages)
+    return out
+
+
+def pipeline_of(statement: n.Stmt) -> n.Pipeline | None:
+    """The pipeline a statement evaluates (`let x = xs | map: ...`), if any."""
+    value = statement.value if isinstance(statement, n.Let | n.Assign | n.Return) else None
+    if isinstance(statement, n.ExprStmt):
+        value = statement.expr
+    return value if isinstance(value, n.Pipeline) else None
 
 
 # The last programs walked: body -> its statements in walk order. Bodies are immutable and
@@ -198,10 +223,11 @@ def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:
                 continue
             if isinstance(statement, n.BlockDef):
                 continue  # a block's return ends the block, not the pattern
+            own = own_return_bodies(statement)
             for inner in child_bodies(statement):
                 if loop is not None and inner is loop.body:
                     continue
-                stack.append((inner, collecting))
+                stack.append((inner, collecting or any(inner is body for body in own)))
 
 
 def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
@@ -214,10 +240,12 @@ def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
             if looped:
                 inside.add(id(statement))
             loop = value_loop(statement)
+            pipeline = pipeline_of(statement)
+            stages = [stage.body for stage in pipeline.stages] if pipeline else []
             for inner in child_bodies(statement):
                 is_loop_body = isinstance(statement, n.LoopNode) or (
                     loop is not None and inner is loop.body
-                )
+                ) or any(inner is body for body in stages)
                 stack.append((inner, looped or is_loop_body))
     return inside
 
@@ -238,4 +266,8 @@ def bound_names(program: n.Program) -> frozenset[str]:
             names.add(statement.catch_var)
         elif isinstance(statement, n.BlockDef):
             names.update(statement.params)
+        pipeline = pipeline_of(statement)
+        if pipeline is not None:
+            for stage in pipeline.stages:
+                names.update(stage.params)
     return frozenset(names)
