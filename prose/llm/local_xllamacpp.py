@@ -1,0 +1,156 @@
+"""The xllamacpp backend of the local model (the `local` extra, the default).
+
+xllamacpp embeds llama.cpp's own server code and ships prebuilt manylinux
+wheels on PyPI: installing it compiles nothing. A request is an OpenAI-style
+chat completion handled in process (no port is opened); a JSON schema becomes
+an llguidance grammar (built into the wheel), so the reply is valid JSON for
+that schema. Replies are
+streamed to a callback so that a cancelled call stops at the next token.
+Imported only by `local_engine._load` when this backend is chosen.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from prose.llm.errors import BadRequestError, ContextWindowError
+from prose.llm.local_engine import Generation
+
+_QUIET = -1  # llama.cpp's log verbosity: nothing on stderr
+# llguidance's options (the `x-guidance` key of a schema): compact JSON, so that no
+# token goes to whitespace and the reply closes within its bounds (`local_schema`).
+COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+
+
+class _Reply:
+    """What the streamed chunks of one reply add up to."""
+
+    def __init__(self, cancel: threading.Event | None) -> None:
+        self.cancel = cancel
+        self.parts: list[str] = []
+        self.finish_reason = ""
+        self.usage: Mapping[str, Any] = {}
+        self.error: Any = None
+        self.cancelled = False
+
+    def __call__(self, chunk: Any) -> bool:
+        """Take one chunk; True tells the server to stop generating."""
+        if isinstance(chunk, Mapping):
+            if chunk.get("error") is not None:
+                self.error = chunk["error"]
+            for choice in chunk.get("choices") or []:
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    self.parts.append(str(content))
+                if choice.get("finish_reason"):
+                    self.finish_reason = str(choice["finish_reason"])
+            if chunk.get("usage"):
+                self.usage = chunk["usage"]
+        if self.cancel is not None and self.cancel.is_set():
+            self.cancelled = True
+            return True
+        return False
+
+
+def request_body(
+    messages: list[dict[str, Any]],
+    *,
+    max_tokens: int,
+    response_format: Mapping[str, Any] | None,
+    sampling: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The server's chat-completion request for one call."""
+    body: dict[str, Any] = dict(sampling)
+    body.update(
+        messages=messages,
+        max_tokens=max_tokens,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    if response_format is not None:
+        schema = response_format.get("schema")
+        if isinstance(schema, Mapping):
+            body["grammar"] = llguidance_grammar(schema)
+        else:
+            body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def llguidance_grammar(schema: Mapping[str, Any]) -> str:
+    """The llguidance grammar of JSON for `schema`, compact (`COMPACT_JSON`).
+
+    (The server's own `response_format` path makes a GBNF grammar that lets a
+    small model spend its tokens on whitespace; llguidance's `%json` honours
+    `x-guidance`.)
+    """
+    return "%llguidance {}\nstart: %json " + json.dumps({**schema, "x-guidance": COMPACT_JSON})
+
+
+def _raise_for(error: Any) -> None:
+    message = str(error.get("message") if isinstance(error, Mapping) else error)
+    kind = str(error.get("type") if isinstance(error, Mapping) else "")
+    if kind == "exceed_context_size_error" or "context size" in message:
+        raise ContextWindowError(message)
+    raise BadRequestError(f"llama.cpp refused the request: {message}")
+
+
+class XLlamaBackend:
+    """One GGUF file served by an in-process llama.cpp server."""
+
+    def __init__(self, server: Any) -> None:
+        self._server = server
+
+    def generate(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        response_format: Mapping[str, Any] | None,
+        sampling: Mapping[str, Any],
+        cancel: threading.Event | None,
+    ) -> Generation:
+        body = request_body(
+            messages, max_tokens=max_tokens, response_format=response_format, sampling=sampling
+        )
+        reply = _Reply(cancel)
+        try:
+            result = self._server.handle_chat_completions(body, reply)
+        except ValueError as error:  # e.g. a schema llama.cpp cannot turn into a grammar
+            raise BadRequestError(f"llama.cpp refused the request: {error}") from None
+        if isinstance(result, Mapping) and result.get("error") is not None:
+            _raise_for(result["error"])
+        if reply.error is not None:
+            _raise_for(reply.error)
+        usage = reply.usage
+        return Generation(
+            text="".join(reply.parts),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or len(reply.parts)),
+            finish_reason="cancelled" if reply.cancelled else (reply.finish_reason or "stop"),
+        )
+
+    def close(self) -> None:
+        self._server = None
+
+
+def load(path: Path, *, threads: int, context: int) -> XLlamaBackend:
+    """Start an in-process llama.cpp server on `path` (one slot, no HTTP)."""
+    xllamacpp: Any = importlib.import_module("xllamacpp")
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = context
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.verbosity = _QUIET
+    params.warmup = False
+    try:
+        server = xllamacpp.Server(params)
+    except (RuntimeError, ValueError) as error:
+        raise BadRequestError(f"llama.cpp cannot load {path}: {error}") from None
+    return XLlamaBackend(server)
