@@ -12,8 +12,13 @@ literals, member and index reads, interpolation, `if`/`elif`/`else` on
 deterministic predicates, `for`, `repeat`, `loop until`, `parallel:` blocks
 (branches that are `let`s, or `if`/`for` holding `let`s), `parallel for`,
 loops in value position, `try`/`catch as`/`finally`, `throw`, blocks defined
-at the top level and inside `if`, `do`, anonymous `do:`, service variables
-(`let w = proposer`, `w = adversary`), and calls through block parameters.
+at the top level and inside `if`, `do`, anonymous `do:`, `do` in value
+position (`let v = do:`, `let v = do blk(...)`), service variables
+(`let w = proposer`, `w = adversary`), calls through block parameters,
+pipelines (`| map:`, `| pmap:`, `| filter:`, `| reduce(acc, x):`),
+`loop for each ... (max: N)`, and sessions of a `persist` agent
+(`session: scout`, `resume: scout`, an inline `session "..."`), whose
+replies carry markers as a slot's do (`AGENTS`).
 No condition is discretion text: no judge is ever asked.
 
 The generator tracks a coarse kind for every name (an object shaped like a
@@ -49,6 +54,9 @@ SLOTS: dict[str, str] = {
     "summariser": "summary of a text",
 }
 ROLES: dict[str, str] = {"proposer": "proposal", "adversary": "attack", "summariser": "summary"}
+# Session names: the agent every program defines, and `session` for inline prompts.
+AGENTS = ("scout", "session")
+AGENT_DEFINITION = ["agent scout:", "  persist: true", '  prompt: "Keep short notes."']
 REPLIES_PER_SLOT = 150
 MARKER_PREFIX = "MARK"
 
@@ -215,7 +223,7 @@ def reply(slot: str, index: int, ok: bool) -> dict[str, Any]:
 def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) -> dict[str, Any]:
     """Replies for every slot: markers everywhere, `ok` cycling, some failures."""
     slots: dict[str, list[Any]] = {}
-    for slot in SLOTS:
+    for slot in (*SLOTS, *AGENTS):
         replies: list[Any] = []
         for index in range(REPLIES_PER_SLOT):
             if index in failures.get(slot, frozenset()):
@@ -541,9 +549,10 @@ class Generator:
         ]
         if self.names(scope, "svc", sure=True, assignable=ctx):
             choices.append((3, "service variable"))
+        choices += [(2, "session")]
         if not deep:
             choices += [(3, "if"), (5, "loop"), (2, "parallel"), (3, "collecting loop"),
-                        (2, "try"), (1, "anonymous do")]
+                        (2, "try"), (1, "anonymous do"), (2, "pipeline"), (1, "do value")]
             if ctx.top:
                 choices.append((2, "block in if"))
         if self.blocks:
@@ -681,6 +690,68 @@ class Generator:
         body = self.body(inner, ctx.inner(frozen=frozenset(scope), in_loop=False), 1, 2)
         return ["do:", *indent(body)]
 
+    def s_do_value(self, scope: Scope, ctx: Ctx) -> Lines:
+        name = self.fresh("v")
+        if self.blocks and self.flip():
+            self.constructs.add("do in value position")
+            line = self.s_do(scope, ctx)[0]
+            scope[name] = Var("any")
+            return [f"let {name} = {line}"]
+        inner = dict(scope)
+        self.constructs.add("anonymous do in value position")
+        body = self.body(inner, ctx.inner(frozen=frozenset(scope), in_loop=False), 1, 2,
+                         last="value")
+        scope[name] = Var("any")
+        return [f"let {name} = do:", *indent(body)]
+
+    def s_session(self, scope: Scope, ctx: Ctx) -> Lines:
+        form = self.weighted([(3, "session: scout"), (2, "resume: scout"), (1, "inline")])
+        self.constructs.add(f"session ({form})")
+        name = self.fresh("r")
+        if form == "inline":
+            head = f"session {self.string(scope)}"
+        else:
+            head = form
+        lines = [f"let {name} = {head}"]
+        if self.flip():
+            lines.append(f"  context: {self.expr('any', scope)}")
+        if form != "inline" and self.weighted([(2, False), (1, True)]):
+            lines.append(f"  prompt: {self.string(scope)}")
+        scope[name] = Var("obj")
+        return lines
+
+    def s_pipeline(self, scope: Scope, ctx: Ctx) -> Lines:
+        list_kind = self.pick(["list:str", "list:obj"])
+        source = self.expr(list_kind, scope, nonempty=True)
+        lines = [source]
+        kind = list_kind
+        frozen = frozenset(scope)
+        for _ in range(self.draw(st.integers(1, 2))):
+            op = self.weighted([(3, "map"), (2, "filter"), (1, "pmap"), (1, "reduce")])
+            self.constructs.add(f"pipeline {op}")
+            inner = dict(scope)
+            element = kind.split(":")[1] if kind.startswith("list:") and kind != "list:any" else "any"
+            if op == "reduce":
+                acc, item = self.fresh("acc"), self.fresh("x")
+                inner[acc], inner[item] = Var("any", mutable=False), Var(element, mutable=False)
+                header = f"| reduce({acc}, {item}):"
+            else:
+                inner["item"] = Var(element, mutable=False)
+                header = f"| {op}:"
+            body = self.body(inner, ctx.inner(frozen=frozen | {"item"}, in_loop=False,
+                                              in_parallel=op == "pmap" or ctx.in_parallel),
+                             1, 2, last="value")
+            lines += [f"  {header}", *("    " + line for line in body)]
+            if op in ("map", "pmap"):
+                kind = "list:any"
+            elif op == "reduce":
+                kind = "any"
+                break
+        name = self.fresh("ys" if kind.startswith("list") else "v")
+        lines[0] = f"let {name} = {lines[0]}"
+        scope[name] = Var(kind)
+        return lines
+
     def s_throw(self, scope: Scope, ctx: Ctx) -> Lines:
         self.constructs.add("throw")
         value = self.weighted([(3, "expr"), (1, "bare")])
@@ -749,11 +820,12 @@ class Generator:
         """
         self.first = False
         kind = self.weighted([(3, "for"), (2, "repeat"), (1, "loop until"),
-                              (2, "parallel for"), (1, "parallel repeat")])
+                              (2, "parallel for"), (1, "parallel repeat"), (1, "loop for")])
         parallel = kind.startswith("parallel")
         body_scope = dict(scope)
         var = index = None
         prelude: Lines = []
+        each = kind == "loop for"
         if kind.endswith("for"):
             list_kind = self.weighted([(3, "list:str"), (3, "list:obj"), (3, "list:any"),
                                        (1, "list:svc")])
@@ -776,6 +848,9 @@ class Generator:
                 body_scope[index] = Var("num", mutable=False)
                 header += f", {index}"
             header += f" in {source}"
+            if each:  # `loop for each x in xs (max: N)`
+                header = "loop for each " + header[len("for "):] + " (max: " + self.pick(
+                    ["1", "2", "rounds"]) + ")"
             if index and source in scope and self.flip():
                 # Read the element by its index, as well as through the loop variable.
                 element = self.fresh("e")
@@ -811,7 +886,7 @@ class Generator:
         inner = ctx.inner(frozen=frozen, in_loop=not parallel, can_throw=can_throw,
                           in_parallel=parallel or ctx.in_parallel)
         body = prelude + self.body(body_scope, inner, 1, 3, last="value" if collecting else None)
-        if kind.startswith("loop "):
+        if kind.startswith("loop ") and not each:
             # Chosen after the body so that it may name what the body binds (null before).
             header = header.format(condition=self.condition(body_scope, null_safe=True))
             if self.weighted([(3, False), (1, True)]):
@@ -932,7 +1007,7 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
     generator = Generator(draw, frozenset(i.a for i in chosen))
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
-    lines: Lines = []
+    lines: Lines = list(AGENT_DEFINITION)
     for _ in range(draw(st.integers(0, 2))):
         lines += generator.block_def(generator.fresh("blk"), scope, maybe=False)
         generator.constructs.add("block")

@@ -41,6 +41,8 @@ from prose.syntax.walk import bound_names, walk_statements
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param", "agent"]
 F = TypeVar("F", bound=Finding)
 READ_ONLY_KINDS = ("const", "loop", "catch", "block", "alias", "param", "agent")
+# Agent properties whose value may be a bare word (docs/language.md 3.2).
+AGENT_WORDS = ("model", "persist")
 
 
 @dataclass
@@ -459,6 +461,8 @@ class _Walker(Visitor[None]):
 
     def visit_AgentDef(self, statement: n.AgentDef, scope: Scope) -> None:
         for prop in (*statement.properties, *statement.shape):
+            if prop.name in AGENT_WORDS and isinstance(prop.value, n.Name):
+                continue  # `model: sonnet`, `persist: project`: a word, not a variable
             self.visit(prop.value, scope)
         if scope.lookup(statement.name) is None:  # one nested in a block or branch
             self._bind(scope, statement.name, "agent", statement.span)

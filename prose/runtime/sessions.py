@@ -5,8 +5,7 @@ the model (a router alias or LiteLLM name; default: the run's), its `prompt`
 the role (system) prompt. A session is a model call made the way `call`
 makes one (policy, budget, retries, trace, script) under the name of its
 agent, or `session` for an inline `session "prompt"`: a script gives its
-replies under that name, and an instance may bind that name (`with:`) to
-another service. The session's `prompt` (the inline string or the `prompt:`
+replies under that name (`OUTER.name` in a nested pattern). The session's `prompt` (the inline string or the `prompt:`
 property) is the call's `prompt`; every other property but the reserved
 ones (`model`, `retry`, `backoff`, `schema`) is an input, `context` too.
 
@@ -27,7 +26,7 @@ from prose.runtime import values as v
 from prose.runtime.calls import call_options, call_service
 from prose.runtime.errors import NameNotDefined, ValueTypeError
 from prose.runtime.scope import Scope
-from prose.runtime.services import ModelService
+from prose.runtime.services import ModelService, scripted
 from prose.runtime.values import Service, Value
 from prose.syntax import nodes as n
 
@@ -56,7 +55,13 @@ class Sessions:
         model = _word(agent.property("model")) if agent else None
         role = agent.property("prompt") if agent else None
         role_text = role.value.text if role is not None and isinstance(role.value, n.String) else None
-        ctx.bindings = {**ctx.bindings, slot: ModelService(model=model, role=role_text)}
+        service = ModelService(model=model, role=role_text)
+        if ctx.shared.scripted:  # answered by the script under its name (`OUTER.name` nested)
+            outer = ctx.prefix.rstrip(">").rsplit(">", 1)[-1]
+            key = f"{outer}.{slot}" if ctx.prefix else slot
+            ctx.bindings = {**ctx.bindings, slot: scripted(service, key, None)}
+            return
+        ctx.bindings = {**ctx.bindings, slot: service}
 
     async def run(self, node: n.Session, scope: Scope, path: str) -> Value:
         interpreter = self.interpreter

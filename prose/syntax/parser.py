@@ -191,7 +191,7 @@ def _describe(
     if at_end:
         return _problem(file, line - 1, 1, "unexpected end of input", lines, offset), False
     assert isinstance(error, UnexpectedToken) and token is not None
-    expected = set(error.expected)
+    expected = _acceptable(error)
     if brackets:
         opener = brackets[-1]
         if int(opener.line or 0) < line:
@@ -216,6 +216,18 @@ def _describe(
 
 
 _VALUE_TERMINALS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NULL", "LSQB", "LBRACE"}
+
+
+def _acceptable(error: UnexpectedToken) -> set[str]:
+    """What the parser could take where it failed. A token the state's lexer could not
+    read is reported with what that lexer reads, which holds the terminals every state
+    lexes (`ProseIndenter.always_accept`); keep those only if the parser takes them here."""
+    expected = set(error.expected)
+    state = getattr(error, "state", None)
+    table = getattr(getattr(state, "parse_conf", None), "states", None)
+    if isinstance(table, dict) and getattr(state, "position", None) in table:
+        expected &= set(table[state.position])  # type: ignore[union-attr]
+    return expected
 
 
 def _expected_words(expected: set[str]) -> str:
