@@ -317,3 +317,50 @@ def test_the_fixture_pattern_runs_with_its_script(tmp_path: Path) -> None:
         "recap": {"memory": "I noted three sources on tides", "opening": "Tides follow the moon."},
     }
     assert [e.slot for e in calls(result)][:3] == ["scout", "scout", "session"]
+
+
+# --- bugs found on OpenProse's tree ---------------------------------------------------
+
+
+def test_use_without_as_takes_the_last_part_of_the_path() -> None:
+    program = parse('use "std/evals/inspector"\nuse "lib/helper.prose.md"\n')
+    assert [(u.path, u.alias) for u in program.body if isinstance(u, n.Use)] == [
+        ("std/evals/inspector", "inspector"), ("lib/helper.prose.md", "helper")]
+
+
+def lint_program(program: str, slots: str = SLOTS) -> list[tuple[str, str]]:
+    text = (
+        "---\nname: t\nkind: pattern\nversion: 1\n---\n# T\nA test.\n### Slots\n" + slots
+        + "\n### Parameters\n- `topic`: string -- a topic\n### Returns\n- `result`: r\n"
+        "### Delegation\n```prose\n" + program + "```\n"
+    )
+    return [(d.code, d.message) for d in lint_text(text, "t.prose.md").diagnostics]
+
+
+def test_a_let_published_by_a_join_and_read_by_an_earlier_block_is_read() -> None:
+    """PN105 said `security` was never read: the block that reads it is defined first."""
+    found = lint_program(
+        "block summary():\n  return call worker\n    text: security\n"
+        "parallel:\n  let security = call worker\n    text: topic\n"
+        "  let style = call worker\n    text: topic\n"
+        "let s = do summary()\nreturn { result: [s, style] }\n")
+    assert [code for code, _ in found if code == "PN105"] == []
+
+
+def test_any_and_union_types_lint_and_run_alike(tmp_path: Path) -> None:
+    """Lint accepted `(any)` and unions in a call's schema that the run refused: both now
+    read prose.lang.schema_types, and a word neither knows is PK507 before the run."""
+    slots = ("- `worker`\n  - requires: text\n"
+             "  - ensures: verdict object with `notes` (string | null), `extra` (any)")
+    program = ("let v = call worker\n  text: topic\nlet w = call worker\n  text: topic\n"
+               '  schema: { tags: "string[] or null", seen: "any" }\n'
+               "return { result: [v, w] }\n")
+    assert [c for c, _ in lint_program(program, slots) if c.startswith(("PK", "PS12"))] == []
+    result = run(tmp_path, program, {"slots": {"worker": [
+        {"notes": None, "extra": [1, {"a": 2}]}, {"tags": None, "seen": "x"}]}},
+        slots=slots, params="- `topic`: string -- a topic", inputs={"topic": "tides"})
+    assert ok(result) == {"result": [{"notes": None, "extra": [1, {"a": 2}]},
+                                     {"tags": None, "seen": "x"}]}
+    bad = program.replace('"any"', '"anything"')
+    assert ("PK507", "field `seen` of `schema:` has unknown type `anything`") in lint_program(
+        bad, slots)

@@ -135,6 +135,9 @@ class _Walker(Visitor[None]):
         # Names the program binds somewhere: a block reads its home scope when it is
         # called, so a name bound after the `block` statement is not undefined there.
         self.bound_anywhere = bound_names(model.program)
+        # Names a block reads that are bound after its definition (a later `let`, one
+        # published by a `parallel:` join): those bindings are read (PN105 must not fire).
+        self.late_reads: set[str] = set()
 
     # --- entry ---------------------------------------------------------------
 
@@ -151,6 +154,9 @@ class _Walker(Visitor[None]):
                 binding = self._bind(self.root, statement.name, "agent", statement.span)
                 binding.uses = 0
         self._body(self.model.program.body, self.root)
+        for binding in self.model.bindings:
+            if binding.name in self.late_reads and binding.kind in ("let", "const"):
+                binding.uses += 1
 
     # --- binding and lookup ----------------------------------------------------
 
@@ -182,6 +188,7 @@ class _Walker(Visitor[None]):
             resolved = "parameter"
         elif self.in_block and name in self.bound_anywhere:
             resolved = "variable"  # bound in the block's home scope by the time it is called
+            self.late_reads.add(name)
         else:
             resolved = "undefined"
             self.model.findings.append(NameUndefined(name=name, span=span, context=context))

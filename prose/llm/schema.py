@@ -16,10 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from prose.errors import ProseError
-from prose.lang.schema_types import JSON_TYPES
+from prose.lang.schema_types import known_words, schema_for
 from prose.llm.errors import SchemaDefinitionError
 
-_TYPE_NAMES = JSON_TYPES  # one list of type words (`prose.lang.schema_types`)
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```\s*$", re.S)
 _NUMERIC = ("integer", "number")
 _BOUNDS = (
@@ -51,13 +50,11 @@ def schema_from_fields(fields: Mapping[str, str]) -> dict[str, Any]:
 
 
 def _field_schema(name: str, type_name: str) -> dict[str, Any]:
-    text = type_name.strip().lower()
-    if text.endswith("[]"):
-        return {"type": "array", "items": _field_schema(name, text[:-2])}
-    if text not in _TYPE_NAMES:
-        known = ", ".join(sorted(set(_TYPE_NAMES.values())))
-        raise SchemaDefinitionError(f"field `{name}` has unknown type `{type_name}` (use {known})")
-    return {"type": _TYPE_NAMES[text]}
+    schema = schema_for(type_name)  # the one definition the linter uses too
+    if schema is None:
+        raise SchemaDefinitionError(
+            f"field `{name}` has unknown type `{type_name}` (use {known_words()})")
+    return schema
 
 
 def is_strict_compatible(schema: Any) -> bool:
@@ -67,6 +64,8 @@ def is_strict_compatible(schema: Any) -> bool:
         return all(is_strict_compatible(item) for item in schema)
     if not isinstance(schema, Mapping):
         return True
+    if not schema:
+        return False  # `any`: strict mode wants a type for every value
     if schema.get("type") == "object" or "properties" in schema:
         properties = schema.get("properties")
         if not isinstance(properties, Mapping):

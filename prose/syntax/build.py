@@ -186,7 +186,9 @@ class Builder(Transformer[Token, Any]):
 
     def use_stmt(self, items: list[Item]) -> n.Use:
         path: n.String = items[1]
-        return n.Use(path.text, str(items[3]), span=self._span(items))
+        # `use "std/evals/inspector"` alone is `as inspector`: the path's last part.
+        alias = str(items[3]) if len(items) > 3 else default_alias(path.text)
+        return n.Use(path.text, alias, span=self._span(items))
 
     # --- loops and parallel ------------------------------------------------
 
@@ -545,6 +547,12 @@ def build_string(token: Token, file: str) -> n.String:
     if text:
         parts.append("".join(text))
     return n.String(tuple(parts), triple, span=span)
+
+
+def default_alias(path: str) -> str:
+    """The alias of a `use` without `as`: the last part of the path, without `.prose.md`."""
+    last = path.rstrip("/").rsplit("/", 1)[-1]
+    return last.removesuffix(".prose.md").removesuffix(".md")
 
 
 def mentioned_names(text: str) -> tuple[str, ...]:

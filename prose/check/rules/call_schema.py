@@ -1,0 +1,81 @@
+"""A call's `schema:` names a type the run does not know."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from prose.check.rule import CheckContext, Rule, rule
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.lang.schema_types import known_words, schema_for
+from prose.syntax import nodes as n
+from prose.syntax.walk import children
+
+
+@rule
+class UnknownSchemaType(Rule):
+    """A call's `schema:` gives a field a type the run does not know.
+
+    ## What it does
+    Checks every `schema:` property written as an object literal (of a `call`
+    or a session): each field's type must be a type word of
+    `prose.lang.schema_types`, the one list the run builds its JSON schema
+    from: `string`, `number`, `integer`, `boolean`, `object`, `array`, `null`
+    (and `str`, `text`, `int`, `float`, `bool`, `dict`, `list`), `any`,
+    `T[]` for a list of T, and unions `A | B` or `A or B`.
+
+    ## Why is this bad
+    The run refuses the schema when it makes the call, after the calls
+    before it have been paid for.
+
+    ## Example
+    ```prose
+    let verdict = call critic
+      draft: draft
+      schema: { accept: "bool", notes: "strng" }
+    ```
+
+    ## Use instead
+    ```prose
+    let verdict = call critic
+      draft: draft
+      schema: { accept: "bool", notes: "string | null" }
+    ```
+    """
+
+    code = "PK507"
+    name = "unknown-schema-type"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for prop in _schema_properties(ctx.program.body):
+            if not isinstance(prop.value, n.Object):
+                continue  # a variable or an expression: the run checks what it holds
+            for entry in prop.value.entries:
+                word = _literal_text(entry.value)
+                if word is None and not isinstance(entry.value, n.Literal | n.Object | n.Array):
+                    continue
+                if word is not None and schema_for(word) is not None:
+                    continue
+                message = (f"field `{entry.key}` of `schema:` has unknown type `{word}`"
+                           if word is not None else
+                           f"field `{entry.key}` of `schema:` is not a type word (a string)")
+                yield self.diagnostic(entry.value.span, message,
+                                      help=f"use one of {known_words()}, `T[]`, or `A | B`")
+
+
+def _schema_properties(body: tuple[n.Stmt, ...]) -> Iterator[n.Property]:
+    stack: list[n.Node] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, n.Call | n.Session):
+            prop = node.property("schema")
+            if prop is not None:
+                yield prop
+        stack.extend(children(node))
+
+
+def _literal_text(expr: n.Expr) -> str | None:
+    if isinstance(expr, n.String) and all(isinstance(part, str) for part in expr.parts):
+        return expr.text
+    return None
