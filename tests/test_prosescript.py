@@ -364,3 +364,11 @@ def test_any_and_union_types_lint_and_run_alike(tmp_path: Path) -> None:
     bad = program.replace('"any"', '"anything"')
     assert ("PK507", "field `seen` of `schema:` has unknown type `anything`") in lint_program(
         bad, slots)
+
+
+def test_session_names_are_the_script_keys_of_sessions() -> None:
+    from prose.syntax.walk import session_names
+
+    program = parse('agent a:\n  persist: true\nsession "x"\nif c:\n  let r = resume: a\n'
+                    "let s = [1] | map:\n  session: b\n")
+    assert session_names(program) == ("a", "b", "session")

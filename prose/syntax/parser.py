@@ -43,6 +43,7 @@ _TERMINAL_WORDS = {
     "RSQB": "`]`",
     "LBRACE": "`{`",
     "RBRACE": "`}`",
+    "PIPE": "`|`",
 }
 
 

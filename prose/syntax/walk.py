@@ -271,3 +271,16 @@ def bound_names(program: n.Program) -> frozenset[str]:
             for stage in pipeline.stages:
                 names.update(stage.params)
     return frozenset(names)
+
+
+def session_names(program: n.Program) -> tuple[str, ...]:
+    """The names the program's sessions are answered under (a script's keys besides the
+    slots): each agent a session names, and `session` for an inline `session "..."`."""
+    found: dict[str, None] = {}
+    stack: list[n.Node] = list(program.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, n.Session):
+            found.setdefault(node.slot, None)
+        stack.extend(children(node))
+    return tuple(sorted(found))
