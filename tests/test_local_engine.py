@@ -26,7 +26,7 @@ from prose.llm.local_engine import (
     installed_engines,
     llama_cpp_installed,
 )
-from prose.llm.local_xllamacpp import COMPACT_JSON, request_body
+from prose.llm.local_xllamacpp import COMPACT_JSON, DRY_SAMPLING, request_body
 
 needs_local = pytest.mark.skipif(
     not embedded_model_available(),
@@ -143,6 +143,9 @@ def test_the_xllamacpp_request_carries_the_schema_as_a_json_schema_format() -> N
     assert json.loads(body["grammar"][len(prefix):]) == {**schema, "x-guidance": COMPACT_JSON}
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["max_tokens"] == 50 and body["temperature"] == 0.2 and body["seed"] == 0
+    assert {key: body[key] for key in DRY_SAMPLING} == DRY_SAMPLING  # no copying the prompt
+    overridden = request_body([], max_tokens=5, response_format=None, sampling={"dry_base": 2.0})
+    assert overridden["dry_base"] == 2.0
     any_json = request_body([], max_tokens=5, response_format={"type": "json_object"}, sampling={})
     assert any_json["response_format"] == {"type": "json_object"}
     assert "response_format" not in request_body([], max_tokens=5, response_format=None, sampling={})

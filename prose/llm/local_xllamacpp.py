@@ -25,6 +25,15 @@ _QUIET = -1  # llama.cpp's log verbosity: nothing on stderr
 # llguidance's options (the `x-guidance` key of a schema): compact JSON, so that no
 # token goes to whitespace and the reply closes within its bounds (`local_schema`).
 COMPACT_JSON = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+# llama.cpp's DRY sampler penalises repeating any sequence already in the context,
+# the prompt included: a 135M model otherwise copies the argument it is asked to
+# answer word for word. (A request's own sampling parameters come on top.)
+DRY_SAMPLING: dict[str, Any] = {
+    "dry_multiplier": 0.8,
+    "dry_base": 1.75,
+    "dry_allowed_length": 2,
+    "dry_penalty_last_n": 4096,
+}
 
 
 class _Reply:
@@ -65,7 +74,7 @@ def request_body(
     sampling: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The server's chat-completion request for one call."""
-    body: dict[str, Any] = dict(sampling)
+    body: dict[str, Any] = {**DRY_SAMPLING, **sampling}
     body.update(
         messages=messages,
         max_tokens=max_tokens,
@@ -127,11 +136,12 @@ class XLlamaBackend:
         if reply.error is not None:
             _raise_for(reply.error)
         usage = reply.usage
+        finish = "cancelled" if reply.cancelled else (reply.finish_reason or "stop")
         return Generation(
             text="".join(reply.parts),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or len(reply.parts)),
-            finish_reason="cancelled" if reply.cancelled else (reply.finish_reason or "stop"),
+            finish_reason=finish,
         )
 
     def close(self) -> None:
