@@ -763,9 +763,11 @@ def test_dialectic_returns_the_exchange(tmp_path: Path) -> None:
         )
     )
     exchange = [{"round": i, "thesis": f"T{i}", "antithesis": f"A{i}"} for i in (1, 2, 3)]
-    assert ok(result) == {"result": exchange, "exchange": exchange}
+    assert ok(result) == {"result": exchange}  # once: no second copy under another key
     thesis_calls = [e for e in calls(result) if e.slot == "thesis"]
-    assert "## prior_antithesis\nnull" in thesis_calls[0].messages[-1]["content"]
+    # The first thesis has no counterargument yet: a null input is left out of the prompt.
+    assert "prior_antithesis" not in thesis_calls[0].messages[-1]["content"]
+    assert "null" not in thesis_calls[0].messages[-1]["content"]
     assert "## prior_antithesis\nA1" in thesis_calls[1].messages[-1]["content"]
     # Each side sees only the other's latest argument: prompt tokens stay flat.
     tokens = [e.usage.prompt_tokens for e in thesis_calls[1:]]

@@ -14,6 +14,7 @@ values of secret-named environment variables and the LLM config's secrets.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -37,6 +38,13 @@ _SECRET_SHAPES = (
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]+"),
     re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
 )
+# Anything in a JSON text that could be a key `SECRET_FIELD` matches: its unanchored words
+# anywhere (values included), and a key ending in `token` (json.dumps writes a key as
+# `"...token": `; a value is never followed by a colon). A superset of the keys, so a text it
+# does not match has no secret-named field.
+_MAYBE_SECRET_FIELD = re.compile(
+    r'api[_-]?key|secret|password|passwd|authorization|credential|token"\s*:', re.I
+)
 _ENV_REFERENCE = "os.environ/"
 MIN_SECRET_LENGTH = 8  # shorter "keys" (`ollama`, `none`) are placeholders
 
@@ -56,6 +64,33 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     """
     known = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
     return _masked(value, known, SECRET_FIELD.search)
+
+
+class JsonScrubber:
+    """`redact` for records written as JSON text, paying the walk only when it can matter.
+
+    `scrub(data)`'s text is exactly `json.dumps(redact(data, secrets), ensure_ascii=False,
+    default=str)`. Each secret's forms in JSON text (as is, and escaped as json.dumps escapes
+    it) are worked out once; a record whose text contains none of them and nothing that could
+    be a secret-named key is written as dumped, without walking it (the common case: a trace
+    event). Otherwise the record is walked by `redact`, the one masking rule.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
+        forms = {form for secret in self._secrets
+                 for form in (secret, json.dumps(secret, ensure_ascii=False)[1:-1])}
+        self._forms = tuple(sorted(forms, key=lambda form: (-len(form), form)))
+
+    def scrub(self, data: Any) -> tuple[str, Any]:
+        """The record's JSON text with its secrets masked, and the record as masked (`data`
+        itself when nothing was)."""
+        text = json.dumps(data, ensure_ascii=False, default=str)
+        if _MAYBE_SECRET_FIELD.search(text) is None and not any(
+                form in text for form in self._forms):
+            return text, data
+        masked = redact(data, self._secrets)
+        return json.dumps(masked, ensure_ascii=False, default=str), masked
 
 
 def mask_secrets(value: Any) -> Any:

@@ -142,6 +142,9 @@ class SharedResources:
     pool: BudgetPool | None = None
     # (pattern path, strict) -> its compiled policy
     policies: dict[tuple[str, bool | None], Policy] = field(default_factory=dict)
+    # What every run would work out again the same way (`runner.memo`): a pattern's `use`
+    # roots, the trace's secrets, the models and policy that `run_start` records.
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
 
 @dataclass

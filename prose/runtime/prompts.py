@@ -151,6 +151,7 @@ class PromptBuilder:
         from jinja2 import (
             ChoiceLoader,
             DictLoader,
+            Environment,
             FileSystemLoader,
             StrictUndefined,
             TemplateError,
@@ -173,10 +174,17 @@ class PromptBuilder:
             autoescape=False,
             keep_trailing_newline=False,
         )
+        # Our own templates are not a project's code: they render without the sandbox's
+        # checks on every attribute and call (the same text, compiled once).
+        own = Environment(undefined=StrictUndefined, autoescape=False,
+                          keep_trailing_newline=False)
         self._templates = {}
         for name in DEFAULT_TEMPLATES:
             try:
-                self._templates[name] = self.env.get_template(name)
+                template = self.env.get_template(name)
+                if not self._is_override(template.filename):
+                    template = own.from_string(DEFAULT_TEMPLATES[name])
+                self._templates[name] = template
             except TemplateError as error:
                 raise TemplateProblem(
                     f"a prompt template in {TEMPLATE_DIR} is invalid: {error}"
@@ -284,8 +292,13 @@ class PromptBuilder:
         prompt: str | None,
         inputs: Mapping[str, Value],
     ) -> list[Message]:
-        """The messages of one slot call: a system message (if any) and the user message."""
-        labelled = [LabelledInput(name, render_value(value)) for name, value in inputs.items()]
+        """The messages of one slot call: a system message (if any) and the user message.
+
+        An input whose value is null is left out: a heading over the word `null` tells the
+        model nothing it can use (the policy still judges it with the others).
+        """
+        labelled = [LabelledInput(name, render_value(value)) for name, value in inputs.items()
+                    if not _is_null(value)]
         system = self._render("call_system.j2", role=role or "", ensures=ensures or "")
         user = self._render("call_user.j2", prompt=prompt or "", inputs=labelled)
         messages = [Message.system(system)] if system else []
@@ -309,6 +322,10 @@ class PromptBuilder:
                 self._render("choice_user.j2", text=text, options=list(options), values=labelled)
             ),
         ]
+
+
+def _is_null(value: Value | Any) -> bool:
+    return (value.data if isinstance(value, Value) else value) is None
 
 
 def messages_to_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:

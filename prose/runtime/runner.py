@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from prose.errors import InputReadError, ProseError, ProseSyntaxError
 from prose.pattern_file import PatternFile, PatternFiles
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from prose.llm.config import LLMConfig
     from prose.llm.script import Script
 
+T = TypeVar("T")
 Status = Literal["ok", "error", "budget", "violation", "interrupted"]
 STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
 
@@ -220,7 +222,8 @@ async def run_pattern(
         files = options.files if options.files is not None else PatternFiles()
     try:
         loaded = load_pattern(pattern, files)
-        roots = use_roots(loaded.path)
+        roots = memo(resources, ("roots", loaded.path, os.getcwd()),
+                     lambda: use_roots(loaded.path))
         instance = _instance(
             loaded,
             options.bindings,
@@ -237,7 +240,7 @@ async def run_pattern(
         prompts = resources.prompts if resources is not None else _prompts(options)
         # Before the trace is opened: `--trace` may name the resumed file.
         cache = _cache(options) if resources is None or options.resume_trace else resources.cache
-        trace = _open_trace(options, trace_path, run_id)
+        trace = _open_trace(options, trace_path, run_id, resources)
     except ProseRuntimeError as error:
         return RunResult(
             run_id, error.exit_code, STATUS_BY_EXIT.get(error.exit_code, "error"), error=error
@@ -275,8 +278,12 @@ async def run_pattern(
             inputs=instance.inputs,
             config=instance.config,
             bindings=describe_bindings(instance.bindings),
-            models=_model_settings(options, default_model, judge_model),
-            policy=instance.policy.to_dict(),
+            models=memo(resources, ("models", default_model, judge_model, options.concurrency,
+                                    repr(options.limits), options.script is not None),
+                        lambda: _model_settings(options, default_model, judge_model),
+                        owner=options.llm_config),
+            policy=memo(resources, ("policy",), instance.policy.to_dict,
+                        owner=instance.policy),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
         )
     )
@@ -478,10 +485,36 @@ def _prompts(options: RunOptions) -> Any:
     return PromptBuilder.for_project(options.project_dir)
 
 
-def _open_trace(options: RunOptions, path: Path | None, run_id: str) -> Trace:
-    secrets = options.llm_config.secrets() if options.llm_config is not None else set()
+def memo(resources: SharedResources | None, key: tuple[Any, ...], make: Callable[[], T],
+         owner: object = None) -> T:
+    """`make()`, worked out once for all the runs sharing `resources` (every time without).
+
+    Only for what cannot differ between those runs: `key` names everything it depends on,
+    and `owner` the object it was made from, when that object is mutable (kept with the value,
+    so a new object never takes a freed one's place).
+    """
+    if resources is None:
+        return make()
+    key = (*key, id(owner))
+    found = resources.memo.get(key)
+    if found is None or found[0] is not owner:
+        found = resources.memo[key] = (owner, make())
+    value: T = found[1]
+    return value
+
+
+def _open_trace(
+    options: RunOptions, path: Path | None, run_id: str, resources: SharedResources | None
+) -> Trace:
+    def secrets() -> list[str]:
+        from prose.llm.redact import run_secrets
+
+        extra = options.llm_config.secrets() if options.llm_config is not None else set()
+        return run_secrets(extra)
+
     try:
-        return Trace(path, run_id, extra_secrets=sorted(secrets, key=len, reverse=True))
+        return Trace(path, run_id,
+                     secrets=memo(resources, ("secrets",), secrets, owner=options.llm_config))
     except OSError as error:
         raise RunIOError(f"cannot write the trace {path}: {error.strerror or error}") from None
 

@@ -1,4 +1,10 @@
-"""The run trace: JSON Lines events modelled with pydantic, flushed one by one.
+"""The run trace: JSON Lines events modelled with pydantic, written through one buffer.
+
+The start of a run and each finished call or judgement (with what was
+written before it) reach the file before the run goes on, so a crash, even
+a kill -9, loses no finished call: `--resume` replays them. Other events
+(notes, errors, the end) wait in the buffer for the next of those, or for
+`close`.
 
 Every event carries `prev`, the sha256 of the previous line (None for the
 first), so the trace is a tamper-evident chain: `verify_chain` recomputes it
@@ -13,14 +19,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prose.llm.redact import redact, run_secrets
+from prose.llm.redact import JsonScrubber, run_secrets
 from prose.runtime.integrity import link_problem, output_sha256, parse_line, seal_path
 
 
@@ -149,45 +156,58 @@ def sha256_text(text: str) -> str:
 
 
 class Trace:
-    """An append-only JSONL trace with a hash chain; `None` path keeps events in memory only."""
+    """An append-only JSONL trace with a hash chain; `None` path keeps events in memory only.
+
+    `secrets` (longest first) replaces the environment's and `extra_secrets` when a caller
+    has worked them out already (the rows of a batch share one list).
+    """
 
     def __init__(
-        self, path: str | Path | None, run_id: str, *, extra_secrets: Sequence[str] = ()
+        self,
+        path: str | Path | None,
+        run_id: str,
+        *,
+        extra_secrets: Sequence[str] = (),
+        secrets: Sequence[str] | None = None,
     ) -> None:
         self.path = Path(path) if path is not None else None
         self.run_id = run_id
         self.events: list[Event] = []
         self._prev: str | None = None
-        self._secrets = run_secrets(extra_secrets)
-        self._file: IO[str] | None = None
+        self._scrubber = JsonScrubber(
+            run_secrets(extra_secrets) if secrets is None else secrets)
+        self._file: BinaryIO | None = None
         self._counter = 0
         self._whole = hashlib.sha256()  # of every byte written: the seal, without a re-read
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("w", encoding="utf-8", newline="\n")
+            self._file = self.path.open("wb")
 
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
         return f"{prefix}{self._counter}"
 
     def emit(self, event: Event) -> Event:
-        """Write `event` (with `run_id` and `prev` filled in) as one flushed line."""
+        """Write `event` (with `run_id` and `prev` filled in) as one line; a call or a
+        judgement is flushed to the file at once (`CHECKPOINTS`)."""
         event.run_id = self.run_id
         event.prev = self._prev
         data = event.model_dump(mode="json")
-        recorded = redact(data, self._secrets)  # the one masking rule (`prose.llm.redact`)
-        if isinstance(event, CallEvent) and event.sha256 and recorded.get("output") != data.get(
-                "output"):
+        # The one masking rule (`prose.llm.redact`), walked only when something may be masked.
+        line, recorded = self._scrubber.scrub(data)
+        if recorded is not data and isinstance(event, CallEvent) and event.sha256 and (
+                recorded.get("output") != data.get("output")):
             # The digest vouches for the output as recorded, masked text included.
             recorded["sha256"] = output_sha256(recorded.get("output"))
-        line = json.dumps(recorded, ensure_ascii=False, default=str)
+            line = json.dumps(recorded, ensure_ascii=False, default=str)
         encoded = line.encode("utf-8")
         self._prev = hashlib.sha256(encoded).hexdigest()
         self.events.append(event)
         if self._file is not None:
-            self._file.write(line + "\n")
-            self._file.flush()
+            self._file.write(encoded + b"\n")
             self._whole.update(encoded + b"\n")
+            if isinstance(event, CHECKPOINTS):
+                self._file.flush()
         return event
 
     def close(self) -> None:
@@ -200,8 +220,18 @@ class Trace:
             self._file.close()
             self._file = None
             if self.path is not None:
-                digest = self._whole.hexdigest()
-                seal_path(self.path).write_text(f"{digest}  {self.path.name}\n", encoding="utf-8")
+                seal = f"{self._whole.hexdigest()}  {self.path.name}\n".encode()
+                handle = os.open(seal_path(self.path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                                 0o644)
+                try:
+                    os.write(handle, seal)
+                finally:
+                    os.close(handle)
+
+
+# The events a crash must not lose, each flushed to the file when written: the start (a
+# resumed run takes its inputs from it) and every finished call or judgement.
+CHECKPOINTS = (RunStart, CallEvent, JudgeEvent)
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
