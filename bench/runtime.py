@@ -34,6 +34,7 @@ from bench.report import ROOT, stamp, write_section
 from bench.stub import StubServer
 from prose.llm import ChatRequest, ChatResponse, LLMConfig, Message, RouterClient, Usage
 from prose.llm.loader import load_litellm
+from prose.llm.pricing import with_zero_prices
 from prose.runtime import RunOptions, RunResult, run_pattern
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -96,7 +97,8 @@ def stub_config(api_base: str, *, concurrency: int = CAP) -> LLMConfig:
 def direct_router(config: LLMConfig) -> Any:
     """A `litellm.Router` built as `RouterClient` builds it (same deployments and settings)."""
     litellm = load_litellm()
-    return litellm.Router(model_list=config.deployments(), **config.router_kwargs())
+    deployments = with_zero_prices(config.deployments(), litellm)
+    return litellm.Router(model_list=deployments, **config.router_kwargs())
 
 
 async def direct_calls(

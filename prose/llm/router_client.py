@@ -26,6 +26,7 @@ from prose.llm.errors import (
     SchemaError,
 )
 from prose.llm.loader import load_litellm
+from prose.llm.pricing import with_zero_prices
 from prose.llm.redact import Redactor, secrets_in_environment
 from prose.llm.reply import Reply, read_reply
 from prose.llm.retry import RetryPolicy
@@ -249,6 +250,7 @@ class RouterClient:
             if not self._config.defines(name):
                 deployments.append(bare_deployment(name))
                 self._routed.add(name)
+        deployments = with_zero_prices(deployments, litellm)
         started = time.perf_counter()
         try:
             router = litellm.Router(model_list=deployments, **self._config.router_kwargs())
@@ -261,7 +263,8 @@ class RouterClient:
     def _add_deployment(self, model: str) -> None:
         deployment_class = importlib.import_module("litellm.types.router").Deployment
         try:
-            self._router.add_deployment(deployment_class(**bare_deployment(model)))
+            [entry] = with_zero_prices([bare_deployment(model)], self._module())
+            self._router.add_deployment(deployment_class(**entry))
         except Exception as error:
             message = self._redact(clean_message(str(error)))
             raise BadRequestError(f"cannot route model `{model}`: {message}", model=model) from None
