@@ -97,9 +97,6 @@ flow.prose:2:9: PN002 [error] `draft` is used before it is assigned
 2 | let x = draft
   |         ^^^^^
   = note: flow.prose:6:1: `draft` is assigned here
-  |
-6 | draft = ask writer
-  | ^^^^^
   = help: assign `draft` before line 2
 
 flow.prose:7:1: PF010 [warning] `parallel` block is too long
@@ -121,6 +118,18 @@ Found 1 error, 1 warning, 1 info in 2 files.
 invariants: 4 checked, 1 prose-only
 """
     assert render_full(DIAGNOSTICS, SOURCES, SUMMARY, color=False) == expected
+
+
+def test_notes_are_one_line_each_and_framed_only_when_verbose() -> None:
+    # A leak's path is a list of notes: one line each by default (issue 19: two errors
+    # printed some 90 lines of path notes), each with its code frame with --verbose.
+    note = "  = note: flow.prose:6:1: `draft` is assigned here\n"
+    framed = note + "  |\n6 | draft = ask writer\n  | ^^^^^\n"
+    compact = render_full(DIAGNOSTICS, SOURCES, SUMMARY, color=False)
+    verbose = render_full(DIAGNOSTICS, SOURCES, SUMMARY, color=False, verbose=True)
+    assert note in compact and framed not in compact
+    assert framed in verbose
+    assert len(verbose.splitlines()) == len(compact.splitlines()) + 3
 
 
 def test_full_with_nothing_found() -> None:

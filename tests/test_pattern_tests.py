@@ -47,8 +47,8 @@ def test_failing_expectations_are_each_reported() -> None:
     lines = result.stdout.splitlines()
     assert lines[-1] == "0 passed, 3 failed"
     assert (
-        "FAIL dialectic with wrong expectations: result.exchange: expected a list of 1, got a list "
-        "of 2; result.verdict: missing (the object has [\"exchange\", \"result\"]); `thesis` was "
+        "FAIL dialectic with wrong expectations: result.result: expected a list of 1, got a list "
+        "of 2; result.verdict: missing (the object has [\"result\"]); `thesis` was "
         "called 2 time(s), expected 3"
     ) in lines
     assert ("FAIL script-too-short: status `error`, expected `ok` (script: the script has no "

@@ -74,7 +74,7 @@ def test_plain_run_prints_the_result_and_the_trace_path(tmp_path: Path) -> None:
     )
     assert done.code == 0, done.stderr
     result = json.loads(done.stdout)
-    assert [entry["round"] for entry in result["exchange"]] == [1, 2]
+    assert [entry["round"] for entry in result["result"]] == [1, 2]
     assert "trace: " in done.stderr
     trace = next((tmp_path / ".prose" / "runs").glob("*/trace.jsonl"))
     assert trace.is_file()

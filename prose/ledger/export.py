@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
+from prose.ledger.stats import loop_words
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, slot_label
 from prose.llm.redact import redact, run_secrets
 
@@ -118,7 +119,9 @@ def render_call(line: TraceLine) -> str:
         ("service", str(event.get("service", ""))),
         ("model", str(event.get("model") or "-")),
         ("call site", where),
-        ("loop path", f"`{event.get('path')}`" if event.get("path") else "top level"),
+        ("loop", loop_words(str(event.get("path") or ""))),
+        ("loop path", f"`{event.get('path')}` (as traced: iterations from 0)"
+                      if event.get("path") else "-"),
         ("attempt", str(event.get("attempt", 1))),
         ("status", "failed" if event.get("error") else "ok"),
         ("tokens", f"{usage.get('prompt_tokens', 0)} prompt + {usage.get('completion_tokens', 0)} "
@@ -170,8 +173,8 @@ def render_judgements(trace: LoadedTrace) -> str:
         else:
             out += [f"Decision: `{json.dumps(event.get('decision'), ensure_ascii=False)}`",
                     "", f"Reason: {event.get('reason') or '(none given)'}", ""]
-        out += [f"Model `{event.get('model')}`, trace line {line.number}, loop path "
-                f"`{event.get('path') or '/'}`.", "", "Values the judge saw:", "",
+        out += [f"Model `{event.get('model')}`, trace line {line.number}, "
+                f"{loop_words(str(event.get('path') or ''))}.", "", "Values the judge saw:", "",
                 json_block(event.get("values") or {}), ""]
     return "\n".join(out)
 
@@ -225,11 +228,11 @@ def _call_index(trace: LoadedTrace, call_files: dict[int, str]) -> str:
         usage = event.get("usage") or {}
         status = f"failed: {event['error'].get('kind')}" if event.get("error") else "ok"
         rows.append((f"[{event.get('id')}]({call_files[line.number]})", f"`{slot_label(event)}`",
-                     str(event.get("line", "")), f"`{event.get('path') or '/'}`", status,
+                     str(event.get("line", "")), loop_words(str(event.get("path") or "")), status,
                      str(usage.get("total_tokens", 0))))
     if not rows:
         return "(no calls were recorded)"
-    return table(("call", "slot", "pattern line", "loop path", "status", "tokens"), rows)
+    return table(("call", "slot", "pattern line", "loop", "status", "tokens"), rows)
 
 
 def fenced(text: str, language: str = "") -> str:

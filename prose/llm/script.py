@@ -28,7 +28,7 @@ import re
 import threading
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from prose.errors import ProseSyntaxError
 from prose.files import read_text
 from prose.llm.decisions import choice_answer, condition_answer
 from prose.llm.errors import ProviderError, ScriptExhaustedError, ScriptFormatError
+from prose.spelling import did_you_mean
 
 SCRIPT_PROVIDER = "prose-script"
 ERROR_KEY = "$error"
@@ -220,7 +221,7 @@ class Script:
                 key = base if base and ticket.isdigit() else key
                 queue = self._queue(key)
                 if not queue:
-                    raise ScriptExhaustedError(key, model=script_model(key))
+                    raise _exhausted(key, pairs)
                 response = queue.popleft()
             self.calls.append(ScriptedCall(key, pairs, response))
         if isinstance(response, Mapping) and set(response) == {ERROR_KEY}:
@@ -232,6 +233,81 @@ class Script:
 
     def __repr__(self) -> str:
         return f"Script({self.remaining()!r})"
+
+    def slot_names(self) -> list[str]:
+        """The slots the script answers (`outer.inner` for a nested pattern's), in order."""
+        with self._lock:
+            keys = list(self._queues)
+        names = [_INDEX.sub("", key.removeprefix("slot:")) for key in keys if key.startswith("slot:")]
+        return list(dict.fromkeys(names))
+
+
+def check_script_slots(
+    script: Script, slots: Collection[str], nested: Mapping[str, Collection[str]] | None = None
+) -> None:
+    """Refuse a script that answers a slot the pattern does not have (ScriptFormatError).
+
+    `slots` are the pattern's slots and `use` aliases; `nested` maps a slot or alias
+    bound to a nested pattern to that pattern's slots, whose key is `OUTER.INNER`.
+    """
+    nested = nested or {}
+    inner_of = {inner: outer for outer, inners in nested.items() for inner in inners}
+    for name in script.slot_names():
+        outer, dot, inner = name.partition(".")
+        if not dot and name in slots:
+            continue
+        if dot and outer in nested and inner in nested[outer]:
+            continue
+        if dot and outer in slots and outer not in nested:
+            continue  # a nested pattern the caller could not list: the run checks it
+        if not dot and name in inner_of:
+            raise ScriptFormatError(
+                f"the script answers `{name}`, a slot of the pattern nested as "
+                f"`{inner_of[name]}`: its key is `{inner_of[name]}.{name}`"
+            )
+        known = [*slots, *(f"{o}.{i}" for o, inners in nested.items() for i in inners)]
+        listed = ", ".join(f"`{k}`" for k in known) or "none"
+        raise ScriptFormatError(
+            f"the script answers `{name}`, which is not a slot of this pattern"
+            + did_you_mean(name, known)
+            + f" (slots: {listed})"
+        )
+
+
+def exhausted_message(error: ScriptExhaustedError, slot: str, index: int | None = None) -> str:
+    """What a run says when the script ran out for a call to `slot` (service `index`).
+
+    Names the script key when it is not the slot's name (a nested pattern's
+    `OUTER.INNER`), and keeps the reason when a reply failed its schema first.
+    """
+    key = unreserved(error.key).removeprefix("slot:")
+    if error.message != f"the script has no response left for `{error.key}`":
+        return error.message
+    service = f" (service {index})" if index is not None else ""
+    named = _INDEX.sub("", key)
+    where = f": the script's key for it is `{named}`" if named != slot else ""
+    return f"the script has no response left for slot `{slot}`{service}{where}"
+
+
+def _exhausted(key: str, pairs: tuple[tuple[str, str], ...]) -> ScriptExhaustedError:
+    """No response left for `key`; after a reply that failed its schema, say so and why."""
+    error = ScriptExhaustedError(key, model=script_model(key))
+    if len(pairs) >= 2 and pairs[-2][0] == "assistant" and pairs[-1][0] == "user":
+        problems = [
+            line[2:] for line in pairs[-1][1].splitlines() if line.startswith("- ")
+        ][:3]
+        why = "; ".join(problems) or "it did not match"
+        name = unreserved(key).removeprefix("slot:")
+        error.message = (
+            f"the scripted reply for `{name}` failed its schema: {why} (reply: "
+            f"{_clip(pairs[-2][1])}); the re-ask after it found no response left in the script: "
+            "fix that reply, or add the one the re-ask should get"
+        )
+    return error
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _section(data: Mapping[str, Any], name: str) -> Mapping[str, Any]:

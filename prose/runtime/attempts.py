@@ -90,6 +90,7 @@ def _progress(ctx: RunContext, phase: str, event: CallEvent) -> None:
                     "latency_ms",
                     "error",
                     "cache_hit",
+                    "finish_reason",
                 }
             ),
         )
@@ -147,6 +148,7 @@ async def model_attempt(
 ) -> Any:
     """One attempt of a call of a model service, through the run's one model exchange."""
     from prose.llm.errors import LLMError, ScriptExhaustedError
+    from prose.llm.script import exhausted_message
 
     shared = ctx.shared
     model = service.model or shared.default_model
@@ -194,18 +196,18 @@ async def model_attempt(
             started,
         )
         raise
-    except ScriptExhaustedError:
+    except ScriptExhaustedError as error:
         _fail(
             ctx, event, "script_exhausted", f"the script has no response left for `{slot}`", started
         )
         raise ScriptExhausted(
-            f"the script has no response left for slot `{event.slot}`"
-            + (f" (service {event.index})" if event.index is not None else ""),
+            exhausted_message(error, event.slot, event.index),
             node.span,
             source=ctx.source,
             slot=slot,
         ) from None
     except LLMError as error:
+        event.reply = getattr(error, "reply", None) or None  # a schema failure's reply
         _fail(ctx, event, error.kind, error.message, started)
         raise CallFailed(
             f"the call to `{slot}` failed: {error.message}",

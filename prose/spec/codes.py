@@ -263,13 +263,13 @@ _TABLE: tuple[SpecCode, ...] = (
         "Nothing can be run.",
         "pattern: reveiw.prose.md",
         "pattern: review.prose.md")),
-    SpecCode("PS173", "unknown-instance-key", WARN, "an unknown key in the instance file", _doc(
-        "Reports a key other than `pattern`, `with`, `config`, `inputs` (top level) or a service key.",
-        "It is ignored; it is probably misspelt.",
+    SpecCode("PS173", "unknown-instance-key", ERR, "an unknown key in the instance file", _doc(
+        "Reports a key other than `pattern`, `with`, `config`, `inputs`, `description` (top level) or a service's own keys, at the key, with the known key it most resembles.",
+        "Nothing reads it: a misspelt `confg:` or `input:` would silently drop the values under it.",
         "pattern: review.prose.md\nconfg: {}",
         "pattern: review.prose.md\nconfig: {}")),
     SpecCode("PS174", "invalid-service", ERR, "a slot binding is not a valid service", _doc(
-        "Reports a binding that is not exactly one of `model:`, `pattern:` or `python:`, or a malformed field.",
+        "Reports a binding that does not say what answers the slot (none of `model:`, `pattern:` or `python:`), that says more than one, or a malformed field.",
         "The slot cannot be called.",
         'critic: {model: fast, python: "a:b"}',
         "critic: {model: fast}")),
@@ -308,8 +308,8 @@ _TABLE: tuple[SpecCode, ...] = (
         "The program would get a wrong value.",
         "config: {rounds: three}",
         "config: {rounds: 3}")),
-    SpecCode("PS182", "missing-required-input", ERR, "a required input is not supplied", _doc(
-        "Reports a pattern parameter that is not optional, not a slot and not a config key, and that `inputs` does not supply.",
+    SpecCode("PS182", "missing-required-input", WARN, "a required input is not supplied", _doc(
+        "Reports a pattern parameter that is not optional, not a slot and not a config key, and that `inputs` does not supply. A warning: the command line (`--input`) or a batch row may supply it; a run that still lacks it stops before any call (exit 1).",
         "The program would read a missing value.",
         "inputs: {}",
         'inputs:\n  task_brief: "Design a rate limiter."')),

@@ -11,6 +11,7 @@ from prose.spec.codes import make
 from prose.spec.instance import Binding, Entry, Instance
 from prose.spec.model import PatternSpec
 from prose.spec.values import describe, matches_type, normalise_type
+from prose.spelling import did_you_mean
 
 _FOR = re.compile(
     r"^[ \t]*(?:(?:let|const)[ \t]+[A-Za-z_][\w-]*[ \t]*=[ \t]*)?(?:parallel[ \t]+)?for[ \t]+"
@@ -65,7 +66,8 @@ def validate_bindings(
             out.append(
                 make(
                     "PS176",
-                    f"`{name}` is not a slot of pattern `{spec.name}`",
+                    f"`{name}` is not a slot of pattern `{spec.name}`"
+                    + did_you_mean(name, spec.slot_names),
                     binding.span,
                     help=_slot_help(name, spec),
                 )
@@ -112,7 +114,8 @@ def validate_bindings(
             out.append(
                 make(
                     "PS180",
-                    f"`{entry.name}` is not a config key of pattern `{spec.name}`",
+                    f"`{entry.name}` is not a config key of pattern `{spec.name}`"
+                    + did_you_mean(entry.name, [item.name for item in spec.config]),
                     entry.span,
                     help=help_text,
                 )
@@ -169,7 +172,8 @@ def validate_instance(
             out.append(
                 make(
                     "PS183",
-                    f"input `{entry.name}` is not a parameter of pattern `{spec.name}`",
+                    f"input `{entry.name}` is not a parameter of pattern `{spec.name}`"
+                    + did_you_mean(entry.name, [p.name for p in spec.parameters]),
                     entry.span,
                 )
             )
@@ -191,7 +195,7 @@ def validate_instance(
             out.append(
                 make(
                     "PS182",
-                    f"required input `{param.name}` is not supplied",
+                    f"required input `{param.name}` is not supplied by the instance",
                     where,
                     secondary=(Label(param.span, "declared here"),),
                     help=f"add `{param.name}: ...` under `inputs:` or pass it on the command line",

@@ -35,6 +35,7 @@ from prose.spec.instance_check import validate_bindings, validate_instance
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec, SpecResult
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
+from prose.spelling import closest, did_you_mean
 
 SpecLoader = Callable[[Path], SpecResult]
 
@@ -44,6 +45,8 @@ _SERVICE_KEYS = {
     "pattern": frozenset({"pattern", "with", "config"}),
     "python": frozenset({"python"}),
 }
+# What a misspelt top-level key would have supplied: not reported missing as well.
+_CONSEQUENCES = {"inputs": "PS182", "with": "PS177"}
 _PYTHON_TARGET = re.compile(
     r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$"
 )
@@ -62,17 +65,24 @@ class _Reader:
     def span(self, node: yaml.Node) -> Span:
         return node_span(node, self.file)
 
-    def unknown_keys(self, node: yaml.Node, allowed: frozenset[str], where: str) -> None:
+    def unknown_keys(self, node: yaml.Node, allowed: frozenset[str], where: str) -> set[str]:
+        """Report every key not in `allowed` (an error, at the key); return the keys suggested."""
+        suggested: set[str] = set()
         for key, (key_node, _) in key_nodes(node).items():
             if key not in allowed:
+                guess = closest(key, allowed)
                 known = ", ".join(f"`{name}`" for name in sorted(allowed))
                 self.out.append(
                     make(
                         "PS173",
-                        f"unknown key `{key}` in {where}; known keys: {known}",
+                        f"unknown key `{key}` in {where}" + did_you_mean(key, allowed),
                         self.span(key_node),
+                        help=f"known keys: {known}",
                     )
                 )
+                if guess is not None:
+                    suggested.add(guess)
+        return suggested
 
     def mapping(self, node: yaml.Node, what: str) -> bool:
         if isinstance(node, yaml.MappingNode):
@@ -155,15 +165,23 @@ class _Reader:
         keys = key_nodes(node)
         kinds = [kind for kind in ("model", "pattern", "python") if kind in keys]
         if len(kinds) != 1:
-            problem = "names no service kind" if not kinds else "names more than one service kind"
+            problem = (
+                "does not say what answers the slot: it has no `model:`, `pattern:` or `python:`"
+                if not kinds
+                else "gives more than one of `model:`, `pattern:` and `python:`"
+            )
             self.out.append(
                 make(
                     "PS174",
                     f"the binding of `{slot}` {problem}",
                     span,
-                    help="give exactly one of `model:`, `pattern:` or `python:`",
+                    help="give exactly one: `{ model: NAME }` (a model), `{ pattern: REF }` "
+                    "(a nested pattern) or `{ python: pkg.mod:func }` (a Python function)",
                 )
             )
+            if not kinds:  # a misspelt kind (`modle:`) is named at its key
+                self.unknown_keys(node, frozenset().union(*_SERVICE_KEYS.values()),
+                                  f"the binding of `{slot}`")
             return None
         kind = kinds[0]
         self.unknown_keys(node, _SERVICE_KEYS[kind], f"the `{kind}` service of `{slot}`")
@@ -327,7 +345,7 @@ def load_instance(
             instance=None, diagnostics=[make("PS170", "the instance is not a mapping", span)]
         )
     root = parsed.node
-    reader.unknown_keys(root, TOP_KEYS, "the instance file")
+    suggested = reader.unknown_keys(root, TOP_KEYS, "the instance file")
     keys = key_nodes(root)
     lines = text.split("\n")
     whole = Span(filename, 1, 1, len(lines), len(lines[-1]) + 1)
@@ -363,7 +381,11 @@ def load_instance(
         reader.load(reference, path, pattern_span or whole) if reference and pattern_span else None
     )
     if spec is not None:
-        reader.out.extend(validate_instance(instance, spec))
+        found = validate_instance(instance, spec)
+        # A misspelt section (`input:`, `wiht:`) is reported at its key; what it would have
+        # supplied is not reported missing again at another line.
+        hidden = {code for key, code in _CONSEQUENCES.items() if key in suggested}
+        reader.out.extend(d for d in found if d.code not in hidden)
     reader.out.sort(key=Diagnostic.sort_key)
     return InstanceResult(
         instance=instance, spec=spec, diagnostics=reader.out, spec_diagnostics=reader.spec_out

@@ -18,6 +18,7 @@ from prose.syntax import nodes as n
 from prose.syntax.build import Builder
 from prose.syntax.lexer import IndentationProblem, NestingTooDeep, ProseIndenter
 from prose.syntax.nesting import first_too_deep, too_deep_message
+from prose.syntax.typos import KeywordTypo, keyword_typo
 
 MAX_REPORTED_ERRORS = 20
 
@@ -179,6 +180,10 @@ def _describe(
         line, column = offset + len(lines) + 1, 1
     else:
         line, column = token.line, int(token.column or 1)
+        typo = _keyword_typo(lines, line - offset)
+        if typo is not None:
+            return _problem(file, typo[0] + offset, typo[1].column, typo[1].message, lines,
+                            offset), not brackets
     header_line = _previous_code_line(lines, line - offset)
     header = _strip_comment(lines[header_line - 1]) if header_line else ""
     if header.endswith(":") and (at_end or (token is not None and token.type != "_INDENT")):
@@ -265,6 +270,14 @@ _STATEMENT_STARTS = {
     "APPEND", "BLOCK", "DO", "USE", "AGENT", "SESSION", "RESUME",
 }  # fmt: skip
 _STATEMENT_WORDS = {name.lower() for name in _STATEMENT_STARTS}
+
+
+def _keyword_typo(lines: list[str], line: int) -> tuple[int, KeywordTypo] | None:
+    """A misspelt keyword starting the failing line (`prose.syntax.typos`)."""
+    if not 0 < line <= len(lines):
+        return None
+    typo = keyword_typo(lines[line - 1], _STATEMENT_WORDS)
+    return (line, typo) if typo is not None else None
 
 
 def _unclosed(opener: Token, file: str, lines: list[str], offset: int) -> SyntaxProblem:

@@ -128,6 +128,11 @@ async def run_test(test: PatternTest, *, trace_dir: Path | None = None,
         pattern = patterns.get(path)
     except ProseError:
         pass  # the run reports it, as a run of the path would
+    if isinstance(pattern, PatternFile):
+        problems = _name_problems(test, script, pattern, bindings, patterns)
+        if problems:
+            outcome.reasons.extend(problems)
+            return outcome
     try:
         result = await run_pattern(pattern, RunOptions(
             inputs={**inputs, **test.inputs}, config={**config, **test.config}, bindings=bindings,
@@ -181,6 +186,24 @@ def call_counts(events: Iterable[Any]) -> Counter[str]:
         if event.index is not None:
             counts[f"{event.slot}[{event.index}]"] += 1
     return counts
+
+
+def _name_problems(test: PatternTest, script: Any, pattern: Any, bindings: Mapping[str, Any],
+                   patterns: PatternFiles) -> list[str]:
+    """Script keys and `calls:` keys that name no slot (with the likely one), before the run."""
+    from prose.llm.errors import ScriptFormatError
+    from prose.llm.script import check_script_slots
+    from prose.testing.script_keys import check_call_names, pattern_names
+
+    slots, nested = pattern_names(pattern, bindings, patterns)
+    problems: list[str] = []
+    try:
+        check_script_slots(script, slots, nested)
+    except ScriptFormatError as error:
+        problems.append(f"script: {error}")
+    if test.expect.calls is not None:
+        problems += check_call_names(test.expect.calls, slots, nested)
+    return problems
 
 
 def _instance(

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from prose.check.findings import NameUndefined
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
+from prose.spelling import did_you_mean
 
 
 @rule
@@ -18,7 +19,8 @@ class UndefinedName(Rule):
 
     ## Why is this bad
     At run time the read fails (or, in an LLM-interpreted runtime, the model
-    silently invents a value). A typo in a name is the most common cause.
+    silently invents a value). A typo in a name is the most common cause: the
+    message names the defined name it most resembles (`did you mean ...?`).
 
     ## Example
     ```prose
@@ -49,6 +51,14 @@ class UndefinedName(Rule):
             help = None
             if finding.context == "assignment":
                 help = f"bind it first with `let {finding.name} = ...`"
+            guess = did_you_mean(finding.name, known_names(ctx))
             yield self.diagnostic(
-                finding.span, f"undefined name `{finding.name}`{where}", help=help
+                finding.span, f"undefined name `{finding.name}`{where}{guess}", help=help
             )
+
+
+def known_names(ctx: CheckContext) -> set[str]:
+    """Every name the pattern defines: variables, loop and catch variables, blocks, slots,
+    config keys and parameters (the candidates for a misspelt one)."""
+    names = {binding.name for binding in ctx.model.bindings}
+    return names | set(ctx.decl.slots) | set(ctx.decl.config) | set(ctx.decl.parameters)
