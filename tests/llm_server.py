@@ -27,6 +27,7 @@ class Reply:
     content: str
     prompt_tokens: int | None = 11
     completion_tokens: int | None = 5
+    finish_reason: str = "stop"
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": "stop",
+                "finish_reason": reply.finish_reason,
             }
         ],
     }

@@ -8,10 +8,13 @@ and says whether retrying can help (`retryable`).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from prose.errors import ProseError
 from prose.lang import error_kinds as kinds
+
+if TYPE_CHECKING:
+    from prose.llm.types import Usage
 
 
 def _rebuild(cls: type[LLMError], message: str, state: dict[str, Any]) -> LLMError:
@@ -49,6 +52,9 @@ class LLMError(ProseError):
         self.status_code = status_code
         self.attempts = attempts
         self.requests = requests
+        # What the failed call's replies cost (a schema failure's replies were billed).
+        self.usage: Usage | None = None
+        self.cost_usd = 0.0
 
     def __str__(self) -> str:
         return f"{self.model}: {self.message}" if self.model else self.message

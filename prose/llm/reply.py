@@ -31,6 +31,8 @@ class Reply:
     fallbacks_used: int
     structured: bool
     empty: str = ""
+    # The provider's finish_reason ("length": cut at the token cap; "" when not given).
+    finish_reason: str = ""
 
 
 def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
@@ -50,7 +52,13 @@ def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
         fallbacks_used=_int(headers.get("x-litellm-attempted-fallbacks")),
         structured=getattr(response, "system_fingerprint", None) == STRUCTURED_FINGERPRINT,
         empty=_emptiness(choices, content),
+        finish_reason=_finish_reason(choices),
     )
+
+
+def _finish_reason(choices: Any) -> str:
+    finish = getattr(choices[0], "finish_reason", None) if choices else None
+    return finish if isinstance(finish, str) else ""
 
 
 def _emptiness(choices: Any, content: Any) -> str:

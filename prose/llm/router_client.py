@@ -127,6 +127,8 @@ class RouterClient:
                     parsed, _ = parse_json_reply(reply.text)
             except LLMError as error:
                 error.requests = sent.sent
+                if tally.usage.total_tokens or tally.cost_usd:
+                    error.usage, error.cost_usd = tally.usage, tally.cost_usd
                 raise
         return ChatResponse(
             text=reply.text,
@@ -139,6 +141,7 @@ class RouterClient:
             provider_model=reply.provider_model,
             fallbacks_used=reply.fallbacks_used,
             requests=sent.sent,
+            finish_reason=reply.finish_reason,
         )
 
     # One attempt, retries, the schema re-ask -----------------------------------------

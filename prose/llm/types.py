@@ -99,6 +99,8 @@ class ChatResponse:
     provider_model: str = ""
     fallbacks_used: int = 0
     requests: int = 0
+    # The last reply's finish_reason: "length" means it stopped at the token cap.
+    finish_reason: str = ""
 
 
 @runtime_checkable

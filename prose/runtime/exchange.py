@@ -42,6 +42,7 @@ class ExchangeRecord(Protocol):
     cache_hit: bool
     key: str | None
     requests: int
+    finish_reason: str | None
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,13 @@ async def exchange(
     except LLMError as error:
         record.requests = error.requests  # what the providers were sent before it failed
         shared.budget.requests += error.requests
+        if error.usage is not None:  # replies that came back and were billed, then refused
+            spent = error.usage
+            shared.budget.record(spent.prompt_tokens, spent.completion_tokens, error.cost_usd)
+            record.usage = Usage(prompt_tokens=spent.prompt_tokens,
+                                 completion_tokens=spent.completion_tokens,
+                                 total_tokens=spent.total_tokens)
+            record.cost_usd = error.cost_usd
         raise
     record.requests = response.requests
     shared.budget.requests += response.requests
@@ -177,6 +185,8 @@ async def exchange(
         total_tokens=usage.total_tokens,
     )
     record.cost_usd = response.cost_usd
+    record.finish_reason = (response.finish_reason
+                            if response.finish_reason not in ("", "stop") else None)
     answer = Answer(response.text, response.parsed, record.model, cached=False)
     if accept is not None:
         accept(answer)

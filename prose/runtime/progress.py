@@ -28,9 +28,11 @@ def end_line(info: Mapping[str, Any]) -> str:
     usage = info.get("usage") or {}
     seconds = (info.get("latency_ms") or 0) / 1000
     cached = " (cached)" if info.get("cache_hit") else ""
+    cut = (" -- warning: the reply stopped at the token cap (finish_reason: length); raise "
+           "the slot's max_tokens" if info.get("finish_reason") == "length" else "")
     return (
         f"  ok  {label} ({model}) {usage.get('prompt_tokens', 0)}+"
-        f"{usage.get('completion_tokens', 0)} tokens {seconds:.2f}s{cached}"
+        f"{usage.get('completion_tokens', 0)} tokens {seconds:.2f}s{cached}{cut}"
     )
 
 

@@ -89,6 +89,10 @@ class CallEvent(Event):
     sha256: str | None = None
     # Requests the providers were sent for this attempt (retries, fallbacks, a re-ask).
     requests: int = 0
+    # The provider's finish_reason when it is not a plain stop ("length": cut at the token cap).
+    finish_reason: str | None = None
+    # A failed attempt's last reply as the model gave it (a reply that failed its schema).
+    reply: str | None = None
 
 
 class JudgeEvent(Event):
@@ -114,6 +118,7 @@ class JudgeEvent(Event):
     cache_hit: bool = False
     key: str | None = None
     requests: int = 0
+    finish_reason: str | None = None
 
 
 class NoteEvent(Event):
