@@ -372,3 +372,15 @@ def test_session_names_are_the_script_keys_of_sessions() -> None:
     program = parse('agent a:\n  persist: true\nsession "x"\nif c:\n  let r = resume: a\n'
                     "let s = [1] | map:\n  session: b\n")
     assert session_names(program) == ("a", "b", "session")
+
+
+def test_the_outline_lists_agents() -> None:
+    from prose.lsp.documents import analyse
+    from prose.lsp.navigation import document_symbols
+
+    path = FIXTURES / "every-construct.prose.md"
+    analysis = analyse(path.as_uri(), path.read_text(encoding="utf-8"), 1)
+    delegation = next(s for s in document_symbols(analysis) if s.name == "Delegation")
+    names = [child.name for child in delegation.children or []]
+    assert names[:3] == ["scout", "notes", "opening"]
+    assert "pair" in names and "recap" in names

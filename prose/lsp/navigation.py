@@ -62,7 +62,8 @@ def document_symbols(analysis: Analysis) -> list[lsp.DocumentSymbol]:
 
 
 def _program_symbols(analysis: Analysis, program: n.Program) -> list[lsp.DocumentSymbol]:
-    """Top-level `block`s, `use` aliases and the variables the program binds at top level."""
+    """Top-level `block`s, `use` aliases, `agent`s and the variables the program binds at
+    top level."""
     lines = analysis.lines
     out = []
     for statement in program.body:
@@ -71,6 +72,8 @@ def _program_symbols(analysis: Analysis, program: n.Program) -> list[lsp.Documen
             names = [(statement.name, lsp.SymbolKind.Function)]
         elif isinstance(statement, n.Use):
             names = [(statement.alias, lsp.SymbolKind.Module)]
+        elif isinstance(statement, n.AgentDef):
+            names = [(statement.name, lsp.SymbolKind.Object)]
         elif isinstance(statement, n.Let):
             kind = lsp.SymbolKind.Constant if statement.const else lsp.SymbolKind.Variable
             names = [(name, kind) for name in statement.names]
