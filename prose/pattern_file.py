@@ -49,19 +49,53 @@ class PatternFile:
 
 
 def pattern_from_text(text: str, path: str) -> PatternFile:
-    """Load and parse a pattern file's text (never raises for a problem in it)."""
+    """Load and parse a pattern file's text (never raises for a problem in it).
+
+    The program is the first ```prose block of the kind's program section
+    (`### Delegation` or `### Execution`). A contract's `call name` to a sibling
+    contract or a `## name` node makes `name` a slot with that contract
+    (`prose.contracts.with_callees`); a function with no program is one call
+    to itself.
+    """
     from prose.spec.loader import load_spec
     from prose.syntax import parse
+    from prose.syntax.markdown import is_markdown
 
     loaded = load_spec(text, path)
     program: Program | None = None
     syntax_error: ProseSyntaxError | None = None
-    if loaded.spec is not None and loaded.spec.delegation_blocks:
+    spec = loaded.spec
+    if spec is not None and spec.delegation_blocks:
         try:
-            program = parse(text, path)
+            # A pattern's program is `### Delegation`'s block, which `parse` finds; any
+            # other kind's is its program section's block (`### Execution`).
+            program = (
+                _parse_block(spec, text, path)
+                if is_markdown(path) and spec.program_section != "delegation"
+                else parse(text, path)
+            )
         except ProseSyntaxError as error:
             syntax_error = error
+    if spec is not None and not spec.is_pattern and syntax_error is None:
+        from prose.contracts import with_callees
+
+        spec, program = with_callees(spec, program)
+        loaded = loaded.model_copy(update={"spec": spec})
     return PatternFile(path, text, loaded, program, syntax_error)
+
+
+def _parse_block(spec: PatternSpec, text: str, path: str) -> Program:
+    from prose.source import Span
+    from prose.syntax import parse_program
+
+    block = spec.delegation_blocks[0]
+    if not block.closed:
+        raise ProseSyntaxError.at(
+            Span.point(path, block.fence_line, 1),
+            f"the ```prose block opened at {block.fence_line}:1 is not closed",
+            text,
+        )
+    return parse_program(block.source, path, block.line_offset)
 
 
 def read_pattern(path: str | Path) -> PatternFile:

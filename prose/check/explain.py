@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.check.lint import LintResult
+
+if TYPE_CHECKING:
+    from prose.spec.model import PatternSpec
 from prose.diagnostics.model import Severity
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
@@ -48,6 +51,18 @@ class InvariantReport:
 
 
 @dataclass
+class ContractReport:
+    """What a contract declares beyond a pattern: its kind, subscriptions, facets, callees."""
+
+    kind: str
+    subscriptions: list[dict[str, Any]] = field(default_factory=list)
+    maintains: list[dict[str, Any]] = field(default_factory=list)
+    continuity: str | None = None
+    continuity_mode: str | None = None
+    callees: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class Explanation:
     path: str
     pattern: str
@@ -55,11 +70,45 @@ class Explanation:
     judges: list[JudgeReport]
     invariants: list[InvariantReport]
     returns: list[str] = field(default_factory=list)
+    contract: ContractReport | None = None
 
     def as_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
 
         return asdict(self)
+
+
+def contract_report(spec: PatternSpec) -> ContractReport | None:
+    """The contract part of an explanation (None for a pattern)."""
+    from prose.spec.contract_sections import continuity_mode
+
+    if spec.is_pattern:
+        return None
+    data_flow = spec.kind in ("responsibility", "gateway", "system")
+    needs = {item.name for item in spec.subscriptions}
+    maintains = [
+        {"name": p.name, "line": p.span.line, "facet": False, "text": p.description}
+        for p in spec.parameters if p.optional and p.name not in needs
+    ] if data_flow else []
+    maintains += [
+        {"name": f.name, "line": f.span.line, "facet": True, "text": f.text} for f in spec.facets
+    ]
+    return ContractReport(
+        kind=spec.kind or "",
+        subscriptions=[
+            {"name": s.name, "line": s.span.line, "description": s.description}
+            for s in spec.subscriptions
+        ],
+        maintains=maintains,
+        continuity=spec.continuity,
+        continuity_mode=continuity_mode(spec.continuity) if data_flow else None,
+        callees=dict(spec.callees),
+    )
+
+
+def explain_contract(spec: PatternSpec) -> Explanation:
+    """The explanation of a contract without a program (a responsibility, a gateway)."""
+    return Explanation(spec.path, spec.name or "", [], [], [], [], contract_report(spec))
 
 
 def explain(result: LintResult) -> Explanation:
@@ -110,7 +159,9 @@ def explain(result: LintResult) -> Explanation:
     returned: set[str] = set()
     for _, value in flow.returns:
         returned |= flow.provenance(value)
-    return Explanation(result.path, context.decl.name, calls, judges, invariants, sorted(returned))
+    contract = contract_report(result.spec) if result.spec is not None else None
+    return Explanation(result.path, context.decl.name, calls, judges, invariants, sorted(returned),
+                       contract)
 
 
 def mermaid(explanation: Explanation) -> str:

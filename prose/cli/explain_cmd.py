@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from prose.check.explain import Explanation
 
 
 @click.command("explain")
@@ -17,7 +21,10 @@ from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
 def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     """Explain who sees what in a pattern: for every call site, the slot, each input
     and the slots whose outputs it may carry; what each judge condition sees; and
-    every invariant with its status (holds / violated / prose-only).
+    every invariant with its status (holds / violated / prose-only). For a
+    responsibility or gateway: its subscriptions (`### Requires`), what it
+    maintains (keys and `####` facets) and its continuity; for a contract that
+    calls other contracts: where each call resolved.
 
     \b
     Examples:
@@ -40,6 +47,13 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
         click.echo(error.format(), err=True)
         raise SystemExit(EXIT_FINDINGS) from None
     result = lint_text(text, file)
+    errors = [d for d in result.diagnostics if d.severity.value == "error"]
+    if result.context is None and result.spec is not None and not result.spec.is_pattern \
+            and not errors:
+        from prose.check.explain import explain_contract
+
+        _print_contract(file, explain_contract(result.spec), output_format)
+        return
     if result.context is None:
         for diagnostic in result.diagnostics:
             if diagnostic.severity.value == "error":
@@ -52,7 +66,11 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     if output_format == "json":
         click.echo(json.dumps(explanation.as_dict(), indent=2))
         return
-    click.echo(f"{file}: pattern `{explanation.pattern}`\n")
+    if explanation.contract is not None:
+        _print_contract(file, explanation, "text")
+        click.echo("")
+    else:
+        click.echo(f"{file}: pattern `{explanation.pattern}`\n")
     click.echo("Calls:")
     for call in explanation.calls:
         who = (" or ".join(f"`{slot}`" for slot in call.slots) if call.slots
@@ -79,3 +97,29 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
         click.echo(f"  {invariant.line}: [{marks[invariant.status]}] {invariant.text}")
         for finding in invariant.findings:
             click.echo(f"      {finding}")
+
+
+def _print_contract(file: str, explanation: Explanation, output_format: str) -> None:
+    """A contract's kind, subscriptions (what wakes it), maintained truth and callees."""
+    if output_format == "json":
+        click.echo(json.dumps(explanation.as_dict(), indent=2))
+        return
+    contract = explanation.contract
+    assert contract is not None
+    click.echo(f"{file}: {contract.kind} `{explanation.pattern}`")
+    if contract.kind in ("responsibility", "gateway", "system"):
+        click.echo("\nSubscriptions (### Requires: what wakes it when it moves):")
+        for item in contract.subscriptions:
+            click.echo(f"  {item['line']}: `{item['name']}` {item['description']}".rstrip())
+        if not contract.subscriptions:
+            click.echo("  none (its input arrives from outside the graph)")
+        click.echo("\nMaintains (### Maintains; a facet is subscribable on its own):")
+        for item in contract.maintains:
+            what = "facet" if item["facet"] else "key"
+            click.echo(f"  {item['line']}: {what} `{item['name']}` {item['text']}".rstrip())
+        click.echo(f"\nContinuity: {contract.continuity_mode}"
+                   + (f" ({contract.continuity})" if contract.continuity else ""))
+    if contract.callees:
+        click.echo("\nCalls resolved to contracts:")
+        for name, target in contract.callees.items():
+            click.echo(f"  `{name}` -> {target}")

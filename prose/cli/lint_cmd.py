@@ -25,12 +25,16 @@ def _codes(value: str | None) -> list[str]:
 @click.option("--profile", type=click.Choice(["compat", "strict"]), default="compat", show_default=True,
               help="`strict` turns compat-only warnings (second `let`, descriptive strings "
                    "in returns) into errors.")
+@click.option("--kind", "kinds", multiple=True, metavar="KIND",
+              help="Only files of this `kind:` (pattern, function, responsibility, gateway, "
+                   "test; repeatable). A mixed tree's summary counts files per kind.")
 @click.option("--strict-flow", is_flag=True,
               help="Strict mode for implicit flows: a value bound or chosen under a condition, "
                    "an index or a judge's decision carries what it depends on (as if every "
                    "pattern said `flow: strict`).")
 def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
-                 ignore: str | None, profile: str, strict_flow: bool) -> None:
+                 ignore: str | None, profile: str, kinds: tuple[str, ...],
+                 strict_flow: bool) -> None:
     """Check pattern files: names, flow, termination, conditions, contracts and
     information hiding.
 
@@ -46,6 +50,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
       prose lint patterns/
       prose lint --format concise --select PH my-pattern.prose.md
       prose lint --format sarif patterns/ > prose.sarif
+      prose lint --kind function --kind test packages/
     """
     from prose.check import lint_text
     from prose.diagnostics import Summary, from_syntax_error, render
@@ -60,7 +65,8 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     diagnostics: list[Diagnostic] = []
     sources: dict[str, str] = {}
     status = EXIT_OK
-    checked = prose_only = 0
+    checked = prose_only = linted = 0
+    per_kind: dict[str, list[int]] = {}
     for path in files:
         try:
             text = read_text(path)
@@ -70,17 +76,31 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
             continue
         except ProseSyntaxError as error:
             diagnostics.extend(from_syntax_error(error))
+            linted += 1
             continue
-        sources[path] = text
         result = lint_text(text, path, profile=profile, select=_codes(select) or None,
                            ignore=_codes(ignore), strict_flow=strict_flow)
+        kind = (result.spec.kind if result.spec is not None else None) or "unknown"
+        if kinds and kind not in kinds:
+            continue
+        linted += 1
+        sources[path] = text
         diagnostics.extend(result.diagnostics)
+        counts = per_kind.setdefault(kind, [0, 0])
+        counts[0] += 1
+        counts[1] += 1 if result.errors else 0
         if result.context is not None:
             coverage = result.context.invariant_coverage()
             checked += coverage[0]
             prose_only += coverage[1]
+    if status != EXIT_OK and not linted:
+        raise SystemExit(status)  # nothing could be read: no summary that says all is well
     extra = [f"invariants: {checked} checked, {prose_only} prose-only"]
-    summary = Summary.of(diagnostics, files=len(files), extra_lines=extra)
+    if len(per_kind) > 1 or kinds:
+        extra.append("kinds: " + ", ".join(
+            f"{kind} {count} ({bad} with errors)" for kind, (count, bad) in sorted(per_kind.items())
+        ))
+    summary = Summary.of(diagnostics, files=linted, extra_lines=extra)
     rules = _rule_infos() if output_format == "sarif" else None
     color = None if output_format == "full" else False
     sys.stdout.write(render(output_format, diagnostics, sources, summary, rules=rules, color=color))

@@ -68,6 +68,8 @@ def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow:
     except ProseSyntaxError as error:
         click.echo(error.format(), err=True)
         raise SystemExit(1) from None
+    if pattern.spec is not None:
+        refuse_standing(pattern.spec)
     if not no_check:
         from prose.check import lint_pattern
         from prose.diagnostics import Summary, render_full
@@ -87,6 +89,16 @@ def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow:
             click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
         raise SystemExit(1)
     return pattern
+
+
+def refuse_standing(spec: PatternSpec) -> None:
+    """Exit 2 for a contract `prose run` does not run, saying what it is instead."""
+    from prose.contracts import standing_description
+
+    text = standing_description(spec)
+    if text is not None:
+        click.echo(text, err=True)
+        raise SystemExit(EXIT_USAGE)
 
 
 def use_cache(flag: bool | None, default_model: str | None) -> bool:

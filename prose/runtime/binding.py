@@ -26,6 +26,7 @@ from prose.uses import UseRefused, resolve_use
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
+    from prose.spec.model import PatternSpec
 
 
 def bind_slots(
@@ -52,7 +53,7 @@ def bind_slots(
     bindings: dict[str, SlotBinding] = {}
     remaining = script.remaining() if script is not None else {}
     for name in spec.slot_names:
-        binding: SlotBinding | None = given.get(name)
+        binding: SlotBinding | None = given.get(name) or _nested_callee(spec, name)
         if script is not None:
             key = key_prefix + name
             lists = sum(1 for k in remaining if k.startswith(f"slot:{key}["))
@@ -81,6 +82,16 @@ def bind_slots(
             raise InputError(str(error), statement.span) from None
         bindings[statement.alias] = PatternService(str(target))
     return bindings, frozenset(list_slots)
+
+
+def _nested_callee(spec: PatternSpec, name: str) -> PatternService | None:
+    """A callee contract with its own ```prose program runs as a nested pattern
+    (`prose.contracts`): its own scope and information-hiding boundary, its
+    script keys `name.INNER`. Other callees are one model call."""
+    from prose.contracts import nested_target
+
+    target = nested_target(spec, name)
+    return PatternService(target[0], {}, target[1]) if target is not None else None
 
 
 def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[str, Any]) -> Scope:

@@ -70,9 +70,10 @@ _TABLE: tuple[SpecCode, ...] = (
         "Only files of `kind: pattern` are pattern specs.",
         "---\nname: review\n---",
         "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
-    SpecCode("PS106", "wrong-kind", ERR, "the frontmatter `kind` is not `pattern`", _doc(
-        "Reports a `kind` other than `pattern`.",
-        "The toolchain only reads pattern files.",
+    SpecCode("PS106", "unknown-kind", WARN, "the frontmatter `kind` is not a kind this toolchain knows", _doc(
+        "Reports a `kind` that is none of `pattern`, `function`, `responsibility`, `gateway`, "
+        "`test` (nor a retired kind). The file is read, but no kind's rules apply to it.",
+        "A misspelt kind (`kind: patern`) silently turns every check of the file off.",
         "---\nname: review\nkind: skill\n---",
         "---\nname: review\nkind: pattern\nversion: 0.1.0\n---")),
     SpecCode("PS107", "missing-version", WARN, "the pattern declares no version", _doc(
@@ -132,6 +133,12 @@ _TABLE: tuple[SpecCode, ...] = (
         "### Notes\n```prose\nlet a = 1\n```",
         "### Notes\n```text\nlet a = 1\n```")),
     # --- slots -----------------------------------------------------------------
+    SpecCode("PS118", "retired-kind", WARN, "a retired kind (`service`, `system`)", _doc(
+        "Reports `kind: service` (now `function`) and `kind: system` (now a `responsibility` that "
+        "composes with `call` or subscriptions). The file is read as its replacement.",
+        "Retired kinds are no longer part of Contract Markdown; tools may stop reading them.",
+        "---\nname: summarize\nkind: service\n---",
+        "---\nname: summarize\nkind: function\n---")),
     SpecCode("PS120", "malformed-slot", ERR, "a slot bullet does not name a slot in backticks", _doc(
         "Reports a `### Slots` bullet that does not start with a backticked identifier.",
         "The slot cannot be bound or called by name.",

@@ -29,6 +29,11 @@ _PARAM = re.compile(
 _OPTIONAL = re.compile(r"\(\s*optional\b", re.I)
 _PARAM_DEFAULT = re.compile(r"^optional\s*(?:,\s*default\b\s*[:=]?\s*(?P<value>.*))?$", re.I | re.S)
 _SEPARATORS = " \t:-—–"
+# `` `name`: text `` (an OpenProse input bullet: the text describes the input).
+_KEYED_PARAM = re.compile(
+    r"^(?P<tick>`?)(?P<name>[A-Za-z_][\w-]*)(?P=tick)\s*(?::|--|—|–)\s*(?P<desc>.*)$", re.S
+)
+_LEADING_OPTIONAL = re.compile(r"^\(?optional\b\)?[,:;]?\s*", re.I)
 
 
 def _span(file: str, line: int, column: int, length: int) -> Span:
@@ -39,8 +44,64 @@ def _is_none_bullet(text: str) -> bool:
     return text.strip().lower().rstrip(".").startswith("none")
 
 
+def _keyed_config(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigParam | None:
+    """`` `name`: type, default `value` `` or `` `name`: value `` (OpenProse's config bullets)."""
+    match = re.match(r"^`([A-Za-z_][\w-]*)`\s*:\s*(.+)$", bullet.text.strip())
+    if match is None:
+        return None
+    name, rest = match.group(1), match.group(2).strip()
+    span = _span(file, bullet.line, bullet.column + 1, len(name))
+    value_span = _span(file, bullet.line, bullet.column + bullet.text.find(rest), len(rest))
+    parts = [part.strip() for _, part in split_top(rest)]
+    type_name = normalise_type(parts[0].strip("`")) if parts else None
+    default: Any = None
+    has_default = False
+    described: list[str] = []
+    for part in parts[1 if type_name else 0 :]:
+        found = _DEFAULT.match(part)
+        if found or (not has_default and not type_name and not described):
+            value_text = (part[found.end() :] if found else part).strip().strip("`")
+            literal = parse_literal(value_text)
+            if found or literal.ok:
+                has_default = True
+                default = _read_default(name, type_name, value_text, value_span, out)
+                continue
+        described.append(part)
+    if type_name is None:
+        if not has_default:
+            return None
+        type_name = _type_of(default)
+    description = " ".join([", ".join(described), *(t for _, _, t in bullet.continuation)])
+    return ConfigParam(
+        name=name,
+        type=type_name,
+        default=default,
+        has_default=has_default,
+        description=description.strip(),
+        span=span,
+    )
+
+
+def _type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return "string" if isinstance(value, str) else "any"
+
+
 def _config_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigParam | None:
     text = bullet.text
+    if text.lstrip().startswith("`") and ":" in text.split("(")[0]:
+        keyed = _keyed_config(bullet, file, out)
+        if keyed is not None:
+            return keyed
     name_match = _NAME.match(text)
     rest = text[name_match.end() :] if name_match else ""
     open_at = len(text) - len(rest.lstrip()) if name_match else -1
@@ -220,11 +281,14 @@ def _parameters_of(
     bullet: Bullet, file: str, params: list[dict[str, Any]], out: list[Diagnostic]
 ) -> None:
     match = _PARAM.match(bullet.text.strip())
+    keyed = None if match else _KEYED_PARAM.match(bullet.full_text.strip())
     if match:
         current = _parameter(match, bullet.line, bullet.column, file)
         for _, _, text in bullet.continuation:
             current["description"] = f"{current['description']} {text}".strip()
         params.append(current)
+    elif keyed:
+        params.append(_described(keyed, bullet, file))
     elif bullet.continuation or bullet.children:
         _block(bullet.continuation, file, params, out)
     elif not _is_none_bullet(bullet.text):
@@ -237,6 +301,21 @@ def _parameters_of(
         )
     for child in bullet.children:
         _parameters_of(child, file, params, out)
+
+
+def _described(match: re.Match[str], bullet: Bullet, file: str) -> dict[str, Any]:
+    """`` `name`: description `` -- no type; "optional" at the start makes it optional."""
+    name = match.group("name")
+    description = match.group("desc").strip()
+    lead = _LEADING_OPTIONAL.match(description)
+    if lead and lead.group(0).strip():
+        description = "(optional) " + description[lead.end() :]
+    return {
+        "name": name,
+        "type": None,
+        "description": description,
+        "span": _span(file, bullet.line, bullet.column + len(match.group("tick")), len(name)),
+    }
 
 
 def _block(

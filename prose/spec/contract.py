@@ -13,6 +13,11 @@ from prose.spec.model import Invariant, ReturnKey, Shape
 
 _KEYED = re.compile(r"^`([^`]+)`\s*(?::|--|—|–)?\s*(.*)$", re.S)
 _IDENT = re.compile(r"[A-Za-z_][\w.-]*")
+# A result key present only sometimes: "reason when the pattern aborts",
+# "only if ...", "(optional)", "optional ...".
+_CONDITION = re.compile(
+    r"\(\s*optional\b[^)]*\)|^optional\b.*|\b(?:only\s+)?(?:when|if|unless)\b.*", re.I | re.S
+)
 
 
 def _span(file: str, line: int, column: int, length: int) -> Span:
@@ -45,7 +50,16 @@ def parse_returns(section: RawSection, file: str, out: list[Diagnostic]) -> list
         if name in seen:
             out.append(make("PS144", f"result key `{name}` is listed twice", span))
         seen.add(name)
-        keys.append(ReturnKey(name=name, description=match.group(2).strip(), span=span))
+        description = match.group(2).strip()
+        condition = _CONDITION.search(description)
+        keys.append(
+            ReturnKey(
+                name=name,
+                description=description,
+                span=span,
+                condition=condition.group(0).strip(" ()") if condition else None,
+            )
+        )
     return keys
 
 

@@ -11,21 +11,31 @@ from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.config import parse_config, parse_parameters
 from prose.spec.contract import parse_invariants, parse_metadata, parse_returns, parse_shape
+from prose.spec.contract_sections import (
+    maintains_text,
+    parse_continuity,
+    parse_expectations,
+    parse_facets,
+    parse_fixtures,
+    parse_pattern_instances,
+    parse_subscriptions,
+)
 from prose.spec.invariants import LoopsBoundedBy
+from prose.spec.kinds import ALL_SECTIONS, KINDS, RETIRED, ContractKind, kind_of
 from prose.spec.markdown_sections import (
-    KNOWN_SECTIONS,
     Document,
     RawSection,
+    normalise_section_name,
     paragraphs,
+    prose_fences,
     section_text,
     split_document,
     split_frontmatter,
 )
-from prose.spec.model import DelegationBlock, PatternSpec, Section, SpecResult
+from prose.spec.model import DelegationBlock, Parameter, PatternSpec, Section, SpecResult
 from prose.spec.slots import parse_slots
 from prose.spec.values import types_compatible
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
-from prose.syntax.markdown import delegation_blocks
 
 
 def load_spec_file(path: str | Path) -> SpecResult:
@@ -63,18 +73,17 @@ def load_spec(text: str, filename: str) -> SpecResult:
     frontmatter, version_text, body = _frontmatter(lines, filename, out)
     # A missing or broken frontmatter is one error; do not pile its consequences on it.
     broken = {d.code for d in out} & {"PS101", "PS102", "PS103"}
+    kind_name = _scalar(frontmatter.get("kind"))
+    kind = kind_of(kind_name)
+    # Rules of one kind apply to that kind only; an unknown kind gets none of them.
+    is_pattern = kind_name == "pattern" or (kind_name is None and not broken)
     doc = split_document(lines, body)
-    fields: dict[str, Any] = {
-        "slots": [],
-        "config": [],
-        "parameters": [],
-        "returns": [],
-        "invariants": [],
-    }
-    sections = _sections(doc, filename, fields, out)
+    own, nodes = _split_nodes(doc.sections)
+    fields = _node_fields(own, kind, filename, out)
+    sections: list[Section] = fields.pop("sections")
     metadata: dict[str, str] = fields.pop("metadata", {})
     version = version_text or metadata.get("version") or None
-    if version is None and not broken:
+    if version is None and not broken and is_pattern:
         out.append(
             make(
                 "PS107",
@@ -83,21 +92,26 @@ def load_spec(text: str, filename: str) -> SpecResult:
                 help="add `version: 0.1.0` to the frontmatter",
             )
         )
-    if doc.title is None:
+    if doc.title is None and is_pattern:
         first = doc.sections[0].line if doc.sections else 1
         out.append(make("PS108", "the pattern has no `# Title` line", _at(filename, first)))
     names = {section.name for section in sections}
-    if "slots" not in names:
+    if "slots" not in names and is_pattern:
         out.append(make("PS110", "the pattern has no `### Slots` section", _at(filename, 1)))
-    blocks = _delegation(
-        "\n".join(lines), doc, filename, names, out if "PS102" not in broken else []
+    # An unclosed frontmatter swallows the file: no program block can be trusted.
+    blocks = (
+        _program_blocks(own, kind, filename, names, out, is_pattern)
+        if "PS102" not in broken
+        else []
     )
+    _stray_blocks(doc, own, nodes, kind, blocks, filename, out)
+    inline = [_inline_node(node, filename, out) for node in nodes]
     spec = PatternSpec(
         path=filename,
         span=Span(filename, 1, 1, len(lines), len(lines[-1]) + 1),
         frontmatter=frontmatter,
         name=_scalar(frontmatter.get("name")),
-        kind=_scalar(frontmatter.get("kind")),
+        kind=kind_name,
         version=version,
         title=doc.title,
         summary=doc.summary,
@@ -105,11 +119,87 @@ def load_spec(text: str, filename: str) -> SpecResult:
         sections=sections,
         delegation_blocks=blocks,
         unknown_sections=[section for section in sections if not section.known],
+        program_section=kind.program_section,
+        subject=_scalar(frontmatter.get("subject")),
+        inline_nodes=inline,
         **fields,
     )
     _check_names(spec, out)
     out.sort(key=Diagnostic.sort_key)
     return SpecResult(spec=spec, diagnostics=out)
+
+
+def _split_nodes(
+    sections: list[RawSection],
+) -> tuple[list[RawSection], list[tuple[RawSection, list[RawSection]]]]:
+    """The file-level sections, and each `## name` node with its `###` sections.
+
+    A `##` heading that names a known section is that section (older files use
+    `## Slots`); any other `##` heading opens an inline node (Contract Markdown).
+    """
+    own: list[RawSection] = []
+    nodes: list[tuple[RawSection, list[RawSection]]] = []
+    for raw in sections:
+        if raw.level == 2 and _base_name(raw.name)[0] not in ALL_SECTIONS:
+            nodes.append((raw, []))
+        elif nodes:
+            nodes[-1][1].append(raw)
+        else:
+            own.append(raw)
+    return own, nodes
+
+
+def _base_name(name: str) -> tuple[str, str | None]:
+    """`continuity: external-driven` -> (`continuity`, `external-driven`)."""
+    head, sep, rest = name.partition(":")
+    if sep and normalise_section_name(head) in ALL_SECTIONS:
+        return normalise_section_name(head), rest.strip() or None
+    return name, None
+
+
+def _inline_node(
+    node: tuple[RawSection, list[RawSection]], filename: str, out: list[Diagnostic]
+) -> PatternSpec:
+    """A `## name` node: a function whose sections follow its heading."""
+    heading, raws = node
+    kind = KINDS["function"]
+    fields = _node_fields(raws, kind, filename, out)
+    sections: list[Section] = fields.pop("sections")
+    fields.pop("metadata", None)
+    names = {section.name for section in sections}
+    blocks = _program_blocks(raws, kind, filename, names, out, False)
+    end = raws[-1].end_line if raws else heading.end_line
+    return PatternSpec(
+        path=filename,
+        span=Span(filename, heading.line, 1, end, 1),
+        name=heading.heading.strip("`"),
+        kind="function",
+        sections=sections,
+        delegation_blocks=blocks,
+        program_section=kind.program_section,
+        **fields,
+    )
+
+
+def _node_fields(
+    raws: list[RawSection], kind: ContractKind, filename: str, out: list[Diagnostic]
+) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "slots": [],
+        "config": [],
+        "parameters": [],
+        "returns": [],
+        "invariants": [],
+        "subscriptions": [],
+        "facets": [],
+        "expectations": [],
+        "pattern_instances": [],
+    }
+    fields["sections"] = _sections(raws, kind, filename, fields, out)
+    if "maintains" in kind.sections:  # a need and a maintained key may share a name
+        fields["parameters"] = list({p.name: p for p in reversed(fields["parameters"])}.values())
+        fields["parameters"].reverse()
+    return fields
 
 
 def _at(filename: str, line: int, column: int = 1) -> Span:
@@ -174,9 +264,19 @@ def _frontmatter(
     if kind is None:
         span = node_span(keys["kind"][0], filename, start + 1) if "kind" in keys else frame
         out.append(make("PS105", "the frontmatter has no `kind`", span, help="add `kind: pattern`"))
-    elif kind != "pattern":
+    elif kind in RETIRED:
         span = node_span(keys["kind"][1], filename, start + 1)
-        out.append(make("PS106", f"`kind` is `{kind}`, not `pattern`", span))
+        replacement = RETIRED[kind][1]
+        out.append(
+            make("PS118", f"`kind: {kind}` is retired; read as {replacement}", span,
+                 help=f"write {replacement}")
+        )
+    elif kind not in KINDS:
+        span = node_span(keys["kind"][1], filename, start + 1)
+        known = ", ".join(f"`{name}`" for name in KINDS)
+        out.append(
+            make("PS106", f"unknown kind `{kind}`; read as documentation (kinds: {known})", span)
+        )
     version_node = keys.get("version", (None, None))[1]
     version = (
         version_node.value
@@ -187,12 +287,18 @@ def _frontmatter(
 
 
 def _sections(
-    doc: Document, filename: str, fields: dict[str, Any], out: list[Diagnostic]
+    raws: list[RawSection],
+    kind: ContractKind,
+    filename: str,
+    fields: dict[str, Any],
+    out: list[Diagnostic],
 ) -> list[Section]:
     sections: list[Section] = []
     seen: set[str] = set()
-    for raw in doc.sections:
-        known = raw.name in KNOWN_SECTIONS
+    for raw in raws:
+        base, inline = _base_name(raw.name)
+        raw.name = kind.section_name(base)
+        known = raw.name in kind.sections
         last = raw.lines[-1][1] if raw.lines else raw.heading
         span = Span(filename, raw.line, 1, raw.end_line, len(last) + 1)
         sections.append(
@@ -204,11 +310,14 @@ def _sections(
             filename, raw.line, raw.heading_column, raw.line, raw.heading_column + len(raw.heading)
         )
         if not known:
-            out.append(
-                make("PS115", f"unknown section `{raw.heading}` (kept as text)", heading_span)
+            where = (
+                f"not a section of a `{kind.name}`"
+                if raw.name in ALL_SECTIONS
+                else "unknown section"
             )
+            out.append(make("PS115", f"{where}: `{raw.heading}` (kept as text)", heading_span))
             continue
-        if raw.name in seen and raw.name != "delegation":
+        if raw.name in seen and raw.name != kind.program_section:
             out.append(
                 make(
                     "PS116",
@@ -217,12 +326,17 @@ def _sections(
                 )
             )
         seen.add(raw.name)
-        _read_section(raw, filename, fields, out)
+        _read_section(raw, kind, inline, filename, fields, out)
     return sections
 
 
 def _read_section(
-    raw: RawSection, filename: str, fields: dict[str, Any], out: list[Diagnostic]
+    raw: RawSection,
+    kind: ContractKind,
+    inline: str | None,
+    filename: str,
+    fields: dict[str, Any],
+    out: list[Diagnostic],
 ) -> None:
     name = raw.name
     if name == "slots":
@@ -241,12 +355,51 @@ def _read_section(
         fields["metadata"] = {**parse_metadata(raw), **fields.get("metadata", {})}
     elif name == "description":
         fields.setdefault("description", paragraphs(raw) or None)
+    elif name == "goal":
+        fields.setdefault("goal", paragraphs(raw) or None)
+    elif name == "requires":
+        needs = parse_subscriptions(raw, filename)
+        fields["subscriptions"] += needs
+        # What a responsibility subscribes to is what its render reads.
+        fields["parameters"] += [
+            Parameter(name=need.name, description=need.description, span=need.span)
+            for need in needs
+        ]
+    elif name == "maintains":
+        fields["facets"] += parse_facets(raw, filename)
+        fields.setdefault("maintains_text", maintains_text(raw))
+        # The maintained truth's last value is readable by the render that keeps it.
+        fields["parameters"] += [
+            Parameter(
+                name=key.name, description=key.description, optional=True, default=None,
+                span=key.span,
+            )
+            for key in parse_returns(raw, filename, [])
+        ]
+    elif name == "continuity":
+        fields.setdefault("continuity", parse_continuity(raw, inline))
+    elif name == "fixtures":
+        values, spans = parse_fixtures(raw, filename)
+        fields["fixtures"] = {**values, **fields.get("fixtures", {})}
+        fields["fixture_spans"] = {**spans, **fields.get("fixture_spans", {})}
+    elif name == "patterns":
+        fields["pattern_instances"] += parse_pattern_instances(raw, filename)
+    elif name in ("expects", "expects not"):
+        fields["expectations"] += parse_expectations(raw, filename, name == "expects not")
 
 
-def _delegation(
-    text: str, doc: Document, filename: str, names: set[str], out: list[Diagnostic]
+def _program_blocks(
+    raws: list[RawSection],
+    kind: ContractKind,
+    filename: str,
+    names: set[str],
+    out: list[Diagnostic],
+    is_pattern: bool,
 ) -> list[DelegationBlock]:
-    found = delegation_blocks(text)
+    """The ```prose blocks of the kind's program section (`### Delegation` or `### Execution`)."""
+    found = [
+        fence for raw in raws if raw.name == kind.program_section for fence in prose_fences(raw)
+    ]
     blocks = [
         DelegationBlock(
             source=block.source,
@@ -258,15 +411,16 @@ def _delegation(
         )
         for block in found
     ]
-    if "delegation" not in names:
+    heading = "### " + kind.program_section.capitalize()
+    if is_pattern and "delegation" not in names:
         out.append(make("PS111", "the pattern has no `### Delegation` section", _at(filename, 1)))
-    elif not blocks:
-        heading = next(raw for raw in doc.sections if raw.name == "delegation")
+    elif is_pattern and not blocks:
+        raw = next(raw for raw in raws if raw.name == "delegation")
         out.append(
             make(
                 "PS113",
                 "`### Delegation` holds no ```prose block",
-                _at(filename, heading.line),
+                _at(filename, raw.line),
                 help="put the program in a fenced block opened by ```prose",
             )
         )
@@ -274,7 +428,7 @@ def _delegation(
         out.append(
             make(
                 "PS112",
-                "a second ```prose block in `### Delegation`; only the first is the program",
+                f"a second ```prose block in `{heading}`; only the first is the program",
                 _at(filename, block.fence_line),
                 secondary=(Label(_at(filename, blocks[0].fence_line), "the first block"),),
             )
@@ -288,17 +442,37 @@ def _delegation(
                     _at(filename, block.fence_line),
                 )
             )
-    program_lines = {block.fence_line for block in blocks}
+    return blocks
+
+
+def _stray_blocks(
+    doc: Document,
+    own: list[RawSection],
+    nodes: list[tuple[RawSection, list[RawSection]]],
+    kind: ContractKind,
+    blocks: list[DelegationBlock],
+    filename: str,
+    out: list[Diagnostic],
+) -> None:
+    """PS117: a ```prose block outside every program section of the file."""
+    programs = {block.fence_line for block in blocks}
+    for raw in own:
+        if raw.name == kind.program_section:
+            programs |= {fence.fence_line for fence in prose_fences(raw)}
+    for _, raws in nodes:
+        for raw in raws:
+            if raw.name == "execution":
+                programs |= {fence.fence_line for fence in prose_fences(raw)}
+    where = "### " + kind.program_section.capitalize()
     for fence in doc.fences:
-        if fence.info == "prose" and fence.open_line not in program_lines:
+        if fence.info == "prose" and fence.open_line not in programs:
             out.append(
                 make(
                     "PS117",
-                    "a ```prose block outside `### Delegation` is not part of the program",
+                    f"a ```prose block outside `{where}` is not part of the program",
                     _at(filename, fence.open_line),
                 )
             )
-    return blocks
 
 
 def _check_names(spec: PatternSpec, out: list[Diagnostic]) -> None:

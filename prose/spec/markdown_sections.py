@@ -13,21 +13,6 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)")
 _BULLET = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*?))?[ \t]*$")
 
-SECTION_SYNONYMS = {"requires": "parameters", "maintains": "returns", "ensures": "returns"}
-KNOWN_SECTIONS = frozenset(
-    {
-        "description",
-        "metadata",
-        "slots",
-        "config",
-        "invariants",
-        "shape",
-        "parameters",
-        "returns",
-        "delegation",
-        "notes",
-    }
-)
 
 
 @dataclass(slots=True)
@@ -50,6 +35,7 @@ class RawSection:
     heading_column: int
     lines: list[tuple[int, str]] = field(default_factory=list)
     fenced: set[int] = field(default_factory=set)
+    level: int = 3
 
     @property
     def end_line(self) -> int:
@@ -96,9 +82,12 @@ class Bullet:
 
 
 def normalise_section_name(heading: str) -> str:
-    """Lowercase, backticks and trailing colons removed, spaces collapsed, synonyms mapped."""
-    name = " ".join(heading.replace("`", "").strip().rstrip(":").lower().split())
-    return SECTION_SYNONYMS.get(name, name)
+    """Lowercase, backticks and trailing colons removed, spaces collapsed.
+
+    Synonyms (`requires` -> `parameters` in a pattern) depend on the file's
+    kind and are folded by `prose.spec.kinds.ContractKind.section_name`.
+    """
+    return " ".join(heading.replace("`", "").strip().rstrip(":").lower().split())
 
 
 def split_frontmatter(lines: list[str]) -> tuple[int, int | None, int]:
@@ -155,7 +144,7 @@ def split_document(lines: list[str], body_index: int) -> Document:
         if heading and level in (2, 3):
             text = heading.group(2).strip()
             current = RawSection(
-                text, normalise_section_name(text), number, len(heading.group(1)) + 2
+                text, normalise_section_name(text), number, len(heading.group(1)) + 2, level=level
             )
             doc.sections.append(current)
             continue
@@ -222,6 +211,62 @@ def parse_bullets(section: RawSection) -> list[Bullet]:
             stack.clear()
         previous_blank = False
     return roots
+
+
+@dataclass(frozen=True, slots=True)
+class FencedProse:
+    """A ```prose block inside a section: its dedented source and where it sits."""
+
+    source: str
+    line_offset: int
+    fence_line: int
+    end_line: int
+    closed: bool
+
+
+def prose_fences(section: RawSection) -> list[FencedProse]:
+    """The ```prose blocks of a section, dedented by their fence's indentation."""
+    out: list[FencedProse] = []
+    rows = section.lines
+    index = 0
+    while index < len(rows):
+        number, line = rows[index]
+        opened = _FENCE.match(line)
+        if not opened or number not in section.fenced:
+            index += 1
+            continue
+        indent, marker = opened.group(1), opened.group(2)
+        end = index + 1
+        closed = False
+        while end < len(rows):
+            candidate = rows[end][1].strip()
+            if candidate.startswith(marker) and not candidate.strip(marker[0]):
+                closed = True
+                break
+            end += 1
+        if opened.group(3).lower() == "prose":
+            body = [
+                row[len(indent) :] if row.startswith(indent) else row.lstrip()
+                for _, row in rows[index + 1 : end]
+            ]
+            last = rows[end][0] if end < len(rows) else (rows[-1][0] if rows else number)
+            out.append(FencedProse("\n".join(body) + "\n", number, number, last, closed))
+        index = end + 1
+    return out
+
+
+def facet_headings(section: RawSection) -> list[tuple[int, str, list[str]]]:
+    """The `####` sub-headings of a section outside fences: `(line, name, body lines)`."""
+    out: list[tuple[int, str, list[str]]] = []
+    for number, line in section.lines:
+        if number in section.fenced:
+            continue
+        heading = _HEADING.match(line)
+        if heading and len(heading.group(1)) >= 4:
+            out.append((number, heading.group(2).strip().strip("`"), []))
+        elif out and line.strip():
+            out[-1][2].append(line.strip())
+    return out
 
 
 def walk(bullets: list[Bullet]) -> list[Bullet]:

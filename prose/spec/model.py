@@ -129,11 +129,52 @@ class Parameter(_Frozen):
 
 
 class ReturnKey(_Frozen):
-    """A key of the result object: a `### Returns` bullet starting with a backticked name."""
+    """A key of the result object: a `### Returns` bullet starting with a backticked name.
+
+    `condition` is set when the key is present only sometimes ("when the
+    pattern aborts", "if ...", "(optional)"): such a key is never required.
+    """
 
     name: str
     description: str = ""
     span: Span
+    condition: str | None = None
+
+    @property
+    def conditional(self) -> bool:
+        return self.condition is not None
+
+
+class Facet(_Frozen):
+    """A `####` part of `### Maintains` (a facet) or of `### Requires` (a facet-need)."""
+
+    name: str
+    text: str = ""
+    span: Span
+
+
+class Subscription(_Frozen):
+    """One need of a responsibility's `### Requires`: a backticked bullet or a `####` facet-need."""
+
+    name: str
+    description: str = ""
+    span: Span
+
+
+class Expectation(_Frozen):
+    """A `kind: test` assertion: `### Expects` (or `### Expects Not` when `negated`)."""
+
+    subject: str | None = None
+    text: str
+    negated: bool = False
+    span: Span
+
+    @property
+    def statement(self) -> str:
+        """The assertion as one sentence ("`summary` must not: ...")."""
+        verb = "must not" if self.negated else "must"
+        where = f"`{self.subject}` " if self.subject else "the result "
+        return f"{where}{verb} satisfy: {self.text}"
 
 
 class Invariant(_Frozen):
@@ -173,8 +214,25 @@ class DelegationBlock(_Frozen):
     span: Span
 
 
+class PatternInstance(_Frozen):
+    """An entry of a contract's `### Patterns` yaml block: a named, configured pattern."""
+
+    name: str
+    pattern: str
+    bindings: dict[str, Any] = Field(default_factory=dict)
+    config: dict[str, Any] = Field(default_factory=dict)
+    span: Span
+
+
 class PatternSpec(_Frozen):
-    """Everything a pattern file declares, with positions."""
+    """Everything a contract file (or one `## name` node in it) declares, with positions.
+
+    The name is historical: every kind is read into this model
+    (`prose.spec.kinds`). `program_section` says where the program is
+    (`delegation` for a pattern, `execution` otherwise); `delegation_blocks`
+    holds that section's ```prose blocks whatever its name. `inline_nodes`
+    are the `## name` nodes of the file (kind `function`), each a spec.
+    """
 
     path: str
     span: Span
@@ -195,6 +253,29 @@ class PatternSpec(_Frozen):
     shape: Shape | None = None
     delegation_blocks: list[DelegationBlock] = Field(default_factory=list)
     unknown_sections: list[Section] = Field(default_factory=list)
+    program_section: str = "delegation"
+    goal: str | None = None
+    subscriptions: list[Subscription] = Field(default_factory=list)
+    maintains_text: str | None = None
+    facets: list[Facet] = Field(default_factory=list)
+    continuity: str | None = None
+    subject: str | None = None
+    fixtures: dict[str, Any] = Field(default_factory=dict)
+    fixture_spans: dict[str, Span] = Field(default_factory=dict)
+    expectations: list[Expectation] = Field(default_factory=list)
+    inline_nodes: list[PatternSpec] = Field(default_factory=list)
+    pattern_instances: list[PatternInstance] = Field(default_factory=list)
+    # Slots a contract's program calls: sibling contracts and `## name` nodes
+    # (`prose.uses.resolve_call`), added when the file is read with its folder.
+    callees: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def is_pattern(self) -> bool:
+        return self.kind in (None, "pattern")
+
+    def inline_node(self, name: str) -> PatternSpec | None:
+        """The `## name` node called `name`, if the file has one."""
+        return next((node for node in self.inline_nodes if node.name == name), None)
 
     @property
     def delegation(self) -> DelegationBlock | None:

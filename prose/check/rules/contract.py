@@ -24,6 +24,8 @@ class ReturnsMismatch(Rule):
     ## Why is this bad
     Callers (other patterns, instance files, tests) read the documented
     keys; a missing key is `null` to them and an extra one is undocumented.
+    A key whose description says when it is present ("when the pattern
+    aborts", "only if ...", "(optional)") may be left out.
 
     ## Example
     ```markdown
@@ -51,12 +53,14 @@ class ReturnsMismatch(Rule):
         if not declared:
             return
         wanted = set(declared)
+        # A key marked conditional ("when the pattern aborts") may be left out.
+        sometimes = {key.name for key in ctx.spec.returns if key.conditional} if ctx.spec else set()
         for statement in terminal_returns(ctx.program.body):
             value = statement.value
             if not isinstance(value, n.Object):
                 continue
             keys = {entry.key for entry in value.entries}
-            missing = sorted(wanted - keys)
+            missing = sorted(wanted - keys - sometimes)
             extra = sorted(keys - wanted)
             if not missing and not extra:
                 continue
