@@ -127,6 +127,10 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
 
+    if options["executor"] == "local":
+        from prose.llm.loader import import_in_background
+
+        import_in_background()  # LiteLLM loads while the pattern and the rows are checked
     project = Path.cwd()
     files = PatternFiles()
     path, bindings, config, fixed = resolve_target(options["target"], files)

@@ -231,6 +231,10 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     from prose.runtime.progress import Progress
     from prose.runtime.runner import RunOptions, run_pattern
 
+    if not options["show_prompts"]:
+        from prose.llm.loader import import_in_background
+
+        import_in_background()  # LiteLLM loads while the pattern is read and checked
     target: str = options["target"]
     project = Path.cwd()
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance

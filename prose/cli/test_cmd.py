@@ -47,6 +47,9 @@ def test_command(paths: tuple[str, ...], keyword: str | None, trace_dir: str | N
     """
     import asyncio
 
+    from prose.llm.loader import import_in_background
+
+    import_in_background()  # LiteLLM loads (once for all the tests) while they are found
     from prose.contract_tests import ContractTestOutcome, find_contract_tests, run_contract_test
     from prose.testing import PatternTestOutcome, find_test_files, run_test_files
 

@@ -5,6 +5,10 @@ a model), so LiteLLM is imported on the first model call. Importing it
 without `LITELLM_OFFLINE_MODE` and `LITELLM_LOCAL_MODEL_COST_MAP` blocks on
 a price-list download, and token counting downloads tokenizers; both are set
 first (unless the user set them), so prices come from the bundled map.
+
+A command that will call a model (`prose run`, `prose test`, `prose batch`)
+starts the import in a background thread (`import_in_background`) while it
+reads and checks the pattern; whoever needs the module first waits for it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import gc
 import importlib
 import logging
 import os
+import threading
 import time
 import warnings
 from types import ModuleType
@@ -24,6 +29,26 @@ _PYDANTIC_READONLY_WARNING = r"Items? .* on TypedDict class .* using the `ReadOn
 
 _module: ModuleType | None = None
 _import_seconds: float | None = None
+_lock = threading.RLock()  # one import and one configuration, whichever thread comes first
+_background: threading.Thread | None = None
+
+
+def import_in_background() -> None:
+    """Start importing LiteLLM in a daemon thread, once; `load_litellm` waits for it."""
+    global _background
+    with _lock:
+        if _module is not None or _background is not None:
+            return
+        _background = threading.Thread(target=_quietly_load, name="prose-litellm-import",
+                                        daemon=True)
+        _background.start()
+
+
+def _quietly_load() -> None:
+    try:
+        load_litellm()
+    except Exception:  # the caller's own load_litellm reports it
+        pass
 
 
 def load_litellm(*, debug: bool = False) -> ModuleType:
@@ -35,6 +60,11 @@ def load_litellm(*, debug: bool = False) -> ModuleType:
     `litellm.custom_provider_map`; the request counter (`sent.py`) joins
     LiteLLM's input callbacks.
     """
+    with _lock:
+        return _load(debug)
+
+
+def _load(debug: bool) -> ModuleType:
     global _module, _import_seconds
     if _module is None:
         for name, value in _OFFLINE_ENVIRONMENT.items():

@@ -230,6 +230,15 @@ class RouterClient:
 
     # The router ------------------------------------------------------------------------
 
+    def start(self) -> float | None:
+        """Import LiteLLM and build the router now, before any call, so that no call's
+        latency carries them: the seconds it took, or None when it was built already."""
+        if self._router is not None:
+            return None
+        started = time.perf_counter()
+        self._router = self._build_router()
+        return time.perf_counter() - started
+
     def _module(self) -> ModuleType:
         if self._litellm is None:
             self._litellm = load_litellm(debug=self._debug)

@@ -60,6 +60,7 @@ from prose.runtime.loading import (
 )
 from prose.runtime.scope import Scope
 from prose.runtime.services import (
+    ModelService,
     PatternService,
     SlotBinding,
     describe_bindings,
@@ -373,6 +374,7 @@ async def _execute(
     value: Any = None
     failure: ProseRuntimeError | None = None
     try:
+        _start_client(ctx)
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
@@ -429,6 +431,25 @@ async def _execute(
         trace.events,
         ctx.shared.shown or [],
     )
+
+
+def _start_client(ctx: RunContext) -> None:
+    """Start the model client (LiteLLM's import, the router) before the program runs, when
+    a slot is bound to a model: its time is a `client_start` note, not the first call's
+    latency. A client shared by several runs starts once."""
+    start = getattr(ctx.shared.client, "start", None)
+    if start is None or not any(
+            isinstance(service, ModelService)
+            for binding in ctx.bindings.values()
+            for service in (binding if isinstance(binding, list) else [binding])):
+        return
+    seconds = start()
+    if seconds is not None:
+        ctx.shared.trace.emit(NoteEvent(
+            what="client_start",
+            message=f"the model client started in {seconds:.2f}s (LiteLLM's import and the "
+                    "router), before the first call",
+            detail={"seconds": round(seconds, 3)}))
 
 
 async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
