@@ -7,8 +7,10 @@ many lint with no error, and the error codes that remain (with `--list`, every
 file with an error and its first errors). With `--run`, it also runs every
 `kind: function` program under skills/open-prose/examples with a scripted
 model that answers every call with an object of the callee's Returns keys
-(nothing in the tree is edited) and prints which ran and which did not, and why.
-It also parses the ```prose examples of skills/open-prose/prosescript.md.
+(nothing in the tree is edited; a discretion condition the script does not
+answer is answered false) and prints which ran and which did not, and why.
+The ProseScript numbers (prosescript.md's examples) are
+bench/openprose_prosescript.py's.
 
 Not part of the test suite: it reads a checkout of another repository.
 """
@@ -62,28 +64,6 @@ def lint_tree(root: Path, show: bool) -> None:
             print(f"  {name}")
             for item in errors[:3]:
                 print(f"      {item}")
-
-
-def parse_prosescript(root: Path) -> None:
-    from prose.errors import ProseSyntaxError
-    from prose.syntax import parse_program
-
-    reference = root / "skills/open-prose/prosescript.md"
-    if not reference.is_file():
-        return
-    text = reference.read_text(encoding="utf-8")
-    blocks = re.findall(r"```prose\n(.*?)```", text, re.S)
-    bad = []
-    for index, block in enumerate(blocks, 1):
-        try:
-            parse_program(block, f"example {index}")
-        except ProseSyntaxError as error:
-            bad.append(f"example {index}: {error.problems[0].message}")
-        except Exception as error:
-            bad.append(f"example {index}: crash {type(error).__name__}: {error}")
-    print(f"prosescript.md: {len(blocks) - len(bad)}/{len(blocks)} examples parse")
-    for item in bad:
-        print("  " + item)
 
 
 def run_examples(root: Path) -> None:
@@ -164,7 +144,6 @@ def main() -> int:
     parser.add_argument("--run", action="store_true", help="run the examples' functions")
     options = parser.parse_args()
     lint_tree(options.path, options.list)
-    parse_prosescript(options.path)
     if options.run:
         run_examples(options.path)
     return 0

@@ -200,6 +200,10 @@ def _slot(name: str, callee: PatternSpec, span: object) -> Slot:
         if p.name not in RESERVED_PROPERTIES
     ]
     ensures = _ensures(callee.returns) or callee.maintains_text
+    # OpenProse: a single output is the call's value; several make an object of those
+    # keys, whatever their values (`any` also admits null, for a conditional key).
+    keys = [key.name for key in callee.returns]
+    schema = {key: "any" for key in keys} if len(set(keys)) > 1 else None
     return Slot(
         name=name,
         span=callee.span,
@@ -207,6 +211,7 @@ def _slot(name: str, callee: PatternSpec, span: object) -> Slot:
         requires_declared=bool(callee.parameters),
         ensures=ensures,
         ensures_keyword="ensures" if ensures else None,
+        output_schema=schema,
         description=callee.description or callee.summary,
     )
 

@@ -266,3 +266,14 @@ def test_running_a_test_contract_points_to_prose_test() -> None:
     result = run_prose_in_process("run", str(NEWSROOM / "condense.test.prose.md"))
     assert result.code == 2
     assert "is a test of `condense`: run it with `prose test" in result.stderr
+
+
+def test_a_callee_with_several_result_keys_gives_an_object_of_them() -> None:
+    spec = read_pattern(NEWSROOM / "front-desk.prose.md").spec
+    assert spec is not None
+    several = spec.slot("checked-gist")
+    assert several is not None and several.output_schema == {"gist": "any", "verdict": "any"}
+    single = read_pattern(NEWSROOM / "headline-desk.prose.md").spec
+    assert single is not None
+    condense = single.slot("condense")
+    assert condense is not None and condense.output_schema is None  # one key: the value itself
