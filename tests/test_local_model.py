@@ -329,7 +329,9 @@ def test_a_json_schema_becomes_a_llama_cpp_grammar_with_bounded_strings() -> Non
         "type": "array", "items": {"type": "string", "maxLength": 39}, "maxItems": 3
     }
     assert properties["label"] == {"type": "string", "enum": ["a", "b"]}
+    assert converted["schema"]["additionalProperties"] is False  # no extra free strings
     assert "maxLength" not in schema["properties"]["reason"]  # the caller's schema is untouched
+    assert "additionalProperties" not in schema
     assert llama_response_format(sent, max_tokens=20)["schema"]["properties"]["reason"] == {
         "type": "string", "maxLength": 24  # never below MIN_STRING_CHARS
     }

@@ -10,7 +10,10 @@ token cap cuts the JSON open. So the grammar gets a copy of the schema in which
   character (a small model's degenerate text, digits and punctuation, is
   about that; `local_xllamacpp` also asks for compact JSON, so whitespace
   takes no tokens);
-- every array without `maxItems` has one (`DEFAULT_MAX_ITEMS`, or `minItems`).
+- every array without `maxItems` has one (`DEFAULT_MAX_ITEMS`, or `minItems`);
+- every object with `properties` allows no other keys (`additionalProperties:
+  false`): an extra key would bring a free string of its own (measured: SmolLM2
+  added a "description" after the schema's keys and ran into the cap).
 
 The reply is still validated against the caller's schema, which is untouched;
 anything the bounded schema accepts, the original accepts too.
@@ -31,7 +34,7 @@ _STRING_BOUNDS = ("maxLength", "enum", "const", "pattern", "format")
 
 def bounded_schema(schema: Mapping[str, Any], max_tokens: int) -> dict[str, Any]:
     """The copy of `schema` the grammar is made from (see the module's docstring)."""
-    capped = _cap_arrays(schema)
+    capped = _close_shapes(schema)
     free, fixed = _weights(capped, 1)
     budget = max_tokens - fixed - RESERVED_TOKENS
     limit = max(MIN_STRING_CHARS, budget // max(free, 1))
@@ -50,14 +53,16 @@ def _is_array(node: Mapping[str, Any]) -> bool:
     return kind == "array" or (isinstance(kind, list) and "array" in kind)
 
 
-def _cap_arrays(node: Any) -> Any:
+def _close_shapes(node: Any) -> Any:
     if isinstance(node, Mapping):
-        copy = {key: _cap_arrays(value) for key, value in node.items()}
+        copy = {key: _close_shapes(value) for key, value in node.items()}
         if _is_array(node) and "maxItems" not in node:
             copy["maxItems"] = max(DEFAULT_MAX_ITEMS, int(node.get("minItems") or 0))
+        if isinstance(node.get("properties"), Mapping):
+            copy["additionalProperties"] = False
         return copy
     if isinstance(node, list):
-        return [_cap_arrays(value) for value in node]
+        return [_close_shapes(value) for value in node]
     return node
 
 
