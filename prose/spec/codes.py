@@ -254,6 +254,32 @@ _TABLE: tuple[SpecCode, ...] = (
         "The bound cannot be checked.",
         "- every loop is bounded by `rounds`  (no config `rounds`)",
         "### Config\n- `rounds` (integer, default: 3): Rounds")),
+    # --- rules of one kind -----------------------------------------------------
+    SpecCode("PS160", "test-without-subject", ERR, "a `kind: test` names no `subject:`", _doc(
+        "Reports a test contract whose frontmatter has no `subject:`.",
+        "`prose test` cannot know which function to run with the fixtures.",
+        "---\nname: test-summary\nkind: test\n---",
+        "---\nname: test-summary\nkind: test\nsubject: summarize\n---")),
+    SpecCode("PS161", "test-without-expectations", WARN, "a test has no `### Expects` nor `### Expects Not`", _doc(
+        "Reports a test contract that asserts nothing.",
+        "It passes whatever its subject returns.",
+        "### Fixtures\n- `text`: a paragraph",
+        "### Fixtures\n- `text`: a paragraph\n\n### Expects\n- `summary`: is one sentence")),
+    SpecCode("PS162", "responsibility-without-maintains", WARN, "a responsibility declares no `### Maintains`", _doc(
+        "Reports a responsibility (or gateway) without the truth it keeps current.",
+        "A standing job is defined by what it maintains; nothing can subscribe to it.",
+        "---\nname: front-page\nkind: responsibility\n---\n### Goal\nA current front page.",
+        "### Maintains\n- `page`: the current front page")),
+    SpecCode("PS163", "gateway-with-requires", WARN, "a gateway declares `### Requires`", _doc(
+        "Reports a gateway with subscriptions: its input arrives from outside the graph.",
+        "A node that subscribes to other nodes is a responsibility, not an entry point.",
+        "---\nname: wire\nkind: gateway\n---\n### Requires\n- `stories`: upstream stories",
+        "---\nname: wire\nkind: responsibility\n---\n### Requires\n- `stories`: upstream stories")),
+    SpecCode("PS164", "function-with-world-model", WARN, "a function declares `### Maintains` or `### Continuity`", _doc(
+        "Reports a function with a section of a standing job: it is called and returns, and keeps nothing.",
+        "A function has no world-model and is never woken; the section is never used.",
+        "---\nname: condense\nkind: function\n---\n### Continuity\n- self-driven",
+        "---\nname: condense\nkind: responsibility\n---\n### Continuity\n- self-driven")),
     # --- instance files --------------------------------------------------------
     SpecCode("PS170", "invalid-instance", ERR, "the instance file is not a YAML mapping", _doc(
         "Reports an instance file that is not valid YAML or not a mapping.",

@@ -125,8 +125,40 @@ def load_spec(text: str, filename: str) -> SpecResult:
         **fields,
     )
     _check_names(spec, out)
+    if not broken:
+        _check_kind(spec, frontmatter_line=_frontmatter_line(lines), out=out)
     out.sort(key=Diagnostic.sort_key)
     return SpecResult(spec=spec, diagnostics=out)
+
+
+def _frontmatter_line(lines: list[str]) -> int:
+    start, _, _ = split_frontmatter(lines)
+    return start + 1 if start >= 0 else 1
+
+
+def _check_kind(spec: PatternSpec, *, frontmatter_line: int, out: list[Diagnostic]) -> None:
+    """The rules of one kind: a test's subject and assertions, a standing job's truth."""
+    at = _at(spec.path, frontmatter_line)
+    heading = {section.name: section.span for section in spec.sections}
+    if spec.kind == "test":
+        if not spec.subject:
+            out.append(make("PS160", "the test names no `subject:`", at,
+                            help="add `subject: NAME` (the function it runs) to the frontmatter"))
+        if not spec.expectations:
+            out.append(make("PS161", "the test has no `### Expects` nor `### Expects Not`", at))
+    elif spec.kind in ("responsibility", "gateway"):
+        if "maintains" not in heading:
+            out.append(make("PS162", f"the {spec.kind} declares no `### Maintains`", at))
+        if spec.kind == "gateway" and "requires" in heading:
+            span = heading["requires"]
+            out.append(make("PS163", "a gateway has no `### Requires`: its input arrives from "
+                            "outside the graph", Span.point(spec.path, span.line, 1)))
+    elif spec.kind == "function":
+        for name in ("maintains", "continuity"):
+            if name in heading:
+                out.append(make("PS164", f"a function keeps nothing: `### {name.capitalize()}` "
+                                "belongs to a responsibility",
+                                Span.point(spec.path, heading[name].line, 1)))
 
 
 def _split_nodes(
