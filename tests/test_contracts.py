@@ -277,3 +277,10 @@ def test_a_callee_with_several_result_keys_gives_an_object_of_them() -> None:
     assert single is not None
     condense = single.slot("condense")
     assert condense is not None and condense.output_schema is None  # one key: the value itself
+
+
+def test_lint_kind_that_matches_no_file_is_a_usage_error() -> None:
+    result = run_prose_in_process("lint", "--kind", "functions", str(NEWSROOM))
+    assert result.code == 2
+    assert "no file of kind functions" in result.stderr
+    assert "All checks passed" not in result.stdout

@@ -95,6 +95,9 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
             prose_only += coverage[1]
     if status != EXIT_OK and not linted:
         raise SystemExit(status)  # nothing could be read: no summary that says all is well
+    if kinds and not linted:
+        click.echo(f"error: no file of kind {', '.join(kinds)} in " + ", ".join(paths), err=True)
+        raise SystemExit(EXIT_USAGE)
     extra = [f"invariants: {checked} checked, {prose_only} prose-only"]
     if len(per_kind) > 1 or kinds:
         extra.append("kinds: " + ", ".join(
