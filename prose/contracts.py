@@ -167,8 +167,13 @@ def nested_target(spec: PatternSpec, name: str) -> tuple[str, dict[str, object]]
     """`(file, config)` of callee `name` when it runs as a nested pattern: a `### Patterns`
     instance, or a sibling contract with its own program. None for any other slot."""
     target = spec.callees.get(name)
-    if target is None or target == SELF or target.startswith(INLINE):
+    if target is None or target == SELF:
         return None
+    if target.startswith(INLINE):
+        node = spec.inline_node(target[len(INLINE) :])
+        if node is None or not node.delegation_blocks:
+            return None
+        return f"{spec.path}{INLINE}{node.name}", {}
     if target.startswith(INSTANCE):
         instance = next(item for item in spec.pattern_instances if item.name == name)
         return target.removeprefix(INSTANCE), dict(instance.config)

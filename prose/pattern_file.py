@@ -108,7 +108,39 @@ def read_pattern(path: str | Path) -> PatternFile:
     from prose.files import read_text
 
     name = str(path)
+    file, sep, node = name.partition(NODE_MARK)
+    if sep and file.endswith(".md") and not Path(name).exists():
+        return node_of(pattern_from_text(read_text(file), file), node)
     return pattern_from_text(read_text(name), name)
+
+
+NODE_MARK = "#"
+
+
+def node_of(pattern: PatternFile, node: str) -> PatternFile:
+    """The `## node` of a contract file as a program of its own (`FILE#node`): a callee
+    with its own program runs as a nested pattern (`prose.contracts`). Its calls resolve
+    to the file's other nodes and its siblings."""
+    from prose.contracts import with_callees
+    from prose.source import Span
+
+    spec = pattern.spec
+    found = spec.inline_node(node) if spec is not None else None
+    name = f"{pattern.path}{NODE_MARK}{node}"
+    if spec is None or found is None:
+        raise ProseSyntaxError.at(Span.point(pattern.path, 1, 1), f"no `## {node}` in this file")
+    found = found.model_copy(update={"inline_nodes": spec.inline_nodes})
+    program: Program | None = None
+    syntax_error: ProseSyntaxError | None = None
+    if found.delegation_blocks:
+        try:
+            program = _parse_block(found, pattern.text, pattern.path)
+        except ProseSyntaxError as error:
+            syntax_error = error
+    if syntax_error is None:
+        found, program = with_callees(found, program)
+    loaded = pattern.loaded.model_copy(update={"spec": found})
+    return PatternFile(name, pattern.text, loaded, program, syntax_error)
 
 
 class PatternFiles:

@@ -163,8 +163,8 @@ def test_running_a_responsibility_exits_2_and_says_what_it_is() -> None:
 def test_lint_kind_selects_kinds_and_the_summary_counts_each_kind() -> None:
     result = run_prose_in_process("lint", "--kind", "function", "--kind", "test", str(NEWSROOM))
     assert result.code == 1  # broken-desk
-    assert "in 7 files" in result.stdout
-    assert "kinds: function 6 (1 with errors), test 1 (0 with errors)" in result.stdout
+    assert "in 8 files" in result.stdout
+    assert "kinds: function 7 (1 with errors), test 1 (0 with errors)" in result.stdout
     assert "wire.prose.md" not in result.stdout
 
 
@@ -284,3 +284,17 @@ def test_lint_kind_that_matches_no_file_is_a_usage_error() -> None:
     assert result.code == 2
     assert "no file of kind functions" in result.stderr
     assert "All checks passed" not in result.stdout
+
+
+def test_a_node_with_its_own_program_runs_as_a_nested_pattern(tmp_path: Path) -> None:
+    spec = read_pattern(NEWSROOM / "step-desk.prose.md").spec
+    assert spec is not None and spec.callees == {"two-step": "#two-step"}
+    script = tmp_path / "script.yaml"
+    # the node's own calls (a sibling file, another node of the file) are TWO-STEP.INNER
+    script.write_text("slots:\n  two-step.condense: [\"12 bus line approved\"]\n"
+                      "  two-step.polish: [\"Twelve bus lines approved.\"]\n", encoding="utf-8")
+    result = run_prose_in_process(
+        "run", str(NEWSROOM / "step-desk.prose.md"), "--script", str(script),
+        "--input", "article=x", "--json", "-q", "--trace", str(tmp_path / "t.jsonl"))
+    assert result.code == 0, result.output
+    assert json.loads(result.stdout) == {"gist": "Twelve bus lines approved."}
