@@ -15,6 +15,8 @@ KEYS = st.sampled_from([
     "text", "output", "prompt_tokens", "token", "x_token", "my-token", "tokens", "api_key",
     "API-KEY", "apikey", "Authorization", "aws_secret_access_key", "passwd", "credentials",
     "note", "mytoken", ":token",
+    # Letters IGNORECASE folds to ASCII ones: the long s, the Kelvin sign, the dotted capital I.
+    "\u017fecret", "api_\u212aey", "AUTHOR\u0130ZATION",
 ])
 WORDS = st.sampled_from([
     "", "plain words", *SECRETS, 'a "quoted": value', "token", 'x token": y', "the api key",
@@ -42,6 +44,13 @@ def test_scrub_is_redact_then_dumps(data: Any) -> None:
     text, masked = JsonScrubber(SECRETS).scrub(data)
     assert text == expected(data, SECRETS)
     assert json.loads(text) == json.loads(json.dumps(masked, ensure_ascii=False, default=str))
+
+
+def test_keys_with_letters_that_fold_to_ascii_are_masked() -> None:
+    data = {"\u017fecret": "value-1", "api_\u212aey": "value-2", "note": "caf\u00e9"}
+    text, masked = JsonScrubber(SECRETS).scrub(data)
+    assert masked["\u017fecret"] == MASK and masked["api_\u212aey"] == MASK
+    assert text == expected(data, SECRETS)
 
 
 def test_a_record_with_nothing_to_mask_is_not_walked() -> None:

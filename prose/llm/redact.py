@@ -41,10 +41,26 @@ _SECRET_SHAPES = (
 # Anything in a JSON text that could be a key `SECRET_FIELD` matches: its unanchored words
 # anywhere (values included), and a key ending in `token` (json.dumps writes a key as
 # `"...token": `; a value is never followed by a colon). A superset of the keys, so a text it
-# does not match has no secret-named field.
+# does not match has no secret-named field. For ASCII text the words are looked for in the
+# lower-cased text (much faster than the regex); other text may hold letters that
+# IGNORECASE folds to ASCII ones (`ſ`, the Kelvin sign), so it gets the regex itself.
 _MAYBE_SECRET_FIELD = re.compile(
     r'api[_-]?key|secret|password|passwd|authorization|credential|token"\s*:', re.I
 )
+_SECRET_WORDS = ("apikey", "api_key", "api-key", "secret", "password", "passwd",
+                 "authorization", "credential")
+_TOKEN_KEY = re.compile(r'token"\s*:')
+
+
+def _maybe_secret_field(text: str) -> bool:
+    if not text.isascii():
+        return _MAYBE_SECRET_FIELD.search(text) is not None
+    lowered = text.lower()
+    if any(word in lowered for word in _SECRET_WORDS):
+        return True
+    return 'token"' in lowered and _TOKEN_KEY.search(lowered) is not None
+
+
 _ENV_REFERENCE = "os.environ/"
 MIN_SECRET_LENGTH = 8  # shorter "keys" (`ollama`, `none`) are placeholders
 
@@ -63,7 +79,13 @@ def redact(value: Any, secrets: Iterable[str]) -> Any:
     contains another is masked whole.
     """
     known = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
-    return _masked(value, known, SECRET_FIELD.search)
+    return _masked(value, known, _secret_field)
+
+
+@functools.lru_cache(maxsize=8192)
+def _secret_field(name: str) -> bool:
+    """Whether a written record's field `name` holds a secret (asked for every key)."""
+    return SECRET_FIELD.search(name) is not None
 
 
 class JsonScrubber:
@@ -86,8 +108,7 @@ class JsonScrubber:
         """The record's JSON text with its secrets masked, and the record as masked (`data`
         itself when nothing was)."""
         text = json.dumps(data, ensure_ascii=False, default=str)
-        if _MAYBE_SECRET_FIELD.search(text) is None and not any(
-                form in text for form in self._forms):
+        if not _maybe_secret_field(text) and not any(form in text for form in self._forms):
             return text, data
         masked = redact(data, self._secrets)
         return json.dumps(masked, ensure_ascii=False, default=str), masked

@@ -92,6 +92,9 @@ class Shared:
     files: PatternFiles = field(default_factory=lambda: _pattern_files())
     # Where `use` targets may be (`prose.uses.use_roots` of the pattern the run started with).
     roots: tuple[Path, ...] = ()
+    # Seconds the model client took to start (LiteLLM's import, the router), before the
+    # first call; None when this run did not start it (`runner._start_client`).
+    client_start_s: float | None = None
 
 
 class BudgetPool(Protocol):

@@ -409,6 +409,8 @@ async def _execute(
             )
         )
     totals = budget.totals()
+    if ctx.shared.client_start_s is not None:
+        totals["client_start_s"] = ctx.shared.client_start_s
     status = STATUS_BY_EXIT.get(exit_code, "error")
     trace.emit(
         RunEnd(
@@ -435,8 +437,8 @@ async def _execute(
 
 def _start_client(ctx: RunContext) -> None:
     """Start the model client (LiteLLM's import, the router) before the program runs, when
-    a slot is bound to a model: its time is a `client_start` note, not the first call's
-    latency. A client shared by several runs starts once."""
+    a slot is bound to a model, so that no call's latency carries it: `run_end` records the
+    time in its totals (`client_start_s`). A client shared by several runs starts once."""
     start = getattr(ctx.shared.client, "start", None)
     if start is None or not any(
             isinstance(service, ModelService)
@@ -445,11 +447,7 @@ def _start_client(ctx: RunContext) -> None:
         return
     seconds = start()
     if seconds is not None:
-        ctx.shared.trace.emit(NoteEvent(
-            what="client_start",
-            message=f"the model client started in {seconds:.2f}s (LiteLLM's import and the "
-                    "router), before the first call",
-            detail={"seconds": round(seconds, 3)}))
+        ctx.shared.client_start_s = round(seconds, 3)
 
 
 async def _run_with_timeout(ctx: RunContext, scope: Scope) -> Value:
@@ -554,8 +552,21 @@ def _model_settings(
     if config is not None:
         from prose.llm.redact import mask_secrets
 
-        settings["llm_config"] = mask_secrets(config.model_dump(mode="json"))
+        settings["llm_config"] = _unmasked_part(mask_secrets(config.model_dump(mode="json")))
     return settings
+
+
+def _unmasked_part(value: Any) -> Any:
+    """`value` without the fields `mask_secrets` masked: `run_start` records the config's
+    settings, not where its secrets were (and a record naming no secret-named field is
+    written without walking it, `prose.llm.redact.JsonScrubber`)."""
+    from prose.llm.redact import MASK
+
+    if isinstance(value, dict):
+        return {key: _unmasked_part(item) for key, item in value.items() if item != MASK}
+    if isinstance(value, list):
+        return [_unmasked_part(item) for item in value]
+    return value
 
 
 def _compare_returns(ctx: RunContext, value: Any) -> None:
