@@ -373,3 +373,20 @@ def test_a_script_may_answer_sessions_under_their_names() -> None:
         str(fixtures / "every-construct.script.yaml"), "--input", "subject=tides",
         "--input", 'claims=["moon", "wind", "sun"]', "--config", "max_claims=2", "-q", "--json")
     assert result.code == 0, result.output
+
+
+def test_lint_prints_a_leak_path_compactly_and_in_full_with_verbose(tmp_path: Path) -> None:
+    text = (ROOT / "patterns" / "proposer-adversary.prose.md").read_text()
+    leak = ('\nlet summary = "Attack: {attack}"\nlet again = call proposer\n'
+            "  task_brief: summary\n\nreturn { result")
+    assert "\nreturn { result" in text
+    path = tmp_path / "leak.prose.md"
+    path.write_text(text.replace("\nreturn { result", leak, 1))
+    compact = run_prose_in_process("lint", str(path), env={"NO_COLOR": "1"})
+    verbose = run_prose_in_process("lint", "--verbose", str(path), env={"NO_COLOR": "1"})
+    assert compact.code == verbose.code == 1
+    notes = [line for line in compact.stdout.splitlines() if line.startswith("  = note: ")]
+    assert len(notes) >= 4  # the leak's path, one line per step
+    assert len(verbose.stdout.splitlines()) >= len(compact.stdout.splitlines()) + 3 * len(notes)
+    after_note = compact.stdout.split(notes[0], 1)[1].lstrip("\n")
+    assert after_note.startswith(("  = note: ", "  = help: ", "\n")) or not after_note.strip()

