@@ -16,7 +16,8 @@ worker process of its own (bench/pdl_side.py says why), which times itself.
 LangGraph graphs (bench/peer_graphs.py, bench/langgraph_compare.py) and the
 bare Router call `Router.acompletion` on a router built from the same
 `LLMConfig` as prose's; PDL calls `litellm.acompletion` with the same model,
-`api_base` and key, as a PDL program does. Before timing, every side's
+`api_base` and key, as a PDL program does, so PDL gets a floor of its own:
+the same calls with `litellm.acompletion` in its worker, no PDL program. Before timing, every side's
 messages are checked equal to prose's (except the PDL document dialectic,
 whose growing messages are the point of measuring it).
 """
@@ -37,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import langgraph_compare as lg
-from bench.pdl_side import MISSING, PdlWorker, pdl_version
+from bench.pdl_side import FLOOR, MISSING, PdlWorker, pdl_version
 from bench.peer_graphs import (
     CHAIN_TASK,
     Messages,
@@ -81,6 +82,7 @@ DIRECT = "direct (no framework)"
 PDL = "PDL"
 PDL_DOCUMENT = "PDL, document (idiomatic)"
 PDL_EXPLICIT = "PDL, explicit input"
+PDL_FLOOR = "PDL's floor (litellm.acompletion)"
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,7 @@ async def chain(bench: Bench) -> Workload:
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_calls(config, messages),
+        PDL_FLOOR: PdlJob(FLOOR, {"llm": bench.llm(base), "stages": [messages], "cap": None}),
     }
     return await bench.measure(sides, CHAIN_REPEATS)
 
@@ -239,6 +242,9 @@ async def map_reduce(bench: Bench) -> Workload:
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: lg.direct_run(config, items),
+        PDL_FLOOR: PdlJob(
+            FLOOR, {"llm": bench.llm(base), "stages": [ours[:-1], ours[-1:]], "cap": CAP}
+        ),
     }
     return await bench.measure(sides, MAP_REPEATS)
 
@@ -275,6 +281,7 @@ async def parallel(bench: Bench) -> Workload:
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_calls(config, messages, cap=CAP),
+        PDL_FLOOR: PdlJob(FLOOR, {"llm": bench.llm(base), "stages": [messages], "cap": CAP}),
     }
     return await bench.measure(sides, PARALLEL_REPEATS)
 

@@ -6,7 +6,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from bench.report import stamp
-from bench.runtime import Sample, median, paired_ratio
+from bench.runtime import Sample, median, paired_difference, paired_ratio
 
 if TYPE_CHECKING:
     from bench.pdl_compare import Workload
@@ -38,6 +38,21 @@ def _ratios(samples: dict[str, list[Sample]], peers: tuple[str, ...] = PEERS) ->
         cpu = paired_ratio(prose, samples[peer], "cpu_s")
         parts.append(f"prose/{peer}: wall {wall:.2f}x, CPU per call {cpu:.2f}x")
     return "; ".join(parts) + "."
+
+
+def _overhead(samples: dict[str, list[Sample]]) -> str:
+    """Each side's CPU ms per call over the floor it stands on (medians of paired differences)."""
+    from bench.pdl_compare import DIRECT, PDL_FLOOR
+
+    floors = {"prose": DIRECT, "PDL": PDL_FLOOR, "LangGraph": DIRECT}
+    parts = [
+        f"{name} {paired_difference(samples[name], samples[floor], 'cpu_ms_per_call'):.2f} ms"
+        for name, floor in floors.items()
+    ]
+    return (
+        "CPU ms per call over the side's own floor (prose and LangGraph over "
+        f"`Router.acompletion`, PDL over `litellm.acompletion` in its process): {', '.join(parts)}."
+    )
 
 
 def _verdict(samples: dict[str, list[Sample]]) -> str:
@@ -125,7 +140,12 @@ process, all threads) over one more, untimed run of each side: not RSS.
   router built from the same `LLMConfig` as prose's (`bench/peer_graphs.py`,
   map-reduce from `bench/langgraph_compare.py`), no checkpointer.
 - **{pc.DIRECT}**: the same calls with `Router.acompletion`, sequentially or
-  with `asyncio.gather` under an `asyncio.Semaphore({pc.CAP})`: the floor.
+  with `asyncio.gather` under an `asyncio.Semaphore({pc.CAP})`: the floor prose
+  and LangGraph stand on.
+- **{pc.PDL_FLOOR}**: the same calls made in PDL's worker with
+  `litellm.acompletion` and PDL's parameters, on PDL's event-loop thread, no
+  PDL program (sequentially, or under `asyncio.Semaphore({pc.CAP})`): the floor PDL
+  stands on.
 
 Before timing, each side's messages were checked equal to the ones prose
 sends (PDL's through an explicit `input:` on each model block, built by its
@@ -141,6 +161,8 @@ with `maxIterations`); a LangGraph node looping on itself. {pc.CHAIN_REPEATS} ru
 
 {_ratios(chain.samples)}
 
+{_overhead(chain.samples)}
+
 ### Map-reduce over {lg.ITEMS} items, stub latency {pc.LATENCY_MS} ms, cap {pc.CAP}
 
 `patterns/map-reduce.prose.md`; `bench/pdl/map_reduce.pdl` (a `for`/`map`
@@ -150,6 +172,8 @@ reducer call); LangGraph's `Send` fan-out with `max_concurrency={pc.CAP}`. {pc.M
 {_table(mapped)}
 
 {_ratios(mapped.samples)}
+
+{_overhead(mapped.samples)}
 
 {_verdict(mapped.samples)}
 
@@ -161,6 +185,8 @@ reducer call); LangGraph's `Send` fan-out with `max_concurrency={pc.CAP}`. {pc.M
 {_table(par)}
 
 {_ratios(par.samples)}
+
+{_overhead(par.samples)}
 
 {_verdict(par.samples)}
 

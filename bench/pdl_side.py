@@ -15,6 +15,12 @@ validate, run: as `pdl prog.pdl` does), the run's variables passed as its
 initial scope. All jobs share one PDL event loop thread (PDL's default starts
 a new, never-stopped thread per `exec_file`).
 
+The worker also runs PDL's floor (program `FLOOR`): the same calls made with
+`litellm.acompletion` and the same parameters as PDL's model blocks, on the
+same event-loop thread, with no PDL program: stages run one after the other,
+the calls of a stage at most `cap` at a time (`asyncio.Semaphore`) or one
+after the other. PDL's figures over this floor are PDL's own cost.
+
 Protocol: one JSON job per line on stdin, one JSON reply per line on stdout.
 """
 
@@ -37,6 +43,7 @@ MISSING = (
     "PDL is not installed. It is a bench-only dependency: "
     "pip install -e '.[bench]' (or pip install prompt-declaration-language), then run again."
 )
+FLOOR = "litellm.acompletion"
 # LiteLLM's import downloads its price list unless told not to (as prose imports it).
 OFFLINE = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "true"}
 
@@ -137,7 +144,34 @@ class _Recorder:
         LitellmModel.async_generate_text = staticmethod(recorded)  # type: ignore[method-assign]
 
 
+async def _floor(scope: dict[str, Any]) -> int:
+    """`scope["stages"]` (lists of message lists) through `litellm.acompletion`, PDL's call."""
+    import asyncio
+
+    from litellm import acompletion
+
+    parameters = scope["llm"]
+    calls = 0
+    for stage in scope["stages"]:
+        cap = scope.get("cap")
+        semaphore = asyncio.Semaphore(cap or 1)
+
+        async def one(messages: list[dict[str, str]], semaphore: Any = semaphore) -> None:
+            async with semaphore:
+                await acompletion(model="openai/stub", messages=messages, **parameters)
+
+        if cap:
+            await asyncio.gather(*(one(messages) for messages in stage))
+        else:
+            for messages in stage:
+                await one(messages)
+        calls += len(stage)
+    return calls
+
+
 def _serve() -> None:
+    import asyncio
+
     from bench.runtime import CollectorClock
 
     try:
@@ -152,6 +186,7 @@ def _serve() -> None:
     for line in sys.stdin:
         job = json.loads(line)
         program = PROGRAMS / f"{job['program']}.pdl"
+        floor = job["program"] == FLOOR
         recorder.messages, recorder.prompt_tokens, recorder.calls = [], [], 0
         recorder.on = bool(job["record"])
         gc.collect()
@@ -160,9 +195,12 @@ def _serve() -> None:
         try:
             with CollectorClock() as collector:
                 wall, cpu = time.perf_counter(), time.process_time()
-                out: dict[str, Any] = exec_file(
-                    program, {"event_loop": loop}, scope=job["scope"], output="all"
-                )
+                if floor:
+                    future = asyncio.run_coroutine_threadsafe(_floor(job["scope"]), loop)
+                    recorder.calls = future.result()
+                    out: dict[str, Any] = {"result": None}
+                else:
+                    out = exec_file(program, {"event_loop": loop}, scope=job["scope"], output="all")
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         except Exception as error:  # reported to the benchmark, which stops
             print(json.dumps({"error": f"{type(error).__name__}: {error}"}), flush=True)
