@@ -7,7 +7,11 @@
 - `--executor ray --workers 2` on the same machine;
 - peak RSS of the local batch process for ROWS and 10 x ROWS rows.
 
-Run: python bench/batch.py [ROWS]   (writes its section of docs/benchmarks.md)
+Run: python bench/batch.py [ROWS] [--rss SMALL,LARGE]   (writes its section of docs/benchmarks.md)
+
+ROWS defaults to 10,000; the memory check runs SMALL and LARGE rows (default ROWS and
+10 x ROWS). The bare loop runs before and after the local executor and its mean is the
+reference, so a change of load during the run weighs on both sides.
 """
 
 from __future__ import annotations
@@ -134,17 +138,25 @@ def peak_rss(folder: Path, api_base: str, rows: int) -> float:
 
 
 def main() -> None:
-    rows = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    args = [arg for arg in sys.argv[1:] if not arg.startswith("--rss")]
+    rows = int(args[0]) if args else 10_000
+    rss_rows = (rows, rows * 10)
+    for arg in sys.argv[1:]:
+        if arg.startswith("--rss"):
+            small, large = arg.split("=", 1)[1].split(",")
+            rss_rows = (int(small), int(large))
     load_before = load_average()
     with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         api_base = stub.base_url(latency_ms=LATENCY_MS, words=5)
         setup(folder, api_base, rows)
+        bare_before = asyncio.run(bare_loop(api_base, rows))
         local = run_batch(folder, "local.jsonl")
-        bare = asyncio.run(bare_loop(api_base, rows))
+        bare_after = asyncio.run(bare_loop(api_base, rows))
+        bare = (bare_before + bare_after) / 2
         ray = run_batch(folder, "ray.jsonl", "--executor", "ray", "--workers", "2")
-        rss_small = peak_rss(folder, api_base, rows)
-        rss_large = peak_rss(folder, api_base, rows * 10)
+        rss_small = peak_rss(folder, api_base, rss_rows[0])
+        rss_large = peak_rss(folder, api_base, rss_rows[1])
     load_after = load_average()
     local_rate, ray_rate = local["steady"], ray["steady"]
     rows_text = f"{rows:,}"
@@ -152,8 +164,7 @@ def main() -> None:
 ## Batch
 
 {stamp()}
-Load average {load_before:.2f} before, {load_after:.2f} after (2 cores shared with other
-engineers' test runs: the figures are noisy).
+Load average {load_before:.2f} before, {load_after:.2f} after.
 
 `prose batch` of a one-call pattern over {rows_text} rows against the stub at {LATENCY_MS} ms a
 call, `--concurrency {CONCURRENCY}`, each row writing its trace and its line of results
@@ -165,16 +176,18 @@ workers' start included).
 |---|---|---|
 | local executor, steady state | {local_rate:,.0f} calls/s | >= 150 calls/s ({"meets" if local_rate >= 150 else "misses"}) |
 | local executor, end to end | {local["summary"]["calls_per_s"]:,.0f} calls/s ({local["summary"]["seconds"]:.1f} s) | |
-| bare `Router.acompletion` loop, same semaphore | {bare:,.0f} calls/s | |
+| bare `Router.acompletion` loop, same semaphore (before, after) | {bare:,.0f} calls/s ({bare_before:,.0f}, {bare_after:,.0f}) | |
 | bare loop / local executor | {bare / local_rate:.2f}x | <= 1.1x ({"meets" if bare / local_rate <= 1.1 else "misses"}) |
 | `--executor ray --workers 2`, steady state | {ray_rate:,.0f} calls/s | |
 | ray / local | {ray_rate / local_rate:.2f}x | >= 1.6x ({"meets" if ray_rate / local_rate >= 1.6 else "misses"}) |
 | ray, end to end | {ray["summary"]["calls_per_s"]:,.0f} calls/s ({ray["summary"]["seconds"]:.1f} s) | |
-| peak RSS, {rows_text} rows | {rss_small:.0f} MB | |
-| peak RSS, {rows * 10:,} rows | {rss_large:.0f} MB ({rss_large / rss_small:.2f}x) | <= 1.2x ({"meets" if rss_large / rss_small <= 1.2 else "misses"}) |
+| peak RSS, {rss_rows[0]:,} rows | {rss_small:.0f} MB | |
+| peak RSS, {rss_rows[1]:,} rows | {rss_large:.0f} MB ({rss_large / rss_small:.2f}x) | <= 1.2x ({"meets" if rss_large / rss_small <= 1.2 else "misses"}) |
 
-All in one run of `python bench/batch.py {rows}`; the stub is one asyncio process
-(bench/stub.py), so it takes a share of the same 2 cores.
+All in one run of `python bench/batch.py {" ".join(sys.argv[1:])}`; the stub is one asyncio
+process (bench/stub.py), so it takes a share of the same 2 cores. Both the batch and the bare
+loop build their router as prose does (`prose.llm.pricing`: the stub's model has no price, so
+it gets an explicit zero, which spares LiteLLM a diagnosis of every zero-priced reply).
 """
     write_section("batch", body)
     print(body)
