@@ -360,12 +360,12 @@ async def measure_all() -> dict[str, Workload]:
         tempfile.TemporaryDirectory() as directory,
     ):
         bench = Bench(stub, worker, Path(directory))
-        return {
-            "chain": await chain(bench),
-            "map_reduce": await map_reduce(bench),
-            "parallel": await parallel(bench),
-            "dialectic": await dialectic(bench),
-        }
+        steps = {"chain": chain, "map_reduce": map_reduce, "parallel": parallel}
+        workloads: dict[str, Workload] = {}
+        for name, step in {**steps, "dialectic": dialectic}.items():
+            print(f"pdl_compare: {name}", file=sys.stderr, flush=True)
+            workloads[name] = await step(bench)
+        return workloads
 
 
 def main() -> None:

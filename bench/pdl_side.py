@@ -103,7 +103,7 @@ class PdlWorker:
         process.stdin.write(json.dumps(job) + "\n")
         process.stdin.flush()
         line = process.stdout.readline()
-        if not line:
+        if not line.strip():
             raise RuntimeError(f"the PDL worker died running {program}.pdl")
         reply: dict[str, Any] = json.loads(line)
         if "error" in reply:
@@ -180,6 +180,9 @@ def _serve() -> None:
     except ImportError:
         print(json.dumps({"error": MISSING}), flush=True)
         return
+    # Replies go to the real stdout; anything else printed (LiteLLM prints its
+    # "Give Feedback" banner on errors) goes to stderr, off the protocol.
+    replies, sys.stdout = sys.stdout, sys.stderr
     loop = create_event_loop_thread()
     recorder = _Recorder()
     recorder.install()
@@ -203,7 +206,9 @@ def _serve() -> None:
                     out = exec_file(program, {"event_loop": loop}, scope=job["scope"], output="all")
                 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         except Exception as error:  # reported to the benchmark, which stops
-            print(json.dumps({"error": f"{type(error).__name__}: {error}"}), flush=True)
+            print(
+                json.dumps({"error": f"{type(error).__name__}: {error}"}), file=replies, flush=True
+            )
             continue
         finally:
             peak = tracemalloc.get_traced_memory()[1] if job["memory"] else 0
@@ -218,7 +223,7 @@ def _serve() -> None:
             "messages": recorder.messages,
             "prompt_tokens": recorder.prompt_tokens,
         }
-        print(json.dumps(reply, default=str), flush=True)
+        print(json.dumps(reply, default=str), file=replies, flush=True)
 
 
 if __name__ == "__main__":
