@@ -200,7 +200,11 @@ def _prepare(doc: str, folder: Path, env: dict[str, str], base_url: str) -> None
     # fail on purpose, whatever `-k` selects)
     passing = Path("tests", "fixtures", "ledger", "pass")
     shutil.copytree(ROOT / passing, folder / passing)
-    shutil.copytree(ROOT / "patterns", folder / "packages")  # `prose lint --kind ... packages/`
+    # `prose lint --kind function --kind test packages/`: a function and its test
+    (folder / "packages").mkdir()
+    for name in ("condense.prose.md", "condense.test.prose.md"):
+        shutil.copy(ROOT / "tests" / "fixtures" / "contracts" / "newsroom" / name,
+                    folder / "packages" / name)
     models = "\n".join(
         f"  - model_name: {alias}\n    litellm_params: {{ model: openai/gpt-4o-mini, "
         f"api_base: \"{base_url}\", api_key: sk-loopback }}"
@@ -224,6 +228,23 @@ def _prepare(doc: str, folder: Path, env: dict[str, str], base_url: str) -> None
     (folder / "examples" / "review.yaml").write_text(instance)
     (folder / "review.yaml").write_text(instance.replace("../review.prose.md", "review.prose.md"))
     (folder / "prs.csv").write_text('pr_text\n"Fix the retry loop"\n"Add a cache"\n')
+
+
+def _function_test(folder: Path) -> None:
+    """`prose test summarize.test.prose.md --script summarize.script.yaml`: a function
+    contract `summarize`, its test and the script (the newsroom fixture's `condense`,
+    renamed). In a folder of its own: the batch examples' `summarize.prose.md` is a pattern."""
+    newsroom = ROOT / "tests" / "fixtures" / "contracts" / "newsroom"
+    folder.mkdir()
+    for source, target in (("condense.prose.md", "summarize.prose.md"),
+                           ("condense.test.prose.md", "summarize.test.prose.md"),
+                           ("condense.test.script.yaml", "summarize.script.yaml")):
+        text = (newsroom / source).read_text(encoding="utf-8")
+        (folder / target).write_text(text.replace("condense", "summarize"), encoding="utf-8")
+
+
+# Commands that run in a folder of their own, made by the function.
+OWN_FOLDER = {"prose test summarize.test.prose.md --script summarize.script.yaml": _function_test}
 
 
 def _ok(result: Any) -> None:
@@ -284,7 +305,11 @@ def test_every_command_in_the_document_runs_as_written(
     for command in commands(doc):
         if skip_reason(command) is not None:
             continue
-        result = run_command(command, tmp_path, env)
+        own = OWN_FOLDER.get(command.text)
+        folder = tmp_path / f"own-{command.line}" if own is not None else tmp_path
+        if own is not None:
+            own(folder)
+        result = run_command(command, folder, env)
         if result is None:
             continue
         ran += 1
@@ -295,7 +320,7 @@ def test_every_command_in_the_document_runs_as_written(
 
 def test_every_skipped_command_is_still_in_the_documents() -> None:
     shown = {command.text for doc in DOCS for command in commands(doc)}
-    stale = [text for text in [*SKIPPED, *EXPECTED_EXIT] if text not in shown]
+    stale = [text for text in [*SKIPPED, *EXPECTED_EXIT, *OWN_FOLDER] if text not in shown]
     assert stale == [], "no document shows these any more: remove them from SKIPPED"
 
 
