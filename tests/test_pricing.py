@@ -28,11 +28,13 @@ def test_only_free_deployments_get_a_zero_price() -> None:
     assert "input_cost_per_token" not in own_server["litellm_params"]  # not changed in place
 
 
-def test_the_router_prose_builds_carries_the_zero_price() -> None:
+def test_the_routers_prose_builds_carry_the_zero_price() -> None:
     config = LLMConfig(model_list=[params("openai/local-model", api_base="http://127.0.0.1:9/v1",
                                           api_key="sk-test-0000")], default_model="m")
-    client = RouterClient(config)
-    router = client._router_for("m")
-    # LiteLLM 1.110 keeps its deployments in a registry; older releases in `model_list`.
-    [deployment] = router.registry().all() if hasattr(router, "registry") else router.model_list
-    assert deployment["litellm_params"]["input_cost_per_token"] == 0.0
+    # A router registers its models with LiteLLM: the second one must still see no price.
+    for _ in range(2):
+        router = RouterClient(config)._router_for("m")
+        # LiteLLM 1.110 keeps its deployments in a registry; older releases in `model_list`.
+        [deployment] = (router.registry().all() if hasattr(router, "registry")
+                        else router.model_list)
+        assert deployment["litellm_params"]["input_cost_per_token"] == 0.0

@@ -1,7 +1,7 @@
 """Prices for deployments LiteLLM has none for: an explicit zero, so a call is not priced twice.
 
 A model served by the user's own OpenAI-compatible server (`api_base` set, a
-model name LiteLLM's price list does not know: vLLM, llama.cpp's server, a
+model name LiteLLM's price list has no price for: vLLM, llama.cpp's server, a
 loopback stub) or by one of prose's own providers (the scripted and the
 local model) costs nothing that LiteLLM can know. Left without a price,
 LiteLLM looks for one on every call and, finding the reply priced at zero,
@@ -47,12 +47,15 @@ def _free(params: dict[str, Any], litellm: ModuleType) -> bool:
         return False
     if model.startswith(OWN_PROVIDERS):
         return True
-    return bool(params.get("api_base")) and not _known(model, litellm)
+    return bool(params.get("api_base")) and not _has_price(model, litellm)
 
 
-def _known(model: str, litellm: ModuleType) -> bool:
+def _has_price(model: str, litellm: ModuleType) -> bool:
+    """Whether LiteLLM knows a price for `model` (a router it built may have registered the
+    model with no price: that is not one)."""
     try:
-        litellm.get_model_info(model=model)
+        info = litellm.get_model_info(model=model)
     except Exception:  # LiteLLM raises its own "not mapped" error for an unknown model
         return False
-    return True
+    return any(isinstance(info.get(key), int | float) and info.get(key, 0) > 0
+               for key in _PRICE_KEYS)
