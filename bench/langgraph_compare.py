@@ -33,12 +33,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.report import ROOT, stamp, write_section
 from bench.runtime import (
     MODEL,
+    PROSE_EXECUTOR,
     Sample,
     Side,
     call_count,
     direct_router,
     interleaved,
     median,
+    on,
     paired_difference,
     paired_ratio,
     prose_run,
@@ -208,7 +210,7 @@ async def map_reduce(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
     if sent != sorted(json.dumps(m) for m in ours):
         raise RuntimeError("the LangGraph nodes do not send the messages prose sends")
     sides: dict[str, Side] = {
-        "prose": through_prose,
+        "prose": on(PROSE_EXECUTOR, through_prose),
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_run(config, items),
     }

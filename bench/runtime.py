@@ -17,6 +17,7 @@ take turns, in a rotating order, and the medians are reported.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gc
 import os
 import statistics
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.report import ROOT, stamp, write_section
 from bench.stub import StubServer
 from prose.llm import ChatRequest, ChatResponse, LLMConfig, Message, RouterClient, Usage
+from prose.llm.event_loop import PrepInline
 from prose.llm.loader import load_litellm
 from prose.llm.pricing import with_zero_prices
 from prose.runtime import RunOptions, RunResult, run_pattern
@@ -49,6 +51,7 @@ ROUNDS = (1, 2, 4, 8)
 ARGUMENT_WORDS = 80  # each dialectic reply
 INTERPRETER = "interpreter alone (instant client)"
 CLIENT = "RouterClient.complete"
+DIRECT_PROSE_LOOP = "direct, prose's event loop"
 BRIEF = "A small software team should keep all its services in one repository."
 
 
@@ -72,6 +75,22 @@ class Sample:
 
 
 Side = Callable[[], Awaitable[int]]  # runs its calls, returns how many it made
+
+# Every side runs with the default executor its program would have: asyncio's own for
+# the bare Router (as a user's `asyncio.run` gives it) and the peers, prose's
+# `PrepInline` for prose (as `prose run` gives it: prose.llm.event_loop).
+ASYNCIO_EXECUTOR = concurrent.futures.ThreadPoolExecutor()
+PROSE_EXECUTOR = PrepInline()
+
+
+def on(executor: concurrent.futures.ThreadPoolExecutor, side: Side) -> Side:
+    """`side`, run with `executor` as the loop's default executor."""
+
+    async def run() -> int:
+        asyncio.get_running_loop().set_default_executor(executor)
+        return await side()
+
+    return run
 
 
 def stub_config(api_base: str, *, concurrency: int = CAP) -> LLMConfig:
@@ -203,6 +222,8 @@ class CollectorClock:
 
 
 async def timed(side: Side, stub: StubServer) -> Sample:
+    """One run of `side`: asyncio's default executor unless the side sets prose's (`on`)."""
+    asyncio.get_running_loop().set_default_executor(ASYNCIO_EXECUTOR)
     gc.collect()
     stub.reset()
     with CollectorClock() as collector:
@@ -266,11 +287,12 @@ async def sequential(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
         return call_count(result)
 
     sides: dict[str, Side] = {
-        "direct": lambda: direct_calls(config, messages),
-        CLIENT: lambda: client_calls(config, messages),
-        "prose": through_prose,
-        "prose, trace off": lambda: through_prose(trace=False),
-        INTERPRETER: lambda: through_prose(client=InstantClient()),
+        "direct": on(ASYNCIO_EXECUTOR, lambda: direct_calls(config, messages)),
+        DIRECT_PROSE_LOOP: on(PROSE_EXECUTOR, lambda: direct_calls(config, messages)),
+        CLIENT: on(PROSE_EXECUTOR, lambda: client_calls(config, messages)),
+        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose, trace off": on(PROSE_EXECUTOR, lambda: through_prose(trace=False)),
+        INTERPRETER: on(PROSE_EXECUTOR, lambda: through_prose(client=InstantClient())),
     }
     return await interleaved(sides, SEQUENTIAL_REPEATS, stub)
 
@@ -290,9 +312,11 @@ async def parallel(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
         return call_count(result)
 
     sides: dict[str, Side] = {
-        "direct": lambda: direct_calls(config, messages, cap=CAP),
-        "prose": through_prose,
-        INTERPRETER: lambda: through_prose(InstantClient(PARALLEL_LATENCY_MS / 1000)),
+        "direct": on(ASYNCIO_EXECUTOR, lambda: direct_calls(config, messages, cap=CAP)),
+        DIRECT_PROSE_LOOP: on(PROSE_EXECUTOR, lambda: direct_calls(config, messages, cap=CAP)),
+        "prose": on(PROSE_EXECUTOR, through_prose),
+        INTERPRETER: on(PROSE_EXECUTOR,
+                        lambda: through_prose(InstantClient(PARALLEL_LATENCY_MS / 1000))),
     }
     return await interleaved(sides, PARALLEL_REPEATS, stub)
 
@@ -401,7 +425,9 @@ medians unless marked, and a ratio is the median of the ratios of the runs
 made one after the other in the same round (so a change of load affects
 both alike). "direct" is `litellm.Router.acompletion` on a router
 built from the same `LLMConfig` as `prose run` builds (`openai/{MODEL}` with an
-`api_base`, LiteLLM retries off), sending the exact messages prose sent.
+`api_base`, LiteLLM retries off), sending the exact messages prose sent, with
+asyncio's default executor (what `asyncio.run` gives a user's loop); prose and
+its LLM layer run with prose's (`prose.llm.event_loop`), as `prose run` does.
 "prose" is `run_pattern` as `prose run` runs it, with the trace written to a
 file; "trace off" is `write_trace=False` (events are still built, scrubbed
 and hashed in memory, only the file is not written). "{CLIENT}"
@@ -421,7 +447,12 @@ garbage collector (`gc.callbacks`).
 |---|---|---|---|---|---|---|
 {_sequential_rows(seq)}
 
-Wall ratio prose/direct: {_verdict(seq_ratio, 1.05)}. LiteLLM alone costs
+Wall ratio prose/direct: {_verdict(seq_ratio, 1.05)}; against the same direct calls on
+prose's event loop ("{DIRECT_PROSE_LOOP}": LiteLLM's request preparation on the loop's
+thread, as `prose run` does it, prose.llm.event_loop):
+{_ratio(seq["prose"], seq[DIRECT_PROSE_LOOP], "wall_s")}; that loop alone gives the direct calls
+{_ratio(seq[DIRECT_PROSE_LOOP], seq["direct"], "wall_s")} of their wall time and
+{_ratio(seq[DIRECT_PROSE_LOOP], seq["direct"], "cpu_s")} of their CPU. LiteLLM alone costs
 {median(seq["direct"], "cpu_ms_per_call"):.2f} ms of CPU per call here, so 1.05x leaves prose
 {0.05 * median(seq["direct"], "cpu_ms_per_call"):.2f} ms per call. Where the added CPU per call goes
 (medians of the paired differences): prose's LLM layer (`{CLIENT}` over
@@ -440,7 +471,9 @@ vs the same calls under `asyncio.Semaphore({CAP})`, {PARALLEL_REPEATS} runs per 
 |---|---|---|---|---|---|---|
 {_parallel_rows(par)}
 
-Wall ratio prose/direct: {_verdict(par_ratio, 1.2)}; prose adds
+Wall ratio prose/direct: {_verdict(par_ratio, 1.2)}
+({_ratio(par["prose"], par[DIRECT_PROSE_LOOP], "wall_s")} against "{DIRECT_PROSE_LOOP}", whose own
+ratio to direct is {_ratio(par[DIRECT_PROSE_LOOP], par["direct"], "wall_s")}); prose adds
 {_added(par["prose"], par["direct"]):.2f} ms of CPU per call, of which the garbage collector
 {paired_difference(par["prose"], par["direct"], "gc_s") / PARALLEL_ITEMS * 1000:.2f} ms. At {CAP} in flight the latency is hidden and
 both sides are bound by CPU per call: LiteLLM's, plus ours.

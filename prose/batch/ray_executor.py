@@ -31,6 +31,7 @@ from prose.batch.local import CallsInFlight
 from prose.batch.plan import BatchPlan, has_pool_limits, run_row
 from prose.batch.rows import Row
 from prose.errors import ProseError
+from prose.llm import event_loop
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.errors import BudgetExceeded
 
@@ -89,8 +90,12 @@ class RowWorker:
         self.pattern = plan.pattern()
         self.resources = plan.resources(concurrency, KeeperPool(keeper) if keeper else None)
         self.calls = CallsInFlight()
+        self.loop_ready = False
 
     async def run(self, index: int, inputs: dict[str, Any]) -> dict[str, Any]:
+        if not self.loop_ready:  # Ray made this actor's loop; give it prose's executor
+            event_loop.install()
+            self.loop_ready = True
         return await run_row(self.plan, self.resources, self.pattern, index, inputs,
                              self.calls.hook(index))
 

@@ -114,8 +114,6 @@ def batch_command(**options: Any) -> None:
 
 
 def _batch(options: dict[str, Any]) -> int:
-    import asyncio
-
     from prose.batch.driver import drive
     from prose.batch.output import ResultsFile, scan, summary, summary_text
     from prose.batch.plan import BatchPlan
@@ -123,6 +121,7 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.rows import RowError, RowSource, parse_map
     from prose.cli.run_inputs import apply_options, read_llm_config
     from prose.cli.targets import checked_pattern, resolve_target, use_cache
+    from prose.llm import event_loop
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
@@ -201,7 +200,7 @@ def _batch(options: dict[str, Any]) -> int:
 
             executor = LocalExecutor(plan, pattern)
         try:
-            outcome = asyncio.run(drive(
+            outcome = event_loop.run(drive(
                 source.rows(start=prefix.rows), executor, results, total=total,
                 window=max(4 * concurrency, 64), fail_fast=options["fail_fast"],
                 progress=progress, done_before=prefix.tally,

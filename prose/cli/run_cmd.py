@@ -222,10 +222,9 @@ def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
 
 
 def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -> int:
-    import asyncio
-
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
     from prose.cli.targets import checked_pattern, resolve_target, use_cache
+    from prose.llm import event_loop
     from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
@@ -309,7 +308,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         run_options.default_model = run_options.default_model or "placeholder"
         run_options.write_trace = False
     try:
-        result = asyncio.run(run_pattern(pattern, run_options))
+        result = event_loop.run(run_pattern(pattern, run_options))
     finally:
         progress.close()
     if options["show_prompts"]:

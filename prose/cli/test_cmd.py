@@ -45,8 +45,7 @@ def test_command(paths: tuple[str, ...], keyword: str | None, trace_dir: str | N
       prose test summarize.test.prose.md --script summarize.script.yaml
     Exit codes: 0 all passed, 1 a test failed, 2 usage (no such path, no tests).
     """
-    import asyncio
-
+    from prose.llm import event_loop
     from prose.llm.loader import import_in_background
 
     import_in_background()  # LiteLLM loads (once for all the tests) while they are found
@@ -85,7 +84,7 @@ def test_command(paths: tuple[str, ...], keyword: str | None, trace_dir: str | N
         outcomes += run_test_files(files, keyword=keyword,
                                    trace_dir=Path(trace_dir) if trace_dir else None, report=report)
     for path in contracts:
-        outcome = asyncio.run(run_contract_test(path, script=script))
+        outcome = event_loop.run(run_contract_test(path, script=script))
         report(outcome)
         outcomes.append(outcome)
     skipped = sum(1 for o in outcomes if isinstance(o, ContractTestOutcome) and o.skipped)

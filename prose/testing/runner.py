@@ -15,7 +15,6 @@ have the same length; anything else must be equal (`1` equals `1.0`, but
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections import Counter
@@ -73,7 +72,9 @@ def run_test_files(files: Iterable[Path], *, keyword: str | None = None,
                    trace_dir: Path | None = None,
                    report: Callable[[PatternTestOutcome], None] | None = None) -> list[PatternTestOutcome]:
     """Run every test in `files` (those whose name contains `keyword`), in order."""
-    return asyncio.run(_run_all(list(files), keyword, trace_dir, report))
+    from prose.llm import event_loop
+
+    return event_loop.run(_run_all(list(files), keyword, trace_dir, report))
 
 
 async def _run_all(files: list[Path], keyword: str | None, trace_dir: Path | None,

@@ -1,0 +1,98 @@
+"""The event loop prose runs on: LiteLLM's request preparation stays on the loop's thread.
+
+    result = event_loop.run(run_pattern(pattern, options))   # instead of asyncio.run
+
+`litellm.acompletion` hands its synchronous part (building the provider
+request: parameter mapping, model info, the client) to
+`loop.run_in_executor(None, ...)`, then awaits the HTTP call on the loop. The
+preparation does no I/O for the providers prose routes (OpenAI-compatible
+servers, the scripted and embedded models), so the thread costs more than the
+work: a hand-off to a pool thread and back per call (a self-pipe write and two
+GIL switches), with every worker thread contending for the GIL with the loop
+(bench/batch.py measures the difference: docs/benchmarks.md).
+
+`PrepInline`, the loop's default executor, runs exactly that function, LiteLLM's
+`completion`, in the calling thread; everything else given to the default
+executor (DNS lookups by `loop.getaddrinfo`, any blocking helper) still goes to a
+pool thread. A provider whose preparation blocks (a cloud credential refreshed
+over the network) blocks the loop for that moment: a run that needs the thread
+back sets `PROSE_LITELLM_THREAD=1`.
+
+`install` sets it on a loop prose did not create (a Ray actor's). Nothing here
+imports LiteLLM: the function is recognised by its module and name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import os
+from collections.abc import Callable, Coroutine
+from functools import partial
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# LiteLLM's synchronous entry point that `acompletion` sends to the executor
+# (its `@client` wrapper keeps the wrapped function's module and name).
+_PREPARATION = ("litellm.main", "completion")
+
+
+def is_litellm_preparation(fn: Callable[..., Any]) -> bool:
+    """Whether `fn` is what `litellm.acompletion` gives the executor:
+    `partial(context.run, partial(completion, **kwargs))`."""
+    if isinstance(fn, partial) and isinstance(getattr(fn.func, "__self__", None),
+                                              contextvars.Context) and len(fn.args) == 1:
+        fn = fn.args[0]
+    if not isinstance(fn, partial):
+        return False
+    target = fn.func
+    return (getattr(target, "__module__", None), getattr(target, "__name__", None)) \
+        == _PREPARATION
+
+
+class PrepInline(concurrent.futures.ThreadPoolExecutor):
+    """A default executor that runs LiteLLM's request preparation in the caller's thread.
+
+    `inline` and `threaded` count what it did (the tests and the benchmark read them).
+    """
+
+    def __init__(self) -> None:
+        super().__init__(thread_name_prefix="prose-executor")
+        self.inline = 0
+        self.threaded = 0
+
+    def submit(self, fn: Callable[..., T], /, *args: Any,
+               **kwargs: Any) -> concurrent.futures.Future[T]:
+        if args or kwargs or not is_litellm_preparation(fn):
+            self.threaded += 1
+            return super().submit(fn, *args, **kwargs)
+        self.inline += 1
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        try:
+            future.set_result(fn())
+        except BaseException as error:  # the awaiting coroutine gets it, as from a thread
+            future.set_exception(error)
+        return future
+
+
+def wanted() -> bool:
+    """False when `PROSE_LITELLM_THREAD` asks for LiteLLM's own thread hand-off."""
+    return os.environ.get("PROSE_LITELLM_THREAD", "").strip().lower() in ("", "0", "false", "no")
+
+
+def install(loop: asyncio.AbstractEventLoop | None = None) -> PrepInline | None:
+    """Make `PrepInline` the default executor of `loop` (the running one by default)."""
+    if not wanted():
+        return None
+    executor = PrepInline()
+    (loop or asyncio.get_running_loop()).set_default_executor(executor)
+    return executor
+
+
+def run(main: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(main)` on a loop whose default executor is `PrepInline`."""
+    with asyncio.Runner() as runner:
+        install(runner.get_loop())
+        return runner.run(main)

@@ -1,0 +1,138 @@
+"""prose's event loop runs LiteLLM's request preparation on the loop's thread (prose.llm.event_loop).
+
+The real Router and the openai SDK send to the loopback server of `llm_server.py`;
+the executor's counters say where LiteLLM's `completion` ran. If a LiteLLM upgrade
+changes what `acompletion` gives the executor, these tests fail instead of the
+thread hand-off coming back silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from llm_server import FakeLLMServer, Reply
+
+from prose.llm import ChatRequest, LLMConfig, Message, RouterClient, event_loop
+from prose.llm.event_loop import PrepInline, is_litellm_preparation
+
+pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
+
+ROOT = Path(__file__).resolve().parent.parent
+HELLO = [Message.user("Say hello.")]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeLLMServer]:
+    with FakeLLMServer() as running:
+        yield running
+
+
+def client_for(server: FakeLLMServer) -> RouterClient:
+    return RouterClient(LLMConfig(model_list=[{
+        "model_name": "primary",
+        "litellm_params": {"model": "openai/fake", "api_base": server.base_url,
+                           "api_key": "sk-test-0123456789"},
+    }], retries=0))
+
+
+def test_router_calls_prepare_on_the_loop_thread(server: FakeLLMServer) -> None:
+    server.reset()
+    server.enqueue("fake", *(Reply(f"Hello {n}.") for n in range(3)))
+    client = client_for(server)
+
+    async def three_calls() -> tuple[PrepInline | None, list[str]]:
+        executor = event_loop.install()
+        replies = [await client.complete(ChatRequest("primary", HELLO)) for _ in range(3)]
+        return executor, [reply.text for reply in replies]
+
+    executor, texts = asyncio.run(three_calls())
+    assert sorted(texts) == ["Hello 0.", "Hello 1.", "Hello 2."]
+    assert executor is not None
+    assert executor.inline == 3  # every call's preparation, none sent to a thread for it
+    assert executor.threaded <= 1  # the first connection's DNS lookup (then cached)
+
+
+def test_other_work_still_goes_to_a_thread() -> None:
+    async def lookups() -> tuple[PrepInline | None, int, int]:
+        executor = event_loop.install()
+        loop = asyncio.get_running_loop()
+        await loop.getaddrinfo("127.0.0.1", 80, type=socket.SOCK_STREAM)
+        worker = await loop.run_in_executor(None, threading.get_ident)
+        return executor, worker, threading.get_ident()
+
+    executor, worker, own = asyncio.run(lookups())
+    assert executor is not None
+    assert (executor.inline, executor.threaded) == (0, 2)
+    assert worker != own
+
+
+def test_an_error_in_the_preparation_reaches_the_caller(server: FakeLLMServer) -> None:
+    client = client_for(server)
+
+    async def unknown_model() -> tuple[PrepInline | None, str]:
+        executor = event_loop.install()
+        try:
+            await client.complete(ChatRequest("openai/", HELLO))
+        except Exception as error:  # what kind does not matter here: that it arrives
+            return executor, type(error).__name__
+        return executor, "no error"
+
+    executor, kind = asyncio.run(unknown_model())
+    assert kind != "no error"
+
+
+def test_only_litellm_completion_is_recognised() -> None:
+    import contextvars
+    from functools import partial
+
+    def completion(**kwargs: object) -> None:  # same name, not LiteLLM's
+        return None
+
+    context = contextvars.copy_context()
+    assert not is_litellm_preparation(partial(context.run, partial(completion, model="m")))
+    assert not is_litellm_preparation(threading.get_ident)
+    completion.__module__ = "litellm.main"
+    assert is_litellm_preparation(partial(context.run, partial(completion, model="m")))
+
+
+def test_the_environment_switch_gives_litellm_its_thread_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PROSE_LITELLM_THREAD", "1")
+
+    async def installed() -> PrepInline | None:
+        return event_loop.install()
+
+    assert asyncio.run(installed()) is None
+    monkeypatch.setenv("PROSE_LITELLM_THREAD", "0")
+    assert isinstance(asyncio.run(installed()), PrepInline)
+
+
+def test_prose_run_prepares_every_call_on_the_loop_thread(tmp_path: Path) -> None:
+    """The CLI's run starts no executor thread for its calls (asyncio's would be `asyncio_N`)."""
+    code = (
+        "import sys, threading\n"
+        "started = []\n"
+        "start = threading.Thread.start\n"
+        "def spy(self):\n"
+        "    started.append(self.name)\n"
+        "    start(self)\n"
+        "threading.Thread.start = spy\n"
+        "from prose.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('EXECUTOR THREADS', [n for n in started\n"
+        "          if n.startswith(('asyncio_', 'prose-executor'))], file=sys.stderr)\n")
+    command = [sys.executable, "-c", code, "run", str(ROOT / "examples" / "dialectic.yaml"),
+               "--script", str(ROOT / "examples" / "dialectic.script.yaml"),
+               "--trace", str(tmp_path / "t.jsonl"), "-q"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert "EXECUTOR THREADS []" in done.stderr
