@@ -119,6 +119,7 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
+    from prose.cli.model_aliases import resolve_command_aliases
     from prose.cli.run_inputs import apply_options, read_llm_config
     from prose.cli.targets import checked_pattern, resolve_target, use_cache
     from prose.llm import event_loop
@@ -140,6 +141,7 @@ def _batch(options: dict[str, Any]) -> int:
     if options["executor"] == "local" and (options["address"] or options["workers"]):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)
     llm_config = read_llm_config(options["config_file"], project, check_router=True)
+    bindings = resolve_command_aliases(bindings, llm_config, options)  # as prose run does
     unbound = [s for s in spec.slot_names if s not in bindings]
     try:
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)

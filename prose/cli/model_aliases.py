@@ -12,6 +12,7 @@ aliases (exit 2).
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -90,3 +91,42 @@ def resolve_aliases(
         raise UndefinedAliasError(found)
     merged = {**replace_aliases(rest, found, default_model), **given}
     return {slot: merged[slot] for slot in bindings}, found
+
+
+_SOURCE_WORDS = {"--model": "from --model", "PROSE_MODEL": "from $PROSE_MODEL",
+                 "config": "the default_model of the LLM config", "embedded": "the embedded model"}
+
+
+def resolve_command_aliases(bindings: Mapping[str, Any], llm_config: Any,
+                            options: Mapping[str, Any]) -> dict[str, Any]:
+    """`resolve_aliases` for `prose run` and `prose batch`: the note on stderr, or exit 2.
+
+    `options` are the command's: `model`, `binds` (`--bind`) and `quiet`."""
+    import click
+
+    from prose.cli.inputs import EXIT_USAGE, fail
+    from prose.llm.resolve import UndefinedAliasError, choose_default_model
+
+    explicit = frozenset(text.partition("=")[0].strip() for text in options.get("binds", ()))
+    choice = choose_default_model(options.get("model"), llm_config)
+    try:
+        resolved, replaced = resolve_aliases(
+            bindings, llm_config, choice.model if choice else None, explicit=explicit
+        )
+    except UndefinedAliasError as error:
+        fail(str(error), EXIT_USAGE)
+    if replaced and choice is not None and not options.get("quiet"):
+        from prose.diagnostics.render_text import paint, wants_color
+
+        names = ", ".join(f"`{alias}`" for alias in replaced)
+        plural = "es" if len(replaced) > 1 else ""
+        color = wants_color(sys.stderr)
+        click.echo(
+            paint("note", "note", color)
+            + f": the model alias{plural} {names} {'are' if plural else 'is'} defined nowhere "
+            f"(no prose.yaml entry): using {choice.model} "
+            f"({_SOURCE_WORDS.get(choice.source, choice.source)})",
+            err=True,
+            color=color,
+        )
+    return resolved

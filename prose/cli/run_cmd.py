@@ -252,7 +252,9 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     masked = run_secrets(secrets)  # what every line printed below is masked for
     needs_model = script is None and not options["show_prompts"]
     if needs_model:
-        bindings = _resolve_aliases(bindings, llm_config, options)
+        from prose.cli.model_aliases import resolve_command_aliases
+
+        bindings = resolve_command_aliases(bindings, llm_config, options)
     from prose.llm.resolve import NoModelError, resolve_default_model
 
     unbound = [s for s in spec.slot_names if s not in bindings] if needs_model else []
@@ -338,36 +340,6 @@ def _check_script(script: Script, pattern: Any, bindings: dict[str, Any], files:
         _fail(f"{path}: {error}", 1)
 
 
-def _resolve_aliases(bindings: dict[str, Any], llm_config: Any, options: dict[str, Any]) -> dict[str, Any]:
-    """Bindings to aliases nothing defines take the default model (`prose.cli.model_aliases`)."""
-    from prose.cli.model_aliases import resolve_aliases
-    from prose.llm.resolve import UndefinedAliasError, choose_default_model
-
-    explicit = frozenset(text.partition("=")[0].strip() for text in options.get("binds", ()))
-    choice = choose_default_model(options["model"], llm_config)
-    try:
-        resolved, replaced = resolve_aliases(
-            bindings, llm_config, choice.model if choice else None, explicit=explicit
-        )
-    except UndefinedAliasError as error:
-        _fail(str(error), EXIT_USAGE)
-    if replaced and choice is not None and not options["quiet"]:
-        from prose.diagnostics.render_text import paint, wants_color
-
-        names = ", ".join(f"`{alias}`" for alias in replaced)
-        plural = "es" if len(replaced) > 1 else ""
-        color = wants_color(sys.stderr)
-        click.echo(
-            paint("note", "note", color)
-            + f": the model alias{plural} {names} {'are' if plural else 'is'} defined nowhere "
-            f"(no prose.yaml entry): using {choice.model} "
-            f"({_SOURCE_WORDS.get(choice.source, choice.source)})",
-            err=True,
-            color=color,
-        )
-    return resolved
-
-
 def _echo_error(text: str) -> None:
     """A run's error on stderr: its first line (`file:line:col: CODE message`) in colour on a
     terminal (not with NO_COLOR, `prose.diagnostics.render_text.wants_color`)."""
@@ -378,8 +350,6 @@ def _echo_error(text: str) -> None:
     click.echo(paint(first, "error", color) + newline + rest, err=True, color=color)
 
 
-_SOURCE_WORDS = {"--model": "from --model", "PROSE_MODEL": "from $PROSE_MODEL",
-                 "config": "the default_model of the LLM config", "embedded": "the embedded model"}
 
 
 def _after_run(trace: Path, options: dict[str, Any]) -> None:
