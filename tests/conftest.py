@@ -65,3 +65,22 @@ def run_prose_in_process(*args: str, cwd: Path | None = None, env: dict[str, str
 @pytest.fixture
 def prose_cli() -> object:
     return run_prose
+
+
+# Modules whose tests take longest (`--durations`, 2 cores), longest first. They are handed
+# out first, alternately to the xdist workers, so that the run does not end with one worker
+# finishing a long test while the other waits. Whole modules move, so module-scoped fixtures
+# are still built once per worker.
+LONGEST_FIRST = (
+    "test_batch_ray.py", "test_soundness.py", "test_local_model.py", "test_batch.py",
+    "test_syntax_properties.py", "test_runtime_http.py", "test_newcomer.py",
+    "test_runtime_cli.py", "test_client_start.py", "test_examples.py", "test_local_engine.py",
+    "test_doc_commands.py", "test_packaging.py", "test_prompt_bounds.py", "test_llm_import.py",
+    "test_report_browser.py", "test_syntax_nesting.py", "test_lsp_server.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the longest modules first (a stable sort: the rest keep their order)."""
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))

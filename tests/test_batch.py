@@ -186,13 +186,13 @@ def stderr(result: Any) -> str:
 def test_rows_run_in_input_order_and_a_failing_row_does_not_stop_the_others(
     tmp_path: Path, stub: Stub
 ) -> None:
-    rows = [{"task": f"t{i}" + (" FAIL" if i % 10 == 3 else "")} for i in range(120)]
+    rows = [{"task": f"t{i}" + (" FAIL" if i % 10 == 3 else "")} for i in range(60)]
     project(tmp_path, stub, rows)
     done = batch(tmp_path, "--inputs", "rows.jsonl", "--out", "out.jsonl", "--json",
                  "--concurrency", "6")
     assert done.exit_code == 1, stderr(done)  # some rows failed
     lines = results(tmp_path / "out.jsonl")
-    assert [line["row"] for line in lines] == list(range(120))
+    assert [line["row"] for line in lines] == list(range(60))
     for i, line in enumerate(lines):
         if i % 10 == 3:
             assert line["status"] == "error"
@@ -206,11 +206,11 @@ def test_rows_run_in_input_order_and_a_failing_row_does_not_stop_the_others(
         assert [e["type"] for e in read_events(trace)][-1] == "run_end"
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert summary["event"] == "summary"
-    assert (summary["rows"], summary["rows_ok"], summary["rows_failed"]) == (120, 108, 12)
-    assert summary["calls"] == 108 * 2 + 12 == len(stub.received)
-    assert summary["tokens"] == 108 * 18
+    assert (summary["rows"], summary["rows_ok"], summary["rows_failed"]) == (60, 54, 6)
+    assert summary["calls"] == 54 * 2 + 6 == len(stub.received)
+    assert summary["tokens"] == 54 * 18
     progress = [json.loads(line) for line in stderr(done).splitlines() if line.startswith("{")]
-    assert progress and progress[-1]["rows_done"] == 120
+    assert progress and progress[-1]["rows_done"] == 60
 
 
 def test_the_batch_budget_holds_across_rows(tmp_path: Path, stub: Stub) -> None:
@@ -293,9 +293,9 @@ def _seals(traces: Path) -> int:
 
 
 def test_kill_9_mid_batch_then_resume_resends_no_finished_call(tmp_path: Path, stub: Stub) -> None:
-    """150 rows, two calls each (one for a FAIL row); row 60's second call hangs, so rows
-    0-59 are written, rows 61-123 (the window) finish but wait, 124+ have not started."""
-    count, hang_row = 150, 60
+    """100 rows, two calls each (one for a FAIL row); row 20's second call hangs, so rows
+    0-19 are written, rows 21-83 (the window) finish but wait, 84+ have not started."""
+    count, hang_row = 100, 20
     rows = []
     for i in range(count):
         task = f"t{i}" + (" FAIL" if i % 17 == 5 else "") + (" HANG" if i == hang_row else "")

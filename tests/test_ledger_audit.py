@@ -1,9 +1,11 @@
 """`prose audit`: the hash chain, the trace's structure, and information hiding re-checked.
 
 Real traces come from `prose run --script` on the fixtures in
-tests/fixtures/ledger/; tampered ones are edited copies (one byte), or edited
+tests/fixtures/ledger/ (in this process: made once per module); tampered ones are edited copies (one byte), or edited
 and re-chained (every `prev` recomputed) to show that the policy checks do not
-depend on the chain.
+depend on the chain. `prose audit` runs as a new process where its exit code is the
+point (0 on real traces, 1 on a broken chain, 2 on an unreadable trace); the other
+cases check what it reports, in this process.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT, run_prose
+from conftest import FIXTURES, ROOT, run_prose, run_prose_in_process
 
 from prose.ledger import audit_trace, load_trace
 
@@ -29,7 +31,7 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name in ("proposer-adversary", "dialectic"):
         trace = folder / f"{name}.jsonl"
-        result = run_prose("run", str(LEDGER / "pass" / f"{name}.yaml"), "--script",
+        result = run_prose_in_process("run", str(LEDGER / "pass" / f"{name}.yaml"), "--script",
                            str(LEDGER / "pass" / f"{name}.script.yaml"), "--trace", str(trace), "-q")
         assert result.code == 0, result.output
         out[name] = trace
@@ -80,7 +82,7 @@ def test_audit_passes_on_real_traces(traces: dict[str, Path]) -> None:
 
 
 def test_audit_json_report(traces: dict[str, Path]) -> None:
-    result = run_prose("audit", str(traces["dialectic"]), "--json")
+    result = run_prose_in_process("audit", str(traces["dialectic"]), "--json")
     assert result.code == 0
     report = json.loads(result.stdout)
     assert report["chain_ok"] is True
@@ -105,7 +107,7 @@ def test_one_edited_byte_breaks_the_chain(traces: dict[str, Path], tmp_path: Pat
 def test_a_byte_that_breaks_the_json_or_utf8_is_reported_at_its_line(
         traces: dict[str, Path], tmp_path: Path) -> None:
     tampered = edit_byte(traces["dialectic"], tmp_path / "t.jsonl", 3, b'"slot"', b'\xffslot"')
-    result = run_prose("audit", str(tampered))
+    result = run_prose_in_process("audit", str(tampered))
     assert result.code == 1
     assert f"{tampered}:3: chain: the hash chain is broken: line 3 is not a valid JSON event" \
         in result.stdout
@@ -138,7 +140,7 @@ def test_a_cut_off_trace_is_a_finding(traces: dict[str, Path], tmp_path: Path) -
     lines = traces["dialectic"].read_text(encoding="utf-8").splitlines(keepends=True)
     cut = tmp_path / "cut.jsonl"
     cut.write_text("".join(lines[:-1]), encoding="utf-8")
-    result = run_prose("audit", str(cut))
+    result = run_prose_in_process("audit", str(cut))
     assert result.code == 1
     assert "structure: the trace does not end with `run_end`" in result.stdout
 
@@ -150,7 +152,7 @@ def test_recorded_provenance_that_breaks_the_policy(traces: dict[str, Path], tmp
     events = events_of(traces["proposer-adversary"])
     events[1]["provenance"] = ["adversary"]  # the proposer's call, as if it carried the attack
     trace = write_chained(tmp_path / "t.jsonl", events)
-    result = run_prose("audit", str(trace))
+    result = run_prose_in_process("audit", str(trace))
     assert result.code == 1
     assert f"{trace}:2: never-sees: call c1 to `proposer` (" in result.stdout
     assert "carries output of `adversary`, which `proposer` must never see (recorded provenance)" in result.stdout
@@ -195,10 +197,11 @@ def test_a_recorded_policy_that_differs_from_the_pattern(traces: dict[str, Path]
 def test_literal_text_naming_the_hidden_slot_is_found_at_the_call_site(tmp_path: Path) -> None:
     leaky = LEDGER / "leaky"
     trace = tmp_path / "leaky.jsonl"
-    run = run_prose("run", str(leaky / "leaky.yaml"), "--script", str(leaky / "leaky.script.yaml"),
-                    "--no-check", "--trace", str(trace), "-q")
+    run = run_prose_in_process("run", str(leaky / "leaky.yaml"), "--script",
+                               str(leaky / "leaky.script.yaml"), "--no-check", "--trace", str(trace),
+                               "-q")
     assert run.code == 5, run.output
-    stopped = run_prose("audit", str(trace))
+    stopped = run_prose_in_process("audit", str(trace))
     assert stopped.code == 0, stopped.output  # nothing leaked: the call was never sent
     assert "the run stopped the call to `proposer` before it was sent (unaware-of); the audit agrees" in stopped.stdout
     events = events_of(trace)
@@ -235,8 +238,8 @@ def test_an_unreadable_trace_exits_2(tmp_path: Path, content: bytes | None, mess
 
 
 def test_the_wrong_pattern_file_is_a_finding(traces: dict[str, Path]) -> None:
-    result = run_prose("audit", str(traces["proposer-adversary"]), "--pattern",
-                       str(ROOT / "patterns" / "dialectic.prose.md"))
+    result = run_prose_in_process("audit", str(traces["proposer-adversary"]), "--pattern",
+                                  str(ROOT / "patterns" / "dialectic.prose.md"))
     assert result.code == 1
     assert "is not the pattern this run used: its sha256 differs" in result.stdout
 
@@ -251,7 +254,7 @@ def test_no_policy_and_no_pattern_cannot_be_audited(traces: dict[str, Path], tmp
     assert "pass --pattern FILE" in result.stderr
     copy = tmp_path / "dialectic.prose.md"
     shutil.copy(ROOT / "patterns" / "dialectic.prose.md", copy)
-    assert run_prose("audit", str(trace), "--pattern", str(copy)).code == 0
+    assert run_prose_in_process("audit", str(trace), "--pattern", str(copy)).code == 0
 
 
 def test_load_trace_numbers_lines_and_finds_the_first_break(traces: dict[str, Path],

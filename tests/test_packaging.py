@@ -23,10 +23,12 @@ def test_wheel_parses_a_pattern_without_the_checkout(tmp_path: Path) -> None:
     )
     wheel = next(wheels.glob("prose_patterns-*.whl"))
     env_dir = tmp_path / "env"
-    venv.create(env_dir, system_site_packages=True, with_pip=True)
+    # No pip in the new environment (ensurepip costs seconds): the test's own pip installs
+    # into it (`pip --python`).
+    venv.create(env_dir, system_site_packages=True, with_pip=False)
     python = env_dir / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "-q", str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+                    "-q", str(wheel)], check=True, capture_output=True)
     # The dependencies come from the environment running the tests; a path in
     # a .pth file does not process that folder's own .pth files, so the
     # editable checkout of prose stays invisible.

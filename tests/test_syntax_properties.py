@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -85,6 +86,10 @@ def strings(draw: Draw, alphabet: str = TEXT_CHARS, triple: bool | None = None) 
     return n.String(tuple(parts), is_triple)
 
 
+# The strategy builders below are cached: one strategy object per argument, so hypothesis
+# builds and validates each tree once, not once per use or per draw (`conditions` draws
+# `predicates(2)` every time); uncached, that validation was most of this file's time.
+@cache
 def targets(depth: int) -> st.SearchStrategy[n.Expr]:
     """Names, members and indexes: what may stand left of `=`, after `call` or `in`."""
     name = names.map(n.Name)
@@ -98,6 +103,7 @@ def targets(depth: int) -> st.SearchStrategy[n.Expr]:
     )
 
 
+@cache
 def exprs(depth: int, in_condition: bool = False) -> st.SearchStrategy[n.Expr]:
     """Value expressions (no calls, no predicates).
 
@@ -125,6 +131,7 @@ def exprs(depth: int, in_condition: bool = False) -> st.SearchStrategy[n.Expr]:
 condition_operands = exprs(1, in_condition=True)
 
 
+@cache
 def predicates(depth: int) -> st.SearchStrategy[n.Expr]:
     simple = st.one_of(
         condition_operands,
@@ -185,6 +192,7 @@ calls = st.builds(
 # --- statements -------------------------------------------------------------------
 
 
+@cache
 def bodies(depth: int) -> st.SearchStrategy[tuple[n.Stmt, ...]]:
     def unattached(stmts: list[n.Stmt]) -> tuple[n.Stmt, ...]:
         # An orphan clause right after an `if` or `try` would join it when parsed.
@@ -198,6 +206,7 @@ def bodies(depth: int) -> st.SearchStrategy[tuple[n.Stmt, ...]]:
     return st.lists(statements(depth), min_size=1, max_size=3).map(unattached)
 
 
+@cache
 def loops(depth: int) -> st.SearchStrategy[n.Repeat | n.For | n.Loop]:
     body = bodies(depth - 1)
     return st.one_of(
@@ -216,6 +225,7 @@ def loops(depth: int) -> st.SearchStrategy[n.Repeat | n.For | n.Loop]:
     )
 
 
+@cache
 def values(depth: int) -> st.SearchStrategy[n.Expr]:
     """What may follow `let x =`, `x =` or `return`."""
     options = [exprs(2), calls]
@@ -224,6 +234,7 @@ def values(depth: int) -> st.SearchStrategy[n.Expr]:
     return st.one_of(*options)
 
 
+@cache
 def statements(depth: int) -> st.SearchStrategy[n.Stmt]:
     simple = st.one_of(
         st.builds(lambda name, value: n.Let((name,), value), names, values(depth)),
