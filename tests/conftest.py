@@ -22,6 +22,15 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
+# PROSE_THOROUGH=1: the property tests draw many more examples (docs/testing.md, "prose's own
+# test suite"); the everyday run keeps the counts that fit the suite in a few minutes.
+THOROUGH = os.environ.get("PROSE_THOROUGH", "").strip() not in ("", "0")
+
+
+def examples(everyday: int, thorough: int) -> int:
+    """A property test's number of examples: `thorough` with PROSE_THOROUGH=1, else `everyday`."""
+    return thorough if THOROUGH else everyday
+
 
 @dataclass
 class Result:

@@ -8,7 +8,8 @@ are bounded (`prose.bounded`: text size, nesting, alias expansion), not because
 of a wall-clock check.
 
 `PROSE_FUZZ_EXAMPLES` sets the examples per reader (60 by default: the file runs in
-a few seconds; 1,000 take some 20 s), `PROSE_FUZZ_RANDOM=1` draws new ones each run.
+a few seconds; 1,000, as `PROSE_THOROUGH=1` runs, take some 20 s), `PROSE_FUZZ_RANDOM=1`
+draws new ones each run.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from hypothesis import strategies as st
 
 from prose.bounded import MAX_DEPTH, MAX_TEXT
 from prose.errors import InputReadError, ProseSyntaxError
-from tests.conftest import ROOT, run_prose_in_process
+from tests.conftest import ROOT, examples, run_prose_in_process
 
-EXAMPLES = int(os.environ.get("PROSE_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("PROSE_FUZZ_EXAMPLES", str(examples(60, 1000))))
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,

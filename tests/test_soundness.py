@@ -44,9 +44,10 @@ with the lint errors, how the run ended and the leaking call's messages.
 Hypothesis' own shrinking is off because it takes minutes here.
 
     .venv/bin/pytest tests/test_soundness.py                    # 150 examples
+    PROSE_THOROUGH=1 .venv/bin/pytest tests/test_soundness.py   # 1,500 (docs/testing.md)
     PROSE_SOUNDNESS_EXAMPLES=3000 .venv/bin/pytest tests/test_soundness.py
 
-Environment: `PROSE_SOUNDNESS_EXAMPLES` (default 150),
+Environment: `PROSE_SOUNDNESS_EXAMPLES` (default 150, 1,500 with `PROSE_THOROUGH=1`),
 `PROSE_SOUNDNESS_SHRINK=1` (also let hypothesis shrink),
 `PROSE_SOUNDNESS_MINIMISE_SECONDS` (default 60), `PROSE_SOUNDNESS_REPORT`
 (a path for the statistics). With `CI` set the examples are derandomized,
@@ -74,6 +75,7 @@ from prose.check import lint_text
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
+from tests.conftest import examples
 from tests.soundness_programs import (
     MARKER_PREFIX,
     GeneratedPattern,
@@ -84,7 +86,7 @@ from tests.soundness_programs import (
     script_for,
 )
 
-EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", str(examples(150, 1500))))
 # Hypothesis' shrinking costs minutes here; `minimise` does the job in seconds.
 SHRINK = os.environ.get("PROSE_SOUNDNESS_SHRINK", "") not in ("", "0")
 PHASES = tuple(phase for phase in Phase if SHRINK or phase not in (Phase.shrink, Phase.explain))

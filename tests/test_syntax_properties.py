@@ -6,6 +6,8 @@
    ProseSyntaxError, and whatever parses formats back to an equal program.
 3. 400 nested blocks parse and format.
 
+PROSE_THOROUGH=1 draws 20 times more examples (docs/testing.md).
+
 Generators avoid what /work/ref/parser-bugs.md records as known parser bugs:
 predicates in loop conditions never start with `(`, strings inside conditions
 hold no spaces, `:` or `#`, and a triple-quoted string never ends with `"`.
@@ -27,6 +29,7 @@ from prose.syntax import parse_program
 from prose.syntax.build import mentioned_names
 from prose.syntax.format import format_expr, format_program
 from prose.syntax.nesting import MAX_NESTING
+from tests.conftest import examples
 
 KEYWORDS = frozenset(
     "let const call return repeat parallel for in as loop until while max if elif else choice "
@@ -34,7 +37,7 @@ KEYWORDS = frozenset(
     "null and or not is absent present empty".split()
 )
 PROPERTY_SETTINGS = settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(100, 2000), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 Draw = Callable[..., object]
@@ -409,13 +412,13 @@ TOKENS = [
 ]  # fmt: skip
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=examples(300, 5000), deadline=2000)
 @given(st.text(MUTATION_CHARS + "letifcalrpny", max_size=60))
 def test_arbitrary_text_raises_only_syntax_errors(text: str) -> None:
     parses_or_syntax_error(text)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=examples(300, 5000), deadline=2000)
 @given(st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(["", " ", "  "])), max_size=14))
 def test_token_soup_raises_only_syntax_errors(tokens: list[tuple[str, str]]) -> None:
     program = parses_or_syntax_error("".join(token + space for token, space in tokens))
@@ -423,7 +426,7 @@ def test_token_soup_raises_only_syntax_errors(tokens: list[tuple[str, str]]) -> 
         assert parse_program(format_program(program), "fuzz.prose") == program
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=examples(400, 5000), deadline=2000)
 @given(mutated())
 def test_mutated_programs_raise_only_syntax_errors_and_format_if_valid(text: str) -> None:
     program = parses_or_syntax_error(text)
