@@ -35,6 +35,7 @@ import difflib
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -182,13 +183,16 @@ DIALECTIC_BRIEFS = (
 )
 # The stance rule: a reply argues against when its first sentence has more
 # against-markers than for-markers, for when fewer; a tie is "unclear".
+# "should" counts for only when it is not negated: until 2026-12-02 "should not"
+# and "shouldn't" counted once each way, so "X should not do Y", a plain
+# against, read as unclear.
 AGAINST = re.compile(
     r"\b(not|no|never|shouldn't|should not|don't|do not|cannot|can't|against|risk|risks|"
     r"drawback|drawbacks|downside|downsides|worse|bad|costly|disadvantage|however|but)\b",
     re.I,
 )
 FOR = re.compile(
-    r"\b(should|yes|benefit|benefits|better|advantage|advantages|good|great|helps|"
+    r"\b(should(?!n't|\s+not\b)|yes|benefit|benefits|better|advantage|advantages|good|great|helps|"
     r"improves|worth|valuable|support|favour|favor|pro)\b",
     re.I,
 )
@@ -286,6 +290,9 @@ async def speed(model: str) -> dict[str, Any]:
 
 def dialectic(model: str, engine: str) -> dict[str, Any]:
     walls: list[float] = []
+    cpus: list[float] = []
+    loads: list[float] = []
+    split: list[dict[str, Any]] = []
     opposite = copies = unfinished = cut = replies = 0
     stances: list[str] = []
     env = {**os.environ, "PROSE_LOCAL_ENGINE": engine, "PROSE_MODEL": model}
@@ -295,15 +302,25 @@ def dialectic(model: str, engine: str) -> dict[str, Any]:
             command = [sys.executable, "-c", "from prose.cli.main import main; main()", "run",
                        str(ROOT / "patterns" / "dialectic.prose.md"), "--input",
                        f"task_brief={brief}", "--json", "--no-cache", "--trace", str(trace)]
+            loads.append(load_average())
+            cpu_before = children_cpu()
             started = time.perf_counter()
             done = subprocess.run(command, cwd=scratch, env=env, capture_output=True, text=True,
                                   check=False)
             walls.append(time.perf_counter() - started)
+            cpus.append(children_cpu() - cpu_before)
             if done.returncode != 0:
                 raise SystemExit(f"the dialectic failed ({done.returncode}): {done.stderr}")
             exchange = json.loads(done.stdout)["result"]
             events = [json.loads(line) for line in trace.read_text().splitlines()]
         calls = [e for e in events if e.get("type") == "call"]
+        totals = events[-1].get("totals") or {}
+        split.append({
+            "client_start_s": totals.get("client_start_s"),
+            "calls_s": sum(float(c.get("latency_ms") or 0) for c in calls) / 1000,
+            "prompt_tokens": [c["usage"]["prompt_tokens"] for c in calls],
+            "completion_tokens": [c["usage"]["completion_tokens"] for c in calls],
+        })
         first = exchange[0]
         sides = (stance(first["thesis"]), stance(first["antithesis"]))
         stances.append(f"{sides[0]}/{sides[1]}")
@@ -316,10 +333,17 @@ def dialectic(model: str, engine: str) -> dict[str, Any]:
                 call["usage"]["completion_tokens"] >= 160)
             cut += at_cap
             unfinished += not at_cap and not SENTENCE_END.search(text)
-    walls.sort()
-    return {"dialectic_walls": walls, "dialectic_median": walls[len(walls) // 2],
+    median = sorted(walls)[len(walls) // 2]
+    return {"dialectic_walls": walls, "dialectic_median": median, "dialectic_cpu": cpus,
+            "dialectic_loads": loads, "dialectic_split": split,
             "opposite": opposite, "copies": copies, "runs": len(DIALECTIC_BRIEFS),
             "stances": stances, "replies": replies, "cut_at_cap": cut, "unfinished": unfinished}
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def measure(model: str, engine: str) -> dict[str, Any]:
@@ -376,6 +400,17 @@ def render(results: dict[str, dict[str, Any]], installs: dict[str, float],
             f"{r['copies']}/{r['runs']} | {r['unfinished']}/{r['replies']} "
             f"(cut at cap: {r['cut_at_cap']}) |"
         )
+    time_rows = []
+    for label, r in results.items():
+        for wall, cpu, load, part in zip(r["dialectic_walls"], r["dialectic_cpu"],
+                                         r["dialectic_loads"], r["dialectic_split"], strict=True):
+            start = part["client_start_s"]
+            time_rows.append(
+                f"| {label} | {wall:.1f} s | {cpu:.1f} s | {load:.1f} | "
+                f"{'-' if start is None else f'{start:.1f} s'} | {part['calls_s']:.1f} s | "
+                f"{'+'.join(map(str, part['prompt_tokens']))} | "
+                f"{'+'.join(map(str, part['completion_tokens']))} |"
+            )
     install_rows = "\n".join(f"| {name} | {seconds:.0f} s |" for name, seconds in installs.items())
     failures = "\n".join(
         f"- {label}: " + "; ".join(r["json_failures"]) for label, r in results.items()
@@ -412,6 +447,14 @@ run in brackets); "copies" counts round-1 counters that copy the argument;
 | candidate | JSON valid | judge right | tokens/s | dialectic | opposite | copies | unfinished |
 |---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
+
+Where each dialectic's time goes (one process each: CPU is its user + system
+time; the client start is LiteLLM's import and the router, overlapping the
+pattern's reading; calls are the four calls' latencies; tokens per call):
+
+| candidate | wall | CPU | load before | client start | calls | prompt tokens | completion tokens |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(time_rows)}
 
 Targets (schema calls never malformed; the two sides argue opposite positions;
 the dialectic <= 20 s on 2 cores):

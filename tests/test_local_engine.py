@@ -22,9 +22,12 @@ from prose.llm.local import EMBEDDED_MODEL, embedded_model_available, embedded_m
 from prose.llm.local_engine import (
     BACKENDS,
     ENGINE_ENV,
+    OPENMP_WAIT,
+    OPENMP_WAIT_ENV,
     chosen_engine,
     installed_engines,
     llama_cpp_installed,
+    sleep_at_openmp_barriers,
 )
 from prose.llm.local_xllamacpp import COMPACT_JSON, DRY_SAMPLING, request_body
 
@@ -230,3 +233,48 @@ def test_the_embedded_model_on_llama_cpp_python_when_that_extra_is_installed() -
 
 def test_both_engines_are_known() -> None:
     assert list(BACKENDS) == ["xllamacpp", "llama-cpp-python"]
+
+
+# Loading and freeing the model ---------------------------------------------------------
+
+# Loads the embedded model twice and frees it unused each time (as a call cancelled
+# before its generation leaves it), then loads it once more and leaves it to the exit.
+_LOAD_AND_FREE = (
+    "import os\n"
+    "from prose.llm.local import embedded_model_file\n"
+    "from prose.llm.local_engine import close_all, engine_for\n"
+    "for _ in range(2):\n"
+    "    engine_for(embedded_model_file())\n"
+    "    close_all()\n"
+    "engine_for(embedded_model_file())\n"
+    "print(os.environ.get('OMP_WAIT_POLICY'))\n"
+)
+
+
+@needs_local
+def test_a_model_freed_before_serving_anything_does_not_hang_the_process() -> None:
+    # xllamacpp's server freed before its task loop started waited forever: 2 of 3
+    # processes hung at exit before `XLlamaBackend.close` served it a 1-token request.
+    environ = {k: v for k, v in os.environ.items() if k not in (ENGINE_ENV, OPENMP_WAIT_ENV)}
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_AND_FREE],
+        env={**environ, ENGINE_ENV: "xllamacpp"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [OPENMP_WAIT]  # set before llama.cpp was loaded
+
+
+def test_openmp_threads_sleep_at_barriers_unless_the_environment_chooses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Spinning, 2 llama.cpp threads on a busy 2-core machine made 2-5 tokens/s (18-34 asleep).
+    monkeypatch.delenv(OPENMP_WAIT_ENV, raising=False)
+    sleep_at_openmp_barriers()
+    assert os.environ[OPENMP_WAIT_ENV] == "PASSIVE"
+    monkeypatch.setenv(OPENMP_WAIT_ENV, "ACTIVE")
+    sleep_at_openmp_barriers()
+    assert os.environ[OPENMP_WAIT_ENV] == "ACTIVE"

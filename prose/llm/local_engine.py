@@ -35,10 +35,17 @@ from typing import Any, Protocol
 
 from prose.llm.errors import BadRequestError
 
-# With 2 threads on a busy 2-core machine, llama.cpp's thread barrier spins and
-# generation slows down tenfold; one thread is as fast on an idle machine for
-# a 135M model (it is memory-bound). PROSE_LOCAL_THREADS overrides.
+# One llama.cpp thread by default. llama.cpp's threads meet at an OpenMP barrier
+# after every operation, and OpenMP's default is to spin there: on a busy 2-core
+# machine (load 3.4 to 5.7) 2 spinning threads generated 2 to 5 tokens/s against
+# 44 for one thread. Told to sleep instead (OMP_WAIT_POLICY=PASSIVE, set before
+# llama.cpp is loaded unless the environment sets it), 2 threads made 18 to 34
+# tokens/s there: still slower than one, so one stays the default. Only on an
+# idle machine are 2 threads faster (load 1: prompts 132 against 81-95 tokens/s,
+# generation 60 against 42-49). PROSE_LOCAL_THREADS overrides.
 DEFAULT_THREADS = 1
+OPENMP_WAIT_ENV = "OMP_WAIT_POLICY"
+OPENMP_WAIT = "PASSIVE"
 DEFAULT_CONTEXT = 4096
 # SmolLM2's recommended sampling; a fixed seed makes a run repeatable.
 DEFAULT_SAMPLING: dict[str, Any] = {
@@ -266,11 +273,19 @@ def _load(name: str, path: Path) -> Backend:
             f"{ENGINE_ENV}={name} but {name} is not installed: "
             f"pip install 'prose-patterns[{extra}]'"
         )
+    sleep_at_openmp_barriers()  # before the import below loads llama.cpp's library
     module: Any = importlib.import_module(module_name)
     threads = env_int("PROSE_LOCAL_THREADS", DEFAULT_THREADS)
     context = env_int("PROSE_LOCAL_CONTEXT", DEFAULT_CONTEXT)
     backend: Backend = module.load(path, threads=threads, context=context)
     return backend
+
+
+def sleep_at_openmp_barriers() -> None:
+    """Ask OpenMP to put llama.cpp's waiting threads to sleep (`OMP_WAIT_POLICY=PASSIVE`),
+    unless the environment chooses. OpenMP reads it when the library is loaded, so this
+    comes before the first import of a backend; it is inherited by child processes."""
+    os.environ.setdefault(OPENMP_WAIT_ENV, OPENMP_WAIT)
 
 
 def env_int(name: str, default: int) -> int:

@@ -113,6 +113,7 @@ class XLlamaBackend:
 
     def __init__(self, server: Any) -> None:
         self._server = server
+        self._served = False
 
     def generate(
         self,
@@ -127,6 +128,7 @@ class XLlamaBackend:
             messages, max_tokens=max_tokens, response_format=response_format, sampling=sampling
         )
         reply = _Reply(cancel)
+        self._served = True
         try:
             result = self._server.handle_chat_completions(body, reply)
         except ValueError as error:  # e.g. a schema llama.cpp cannot turn into a grammar
@@ -145,7 +147,17 @@ class XLlamaBackend:
         )
 
     def close(self) -> None:
-        self._server = None
+        """Free the server. One that has served no request is given a 1-token one first:
+        freed before its task loop has started, xllamacpp's server waits for that loop
+        forever (measured: 2 of 3 processes that loaded the model and exited at once
+        hung at exit; a cancelled first call leaves a loaded, unused model)."""
+        server, self._server = self._server, None
+        if server is not None and not self._served:
+            try:
+                server.handle_completions({"prompt": " ", "max_tokens": 1})
+            except Exception:  # freeing must not fail; the request only waits for the loop
+                pass
+        del server
 
 
 def load(path: Path, *, threads: int, context: int) -> XLlamaBackend:
