@@ -7,7 +7,14 @@
 - `--executor ray --workers 2` on the same machine;
 - peak RSS of the local batch process for ROWS and 10 x ROWS rows.
 
-Run: python bench/batch.py [ROWS] [--rss SMALL,LARGE]   (writes its section of docs/benchmarks.md)
+Run: python bench/batch.py [ROWS] [--rss=SMALL,LARGE]   (writes its section of docs/benchmarks.md)
+     python bench/batch.py --memory[=SMALL,LARGE]        (the `batch-memory` section only)
+
+`--memory`: peak RSS for SMALL and LARGE rows (default 10,000 and 100,000) with the slot bound
+to a Python function, so no row calls LiteLLM and 100,000 rows take minutes, not the hours
+that 100,000 calls to the stub take at LiteLLM's CPU per call: it measures whether prose
+streams its rows (the results file, the traces, the progress), which is what the row count
+could grow; the main run's RSS check routes every row through LiteLLM at smaller counts.
 
 ROWS defaults to 10,000; the memory check runs SMALL and LARGE rows (default ROWS and
 10 x ROWS). The bare loop runs before and after the local executor and its mean is the
@@ -123,22 +130,71 @@ async def bare_loop(api_base: str, rows: int) -> float:
     return rows / (time.perf_counter() - started)
 
 
-def peak_rss(folder: Path, api_base: str, rows: int) -> float:
-    """Peak RSS (MB) of a `prose batch` process over `rows` rows, measured in a child."""
-    sub = folder / f"rss-{rows}"
+ANSWER = "def answer(**inputs):\n    return 'ok: ' + str(inputs.get('task'))\n"
+
+
+def peak_rss(folder: Path, api_base: str, rows: int, python: bool = False) -> float:
+    """Peak RSS (MB) of a `prose batch` process over `rows` rows, measured in a child.
+
+    `python`: the slot is bound to a Python function instead of the stub (no LiteLLM call),
+    so that 100,000 rows take minutes: what grows with the rows is then prose's alone."""
+    sub = folder / f"rss-{rows}{'-python' if python else ''}"
     sub.mkdir()
     setup(sub, api_base, rows)
+    bind: list[str] = []
+    if python:
+        (sub / "bench_answer.py").write_text(ANSWER)
+        bind = ["--bind", "worker=python:bench_answer:answer"]
     code = ("import resource, subprocess, sys\n"
             "subprocess.run(sys.argv[1:], check=True, capture_output=True)\n"
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
     command = [sys.executable, "-c", code, sys.executable, "-c",
                "from prose.cli.main import main; main()", "batch", "one.prose.md", "--inputs",
-               "rows.jsonl", "--out", "out.jsonl", "-q", "--concurrency", str(CONCURRENCY)]
+               "rows.jsonl", "--out", "out.jsonl", "-q", "--concurrency", str(CONCURRENCY), *bind]
     done = subprocess.run(command, cwd=sub, capture_output=True, text=True, check=True)
     return int(done.stdout.strip()) / 1024
 
 
+def memory(small: int, large: int) -> None:
+    """The `batch-memory` section: peak RSS of Python-bound rows, SMALL against LARGE."""
+    load_before = load_average()
+    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+        api_base = stub.base_url(latency_ms=LATENCY_MS, words=5)
+        started = time.perf_counter()
+        rss_small = peak_rss(Path(tmp), api_base, small, python=True)
+        rss_large = peak_rss(Path(tmp), api_base, large, python=True)
+        seconds = time.perf_counter() - started
+    ratio = rss_large / rss_small
+    body = f"""
+## Batch memory
+
+{stamp()}
+Load average {load_before:.2f} before, {load_average():.2f} after; {seconds:.0f} s in all.
+
+Peak RSS of a `prose batch` process (the local executor, `--concurrency {CONCURRENCY}`) whose one
+slot is bound to a Python function (`--bind worker=python:...`), so that no row calls LiteLLM:
+what could grow with the number of rows is then prose's own (rows read, results written in
+order, one trace per row, progress). Every row still runs the whole pattern, writes its sealed
+trace and its fsynced line of results.
+
+| rows | peak RSS | ratio | target |
+|---|---|---|---|
+| {small:,} | {rss_small:.0f} MB | | |
+| {large:,} | {rss_large:.0f} MB | {ratio:.2f}x | <= 1.2x ({"meets" if ratio <= 1.2 else "misses"}) |
+
+`python bench/batch.py --memory={small},{large}`
+"""
+    write_section("batch-memory", body)
+    print(body)
+
+
 def main() -> None:
+    for arg in sys.argv[1:]:
+        if arg.startswith("--memory"):
+            small, large = (arg.split("=", 1)[1].split(",") if "=" in arg
+                            else ("10000", "100000"))
+            memory(int(small), int(large))
+            return
     args = [arg for arg in sys.argv[1:] if not arg.startswith("--rss")]
     rows = int(args[0]) if args else 10_000
     rss_rows = (rows, rows * 10)
