@@ -425,8 +425,8 @@ def render(results: dict[str, dict[str, Any]], installs: dict[str, float],
         )
     install_table = (
         "| install (fresh venv, `pip install --no-cache-dir`) | wall time |\n|---|---|\n"
-        + install_rows if installs else "Install times were not measured in this run "
-        "(`--install`)."
+        + install_rows if installs else earlier_installs() or "Install times were not "
+        "measured in this run (`--install`)."
     )
     return f"""## Embedded model eval
 
@@ -441,7 +441,9 @@ runtime's judge prompt. Dialectic: `prose run patterns/dialectic.prose.md` on
 {len(DIALECTIC_BRIEFS)} briefs, each a new process (median and each wall time);
 "opposite" counts runs whose round-1 thesis reads as for and antithesis as
 against (marker words of the first sentence: thesis/antithesis stance per
-run in brackets); "copies" counts round-1 counters that copy the argument;
+run in brackets; a negated "should" counts as against only, where until
+2026-12-02 it counted both ways and "X should not ..." read as unclear);
+"copies" counts round-1 counters that copy the argument;
 "unfinished" counts replies that stop mid-sentence without reaching the cap.
 
 | candidate | JSON valid | judge right | tokens/s | dialectic | opposite | copies | unfinished |
@@ -467,6 +469,31 @@ Schema failures (first 5 per candidate):
 
 {install_table}
 """
+
+
+INSTALL_TABLE = re.compile(r"^\| install \(fresh venv.*?(?=^[^|]|\Z)", re.M | re.S)
+EARLIER_NOTE = re.compile(r"^Install times from an earlier run .*?:$", re.M | re.S)
+STAMP_LINE = re.compile(r"^Measured .*$", re.M)
+
+
+def earlier_installs(text: str | None = None) -> str:
+    """The install table of the section in docs/benchmarks.md (or `text`) with its date and
+    load, kept by a run that does not time the installs; "" when that section has none."""
+    if text is None:
+        doc = ROOT / "docs" / "benchmarks.md"
+        text = doc.read_text(encoding="utf-8") if doc.exists() else ""
+    start, end = text.find("<!-- bench:embedded-eval -->"), text.find("<!-- /bench:embedded-eval -->")
+    section = text[start:end] if 0 <= start < end else ""
+    table = INSTALL_TABLE.search(section)
+    if table is None:
+        return ""
+    note = EARLIER_NOTE.search(section)
+    if note is None:
+        stamp_line = STAMP_LINE.search(section)
+        when = stamp_line.group(0) if stamp_line else "(undated)"
+        return f"Install times from an earlier run with `--install` ({when}):\n\n" + (
+            table.group(0).rstrip())
+    return note.group(0) + "\n\n" + table.group(0).rstrip()
 
 
 def main() -> None:
