@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
+from prose.cli.parse_cmd import section_of
 from prose.errors import InputReadError, ProseError, ProseSyntaxError
 from prose.files import read_text
 
@@ -24,8 +25,9 @@ from prose.files import read_text
 def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
     """Rewrite the prose programs in PATHS in canonical form, in place.
 
-    A `*.prose.md` file has only the ```prose block of its `### Delegation`
-    section rewritten; every other byte stays as it is. A bare `.prose` file is
+    A `*.prose.md` file has only the ```prose block of its program section
+    rewritten (`### Delegation` in a pattern, `### Execution` in a function,
+    responsibility, gateway or test); every other byte stays as it is. A bare `.prose` file is
     rewritten whole. A folder is searched recursively for `*.prose.md` files.
 
     The canonical form: two-space indentation, one call property per line,
@@ -54,7 +56,7 @@ def fmt_command(paths: tuple[str, ...], check: bool, show_diff: bool) -> None:
     for path in files:
         try:
             text = read_text(path)
-            formatted = format_file(text, path)
+            formatted = format_file(text, path, section_of(text, path))
         except InputReadError as error:
             click.echo(f"error: {error}", err=True)
             status, failed = max(status, EXIT_USAGE), failed + 1

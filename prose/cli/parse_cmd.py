@@ -34,7 +34,7 @@ def parse_command(files: tuple[str, ...], as_json: bool, no_positions: bool) -> 
     for path in files:
         try:
             text = read_text(path)
-            program = parse(text, path)
+            program = parse(text, path, section_of(text, path))
         except InputReadError as error:
             click.echo(f"error: {error}", err=True)
             status = max(status, EXIT_USAGE)
@@ -53,3 +53,14 @@ def parse_command(files: tuple[str, ...], as_json: bool, no_positions: bool) -> 
         payload = results[files[0]] if len(files) == 1 and files[0] in results else results
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
     raise SystemExit(status)
+
+
+def section_of(text: str, path: str) -> str:
+    """The program section of a markdown file (its kind's), else `delegation`."""
+    from prose.syntax.markdown import is_markdown
+
+    if not is_markdown(path):
+        return "delegation"
+    from prose.spec.loader import program_section
+
+    return program_section(text, path)

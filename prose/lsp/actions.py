@@ -28,7 +28,9 @@ def format_document(analysis: Analysis) -> list[lsp.TextEdit] | None:
     from prose.syntax.format import format_file
 
     try:
-        formatted = format_file(analysis.text, analysis.path)
+        spec = analysis.pattern.spec
+        section = spec.program_section if spec is not None else "delegation"
+        formatted = format_file(analysis.text, analysis.path, section)
     except ProseError:
         return None
     if formatted == analysis.text:

@@ -59,14 +59,15 @@ class ProgramCache:
         loaded = load_spec(text, path)
         if loaded.spec is None or not loaded.spec.delegation_blocks:
             return PatternFile(path, text, loaded, None)
-        blocks = delegation_blocks(text)
+        section = loaded.spec.program_section  # `### Execution` in kinds other than a pattern
+        blocks = delegation_blocks(text, section)
         if blocks and blocks[0].closed:
             found = self._program(blocks[0].source, path, blocks[0].line_offset)
             if isinstance(found, n.Program):
                 return PatternFile(path, text, loaded, found)
             return PatternFile(path, text, loaded, None, found)
         try:  # no block, or an unclosed one: the parser says so
-            return PatternFile(path, text, loaded, parse(text, path))
+            return PatternFile(path, text, loaded, parse(text, path, section))
         except ProseSyntaxError as error:
             return PatternFile(path, text, loaded, None, error)
 

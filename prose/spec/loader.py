@@ -55,6 +55,13 @@ def load_spec_file(path: str | Path) -> SpecResult:
     return load_spec(text, name)
 
 
+def program_section(text: str, filename: str) -> str:
+    """Where a markdown file's program is, by its kind: `delegation` (a pattern, or a file
+    whose frontmatter cannot be read) or `execution` (`prose.spec.kinds`)."""
+    spec = load_spec(text, filename).spec
+    return spec.program_section if spec is not None else "delegation"
+
+
 def load_spec(text: str, filename: str) -> SpecResult:
     """Parse a pattern file's markdown into a `PatternSpec`, collecting every problem.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from prose.errors import ProseSyntaxError
 from prose.source import Span
 from prose.syntax import nodes
-from prose.syntax.markdown import ProseBlock, delegation_blocks, is_markdown
+from prose.syntax.markdown import ProseBlock, delegation_blocks, is_markdown, missing_program
 from prose.syntax.nodes import Program
 
 __all__ = [
@@ -30,8 +30,9 @@ def parse_program(source: str, filename: str = "<string>", line_offset: int = 0)
     return _parse(source, filename, line_offset)
 
 
-def parse(text: str, filename: str = "<string>") -> Program:
-    """Parse a pattern file's program: a `*.prose.md` file's delegation block, or bare prose.
+def parse(text: str, filename: str = "<string>", section: str = "delegation") -> Program:
+    """Parse a pattern file's program: a `*.prose.md` file's block under `### <section>`
+    (`delegation` in a pattern, `execution` in other kinds), or bare prose.
 
     Positions are in the file `text` came from. Raises ProseSyntaxError.
     """
@@ -41,12 +42,9 @@ def parse(text: str, filename: str = "<string>") -> Program:
         return parse_program(text, filename)
     if not text.strip():
         raise ProseSyntaxError.at(Span.point(filename, 1, 1), "the file is empty")
-    blocks = delegation_blocks(text)
+    blocks = delegation_blocks(text, section)
     if not blocks:
-        raise ProseSyntaxError.at(
-            Span.point(filename, 1, 1),
-            "no `### Delegation` section with a ```prose block in this file",
-        )
+        raise ProseSyntaxError.at(Span.point(filename, 1, 1), missing_program(section))
     block = blocks[0]
     if not block.closed:
         raise ProseSyntaxError.at(

@@ -36,7 +36,7 @@ from decimal import Decimal
 from prose.errors import ProseError, ProseSyntaxError
 from prose.source import Span
 from prose.syntax import nodes as n
-from prose.syntax.markdown import delegation_blocks, is_markdown
+from prose.syntax.markdown import delegation_blocks, is_markdown, missing_program
 from prose.syntax.visitor import UnknownNode
 from prose.syntax.walk import children
 
@@ -66,11 +66,12 @@ def format_expr(expr: n.Expr) -> str:
     return _flat(expr, set())
 
 
-def format_file(text: str, filename: str) -> str:
+def format_file(text: str, filename: str, section: str = "delegation") -> str:
     """`text` with its program in canonical form.
 
     In a markdown file (`*.prose.md`) only the ```prose block(s) under
-    `### Delegation` are rewritten, every other byte unchanged; any other file
+    `### Delegation` (`### <section>`: `execution` in kinds other than a pattern) are
+    rewritten, every other byte unchanged; any other file
     is prose source as a whole. Raises ProseSyntaxError for invalid input and
     FormatError if the result would not parse back to the same program.
     """
@@ -83,10 +84,9 @@ def format_file(text: str, filename: str) -> str:
         source = text.replace("\r\n", "\n") if crlf else text
         out = _checked(parse_program(source, filename), source)
         return out.replace("\n", "\r\n") if crlf else out
-    blocks = delegation_blocks(text)
+    blocks = delegation_blocks(text, section)
     if not blocks:
-        message = "no `### Delegation` section with a ```prose block in this file"
-        raise ProseSyntaxError.at(Span.point(filename, 1, 1), message)
+        raise ProseSyntaxError.at(Span.point(filename, 1, 1), missing_program(section))
     lines = text.split("\n")
     replacements: list[tuple[int, int, list[str]]] = []
     for block in blocks:

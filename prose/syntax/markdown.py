@@ -1,4 +1,8 @@
-"""Finds the `### Delegation` fenced `prose` block(s) of a `*.prose.md` file."""
+"""Finds the fenced `prose` block(s) of a `*.prose.md` file's program section.
+
+The section is `### Delegation` in a pattern and `### Execution` in every other kind
+(`prose.spec.kinds`; `prose.spec.loader.program_section` reads it from a file).
+"""
 
 from __future__ import annotations
 
@@ -28,9 +32,15 @@ def is_markdown(filename: str) -> bool:
     return filename.endswith((".md", ".markdown"))
 
 
-def delegation_blocks(text: str) -> list[ProseBlock]:
-    """Every fenced `prose` block under a `### Delegation` heading, in order."""
-    return [block for section, block in _fenced_blocks(text) if section == "delegation"]
+def delegation_blocks(text: str, section: str = "delegation") -> list[ProseBlock]:
+    """Every fenced `prose` block under a `### Delegation` heading (or `### <section>`),
+    in order."""
+    return [block for name, block in _fenced_blocks(text) if name == section]
+
+
+def missing_program(section: str) -> str:
+    """The error for a markdown file with no program block in `section`."""
+    return f"no `### {section.capitalize()}` section with a ```prose block in this file"
 
 
 def _fenced_blocks(text: str) -> list[tuple[str, ProseBlock]]:
