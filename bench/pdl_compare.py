@@ -115,7 +115,9 @@ class Bench:
 
     def llm(self, api_base: str) -> dict[str, Any]:
         """PDL's `parameters:` for the stub deployment prose's config names."""
-        return {"api_base": api_base, "api_key": "sk-bench-not-a-key", "timeout": 60}
+        # PDL sends every call of a parallel for at once (no cap): on a loaded machine the
+        # last of 1,000 waits its turn for LiteLLM's CPU far longer than a minute.
+        return {"api_base": api_base, "api_key": "sk-bench-not-a-key", "timeout": 600}
 
     def pdl(self, job: PdlJob, *, memory: bool = False, record: bool = False) -> dict[str, Any]:
         return self.worker.run(job.program, job.scope, memory=memory, record=record)

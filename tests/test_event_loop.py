@@ -84,7 +84,7 @@ def test_an_error_in_the_preparation_reaches_the_caller(server: FakeLLMServer) -
             return executor, type(error).__name__
         return executor, "no error"
 
-    executor, kind = asyncio.run(unknown_model())
+    _, kind = asyncio.run(unknown_model())
     assert kind != "no error"
 
 
