@@ -9,31 +9,22 @@ go through the real Router to the loopback server of test_batch.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
+import test_batch
 from click.testing import CliRunner
 from test_batch import Stub, batch, project, results, stderr
 
 from prose.cli.main import cli
+
+stub = test_batch.stub  # the loopback server fixture of test_batch.py
 
 INSTANCE = """pattern: draft-check.prose.md
 with:
   drafter: { model: fast }
   checker: { model: stub }
 """
-
-
-@pytest.fixture
-def stub() -> Iterator[Stub]:
-    server = Stub()
-    server.thread.start()
-    yield server
-    server.stop.set()
-    server.server.shutdown()
-    server.server.server_close()
 
 
 def instance_batch(tmp_path: Path, stub: Stub, *args: str) -> Any:
