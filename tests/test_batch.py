@@ -25,7 +25,6 @@ from click.testing import CliRunner
 
 from prose.cli.main import cli
 from prose.runtime.trace import read_events
-from tests.conftest import run_prose_in_process
 
 TWO_CALLS = """---
 name: draft-check
@@ -329,11 +328,9 @@ def test_kill_9_mid_batch_then_resume_resends_no_finished_call(tmp_path: Path, s
                 finished.add(event["messages"][-1]["content"])
     before = len(stub.received)
     stub.hang.clear()
-    # The killed batch was a process of its own; the resumes run in this one.
-    resume = ["batch", "draft-check.prose.md", "--inputs", "rows.jsonl", "--out", "out.jsonl",
-              "--concurrency", "4", "-q", "--resume"]
-    done = run_prose_in_process(*resume, "--json", cwd=tmp_path)
-    assert done.code == 1, done.stderr  # the FAIL rows
+    done = subprocess.run([*command, "--resume", "--json"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1, done.stderr  # the FAIL rows
     resent = [text for text in stub.received[before:] if text in finished]
     assert resent == []
     # Only the held row's second call, and the rows never started, were sent again.
@@ -350,7 +347,8 @@ def test_kill_9_mid_batch_then_resume_resends_no_finished_call(tmp_path: Path, s
     assert summary["rows_resumed"] == hang_row
     assert summary["rows"] == count
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
-    again = run_prose_in_process(*resume, cwd=tmp_path)
-    assert again.code == 1
+    again = subprocess.run([*command, "--resume"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 1
     assert hashlib.sha256(out.read_bytes()).hexdigest() == digest  # nothing left to run
     assert len(stub.received) == len(repeats.keys()) + 1

@@ -285,13 +285,15 @@ def test_resume_after_sigkill_repays_no_finished_call(tmp_path: Path, stub: Stub
             process.kill()
     run_id = trace.parent.name
     assert [e["type"] for e in read_events(trace)] == ["run_start", "call", "call"]
-    # The killed run was a process of its own; the resume may run in this one (LiteLLM is
-    # already imported here).
-    from tests.conftest import run_prose_in_process
-
-    done = run_prose_in_process("run", "rounds.prose.md", "--resume", run_id, "--json",
-                                cwd=tmp_path, env={"OPENAI_API_KEY": SECRET})
-    assert done.code == 0, done.stderr
+    done = subprocess.run(
+        prose_cli("run", "rounds.prose.md", "--resume", run_id, "--json", cwd=tmp_path),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"result": ["answer 1", "answer 2", "answer 4"]}
     # Rounds 1 and 2 were each sent once; only the unfinished round 3 was sent again.
     rounds = [text.rsplit("\n", 1)[-1] for text in stub.received]
