@@ -136,3 +136,35 @@ def test_prose_run_prepares_every_call_on_the_loop_thread(tmp_path: Path) -> Non
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert "EXECUTOR THREADS []" in done.stderr
+
+
+class _Counted:
+    """A result that counts how often it is formatted."""
+
+    reprs = 0
+
+    def __repr__(self) -> str:
+        type(self).reprs += 1
+        return "_Counted()"
+
+
+def test_run_hands_back_the_value_without_formatting_it() -> None:
+    async def main() -> _Counted:
+        await asyncio.sleep(0)
+        return _Counted()
+
+    value = event_loop.run(main())
+    assert isinstance(value, _Counted)
+    # asyncio.run itself formats its main task's result on the way out (a run's whole
+    # RunResult); prose's runner does not.
+    assert _Counted.reprs == 0
+    asyncio.run(main())
+    assert _Counted.reprs > 0  # the failure mode this guards against is real
+
+
+def test_run_raises_what_the_coroutine_raises() -> None:
+    async def main() -> None:
+        raise KeyError("lost")
+
+    with pytest.raises(KeyError, match="lost"):
+        event_loop.run(main())

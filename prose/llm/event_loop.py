@@ -92,7 +92,20 @@ def install(loop: asyncio.AbstractEventLoop | None = None) -> PrepInline | None:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)` on a loop whose default executor is `PrepInline`."""
+    """`asyncio.run(main)` on a loop whose default executor is `PrepInline`.
+
+    The main task itself returns None and `main`'s value is handed back beside it: on
+    its way out, asyncio's runner asks `signal.getsignal` for its SIGINT handler, a
+    partial holding the main task, and the failed enum lookup in there formats the
+    task's repr, result included (a run's whole `RunResult`, every event: 0.15 s after
+    a 1,000-call run).
+    """
+    kept: list[T] = []
+
+    async def keep() -> None:
+        kept.append(await main)
+
     with asyncio.Runner() as runner:
         install(runner.get_loop())
-        return runner.run(main)
+        runner.run(keep())
+    return kept[0]
