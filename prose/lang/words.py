@@ -28,8 +28,12 @@ def entry_words(entry: str) -> list[str]:
     return found
 
 
+@lru_cache(maxsize=4096)
 def requirement_matches(entry: str, input_name: str) -> bool:
-    """LANGUAGE.md 1.1: the input name's words occur consecutively in the entry's words."""
+    """LANGUAGE.md 1.1: the input name's words occur consecutively in the entry's words.
+
+    Cached: the run-time check asks it for every input of every call, and a pattern's
+    entries and input names are few."""
     name_words = words(input_name)
     candidates = entry_words(entry)
     if not name_words:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from prose.pattern_file import PatternFiles
     from prose.runtime.services import PatternService
     from prose.runtime.values import Value
-    from prose.spec.model import PatternSpec
+    from prose.spec.model import PatternSpec, Slot
     from prose.syntax.nodes import Call, Program
 
 DEFAULT_CONCURRENCY = 8
@@ -172,16 +172,27 @@ class RunContext:
     # From the spec's checkable invariants that the Policy does not carry.
     unmerged: tuple[tuple[str, str], ...] = field(init=False, default=())
     only_grows: frozenset[str] = field(init=False, default=frozenset())
+    # The spec's declaration of each slot called so far (asked on every call).
+    _spec_slots: dict[str, Slot | None] = field(init=False, default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         forms = [inv.form for inv in self.spec.invariants if inv.form] if self.spec else []
         self.unmerged = tuple((f.a, f.b) for f in forms if f.kind == "returns_unmerged")
         self.only_grows = frozenset(f.name for f in forms if f.kind == "only_grows")
 
+    def spec_slot(self, slot: str) -> Slot | None:
+        """The spec's declaration of `slot`, if any (looked up once per run)."""
+        try:
+            return self._spec_slots[slot]
+        except KeyError:
+            found = self.spec.slot(slot) if self.spec is not None else None
+            self._spec_slots[slot] = found
+            return found
+
     def slot_ensures(self, slot: str) -> str | None:
-        spec_slot = self.spec.slot(slot) if self.spec is not None else None
+        spec_slot = self.spec_slot(slot)
         return spec_slot.ensures if spec_slot is not None else None
 
     def slot_schema(self, slot: str) -> dict[str, str] | None:
-        spec_slot = self.spec.slot(slot) if self.spec is not None else None
+        spec_slot = self.spec_slot(slot)
         return dict(spec_slot.output_schema) if spec_slot and spec_slot.output_schema else None

@@ -107,6 +107,8 @@ def render_value(value: Value | Any) -> str:
     data = plain(value) if isinstance(value, Value) else value
     if isinstance(data, str):
         return data
+    if not isinstance(data, dict | list | tuple):  # a scalar: the same text without the
+        return json.dumps(data, ensure_ascii=False)  # indenting encoder (pure Python)
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
@@ -184,6 +186,10 @@ class PromptBuilder:
                 template = self.env.get_template(name)
                 if not self._is_override(template.filename):
                     template = own.from_string(DEFAULT_TEMPLATES[name])
+                    # Jinja keeps a template's globals as a ChainMap over the environment's
+                    # and copies it into a dict on every render (half of a render's cost);
+                    # ours are fixed, so the template holds that dict once.
+                    template.globals = dict(template.globals)
                 self._templates[name] = template
             except TemplateError as error:
                 raise TemplateProblem(
