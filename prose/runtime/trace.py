@@ -185,8 +185,11 @@ class Trace:
         self._counter = 0
         self._whole = hashlib.sha256()  # of every byte written: the seal, without a re-read
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self.path.open("wb")
+            try:
+                self._file = self.path.open("wb")
+            except FileNotFoundError:  # its folder is new (the rows of a batch share one)
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = self.path.open("wb")
 
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
