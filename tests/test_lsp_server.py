@@ -1,7 +1,9 @@
 """`prose lsp` end to end: pygls's own client talks to the real server process over stdio.
 
-Each test starts `prose lsp` in a subprocess, initializes it, opens a pattern file and
-asks what an editor would ask. `Session` is also used by tests/test_lsp_fuzz.py.
+The tests open a pattern file of their own and ask what an editor would ask: most of
+them of one `prose lsp` subprocess shared by the module (`shared_server`, started and
+initialized once), the debounce test of a server of its own started with its delays.
+`Session` is also used by tests/test_lsp_fuzz.py.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +104,8 @@ class Session:
         return await asyncio.wait_for(wait(), timeout)
 
 
-async def _session(body: Callable[[Session], Awaitable[None]], options: dict[str, Any]) -> None:
+async def _start(options: dict[str, Any]) -> Session:
+    """Start `prose lsp` with a client attached and initialize it with `options`."""
     client = LanguageClient("prose-tests", "1")
     session = Session(client)
 
@@ -120,23 +123,92 @@ async def _session(body: Callable[[Session], Awaitable[None]], options: dict[str
         await asyncio.wait_for(client.initialize_async(lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities(), initialization_options=options)), 60)
         client.initialized(lsp.InitializedParams())
-        await body(session)
+    except BaseException:
+        _kill(session)
+        raise
+    return session
+
+
+async def _stop(session: Session) -> None:
+    """Shut the server down as an editor does; it must exit."""
+    client = session.client
+    try:
         await asyncio.wait_for(client.shutdown_async(None), 30)
         client.exit(None)
         await asyncio.wait_for(client.stop(), 30)
     except BaseException:
-        if client._server is not None and client._server.returncode is None:
-            client._server.kill()
-        print("server log:", *session.logs, sep="\n")
+        _kill(session)
         raise
-    assert not [log for log in session.logs if "error" in log], session.logs
+
+
+def _kill(session: Session) -> None:
+    server = session.client._server
+    if server is not None and server.returncode is None:
+        server.kill()
+    print("server log:", *session.logs, sep="\n")
+
+
+def _no_error_logged(logs: list[str]) -> None:
+    assert not [log for log in logs if "error" in log], logs
+
+
+async def _session(body: Callable[[Session], Awaitable[None]], options: dict[str, Any]) -> None:
+    session = await _start(options)
+    try:
+        await body(session)
+    except BaseException:
+        _kill(session)
+        raise
+    await _stop(session)
+    _no_error_logged(session.logs)
+
+
+NO_DEBOUNCE = {"quickDelay": 0, "completeDelay": 0}
 
 
 def run_session(body: Callable[[Session], Awaitable[None]], **options: Any) -> None:
     """Start the server, initialize it (no debounce unless `options` say), run `body`, shut down."""
-    settings = {"quickDelay": 0, "completeDelay": 0}
-    settings.update(options)
-    asyncio.run(_session(body, settings))
+    asyncio.run(_session(body, {**NO_DEBOUNCE, **options}))
+
+
+class SharedServer:
+    """One `prose lsp` (no debounce) for the tests of this module that open their own files.
+
+    Each test opens documents of its own (a file under its own `tmp_path`, so a URI no other
+    test uses) and asks about them, so the tests stay independent; the server is started and
+    initialized once instead of once per test. Its event loop runs only while a test's body
+    does; what the server sends in between waits in the pipe.
+    """
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.session = self.loop.run_until_complete(_start(dict(NO_DEBOUNCE)))
+
+    def run(self, body: Callable[[Session], Awaitable[None]]) -> None:
+        """Run `body` on the shared session; the server logs no error meanwhile."""
+        logged = len(self.session.logs)
+        try:
+            self.loop.run_until_complete(body(self.session))
+        except BaseException:
+            print("server log:", *self.session.logs[logged:], sep="\n")
+            raise
+        _no_error_logged(self.session.logs[logged:])
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(_stop(self.session))
+        finally:
+            self.loop.close()
+        _no_error_logged(self.session.logs)
+
+
+@pytest.fixture(scope="module")
+def shared_server() -> Iterator[SharedServer]:
+    server = SharedServer()
+    try:
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.fixture
@@ -150,7 +222,8 @@ def leaky_file(tmp_path: Path) -> tuple[str, str]:
 # --- diagnostics ------------------------------------------------------------------------------
 
 
-def test_a_leak_is_published_with_the_path_it_took(leaky_file: tuple[str, str]) -> None:
+def test_a_leak_is_published_with_the_path_it_took(leaky_file: tuple[str, str],
+                                                    shared_server: SharedServer) -> None:
     uri, text = leaky_file
     found: list[lsp.Diagnostic] = []
 
@@ -158,7 +231,7 @@ def test_a_leak_is_published_with_the_path_it_took(leaky_file: tuple[str, str]) 
         await session.open(uri, text)
         found.extend(await session.published(uri, version=1))
 
-    run_session(body)
+    shared_server.run(body)
     leak = next(d for d in found if d.code == "PH604")
     assert leak.severity == lsp.DiagnosticSeverity.Error
     assert leak.source == "prose"
@@ -184,7 +257,7 @@ def test_a_leak_is_published_with_the_path_it_took(leaky_file: tuple[str, str]) 
 
 
 def test_a_broken_edit_still_reports_the_spec_and_the_syntax_error(
-        leaky_file: tuple[str, str]) -> None:
+        leaky_file: tuple[str, str], shared_server: SharedServer) -> None:
     uri, text = leaky_file
     found: list[lsp.Diagnostic] = []
 
@@ -205,7 +278,7 @@ def test_a_broken_edit_still_reports_the_spec_and_the_syntax_error(
         ])
         found.extend(await session.published(uri, version=version))
 
-    run_session(body)
+    shared_server.run(body)
     codes = {d.code for d in found}
     assert "PS001" in codes  # the syntax error
     assert "PS107" in codes  # the spec finding: `version` is missing
@@ -284,7 +357,8 @@ def document(uri: str) -> lsp.TextDocumentIdentifier:
     return lsp.TextDocumentIdentifier(uri=uri)
 
 
-def test_hover_shows_who_sees_what(leaky_file: tuple[str, str]) -> None:
+def test_hover_shows_who_sees_what(leaky_file: tuple[str, str],
+                                   shared_server: SharedServer) -> None:
     uri, text = leaky_file
     hovers: dict[str, str] = {}
 
@@ -315,7 +389,7 @@ def test_hover_shows_who_sees_what(leaky_file: tuple[str, str]) -> None:
         assert found is not None and isinstance(found.contents, lsp.MarkupContent)
         hovers["code"] = found.contents.value
 
-    run_session(body)
+    shared_server.run(body)
     slot = hovers["slot"]
     assert slot.startswith("**slot** `proposer` (primary)\nrequires: task_brief\nensures: proposal")
     assert "- `proposer` sees only `task_brief` (line 33): checked, holds" in slot
@@ -330,7 +404,7 @@ def test_hover_shows_who_sees_what(leaky_file: tuple[str, str]) -> None:
 
 
 def test_definition_and_references_cross_the_program_and_the_sections(
-        leaky_file: tuple[str, str]) -> None:
+        leaky_file: tuple[str, str], shared_server: SharedServer) -> None:
     uri, text = leaky_file
     answers: dict[str, Any] = {}
 
@@ -356,7 +430,7 @@ def test_definition_and_references_cross_the_program_and_the_sections(
         answers["statement"] = await client.text_document_completion_async(lsp.CompletionParams(
             text_document=document(uri), position=lsp.Position(line=line, character=0)))
 
-    run_session(body)
+    shared_server.run(body)
     declared = line_of(text, "- `adversary`")
     assert [(loc.range.start.line, loc.range.start.character, loc.range.end.character)
             for loc in answers["slot"]] == [(declared, 3, 12)]
@@ -386,7 +460,7 @@ def test_definition_and_references_cross_the_program_and_the_sections(
 # --- formatting and code actions ------------------------------------------------------------
 
 
-def test_formatting_and_quick_fixes_apply(tmp_path: Path) -> None:
+def test_formatting_and_quick_fixes_apply(tmp_path: Path, shared_server: SharedServer) -> None:
     text = (PATTERN
             .replace("- The adversary is not told that its attack will be weighed against the proposal",
                      "- The proposer never sees the adversary")
@@ -424,7 +498,7 @@ def test_formatting_and_quick_fixes_apply(tmp_path: Path) -> None:
         version = session.change(uri, [lsp.TextDocumentContentChangeWholeDocument(text=fixed)])
         results["after"] = await session.published(uri, version=version)
 
-    run_session(body)
+    shared_server.run(body)
     assert {"PH601", "PH608", "PN101"} <= set(results["codes"])
     edits = results["formatting"]
     assert len(edits) == 1
