@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT
 from test_report import HOSTILE, gate_run, hostile_script
 
 from prose.report import write_report
-from prose.report.browser import chromium_path, opened
+from prose.report.browser import chromium_path, launched, opened
 from prose.report.synthetic import write_synthetic_trace
 
 ARTIFACTS = ROOT / ".ci" / "artifacts"
@@ -46,9 +47,42 @@ def gate_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report(trace)
 
 
-def test_the_gate_report_loads_shows_every_call_and_opens_one(gate_page: Path) -> None:
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    return write_report(gate_run(folder, hostile_script(folder)))
+
+
+@pytest.fixture(scope="module")
+def crowded_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_report(write_synthetic_trace(tmp_path_factory.mktemp("crowded") / "trace.jsonl",
+                                              2000))
+
+
+@pytest.fixture(scope="module")
+def tampered_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    trace = gate_run(tmp_path_factory.mktemp("tampered"))
+    lines = trace.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[2] = lines[2].replace('"DONE"', '"FAIL"', 1)
+    trace.write_text("".join(lines), encoding="utf-8")
+    return write_report(trace)
+
+
+@pytest.fixture(scope="module")
+def chromium(browser_at_hand: None, gate_page: Path, hostile_page: Path, crowded_page: Path,
+             tampered_page: Path) -> Iterator[Any]:
+    """One real headless Chromium for the module; each test opens its page in a context of
+    its own (`opened(..., browser=chromium)`), so no cookie, storage or script is shared.
+
+    The pages are written first: a run (`gate_run`) starts an event loop, which Playwright's
+    sync API does not allow while its own is alive."""
+    with launched() as browser:
+        yield browser
+
+
+def test_the_gate_report_loads_shows_every_call_and_opens_one(gate_page: Path, chromium: Any) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with opened(gate_page) as report:
+    with opened(gate_page, browser=chromium) as report:
         page = report.page
         assert report.console == []
         assert page.locator("#steps .row").count() == 6
@@ -75,9 +109,8 @@ def test_the_gate_report_loads_shows_every_call_and_opens_one(gate_page: Path) -
         assert report.console == []
 
 
-def test_what_a_model_wrote_is_shown_never_run(tmp_path: Path) -> None:
-    page_path = write_report(gate_run(tmp_path, hostile_script(tmp_path)))
-    with opened(page_path) as report:
+def test_what_a_model_wrote_is_shown_never_run(hostile_page: Path, chromium: Any) -> None:
+    with opened(hostile_page, browser=chromium) as report:
         page = report.page
         assert page.evaluate("typeof window.pwned") == "undefined"
         assert page.locator("img").count() == 0
@@ -87,9 +120,8 @@ def test_what_a_model_wrote_is_shown_never_run(tmp_path: Path) -> None:
         assert report.console == []
 
 
-def test_two_thousand_calls_stay_responsive(tmp_path: Path) -> None:
-    page_path = write_report(write_synthetic_trace(tmp_path / "trace.jsonl", 2000))
-    with opened(page_path) as report:
+def test_two_thousand_calls_stay_responsive(crowded_page: Path, chromium: Any) -> None:
+    with opened(crowded_page, browser=chromium) as report:
         page = report.page
         rows = int(page.get_attribute("#steps", "data-rows") or 0)
         assert rows > 2000
@@ -105,12 +137,8 @@ def test_two_thousand_calls_stay_responsive(tmp_path: Path) -> None:
         assert report.console == []
 
 
-def test_a_tampered_trace_says_so_at_the_top(tmp_path: Path) -> None:
-    trace = gate_run(tmp_path)
-    lines = trace.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[2] = lines[2].replace('"DONE"', '"FAIL"', 1)
-    trace.write_text("".join(lines), encoding="utf-8")
-    with opened(write_report(trace)) as report:
+def test_a_tampered_trace_says_so_at_the_top(tampered_page: Path, chromium: Any) -> None:
+    with opened(tampered_page, browser=chromium) as report:
         banner = report.page.locator("#integrity")
         assert banner.get_attribute("data-state") == "tampered"
         assert "altered or cut" in banner.inner_text()

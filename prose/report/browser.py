@@ -39,8 +39,26 @@ class OpenedReport:
 
 
 @contextmanager
-def opened(html: str | Path, *, width: int = 1280, height: int = 900) -> Iterator[OpenedReport]:
-    """Open the report at `html` in headless Chromium; console errors and page errors are collected."""
+def opened(html: str | Path, *, width: int = 1280, height: int = 900,
+           browser: Any = None) -> Iterator[OpenedReport]:
+    """Open the report at `html` in headless Chromium; console errors and page errors are collected.
+
+    `browser`, a Chromium already launched by Playwright (`launched`), opens the page in a
+    context of its own, closed afterwards; without it a Chromium is launched for this page."""
+    if browser is not None:
+        context = browser.new_context(viewport={"width": width, "height": height})
+        try:
+            yield _load(context.new_page(), html)
+        finally:
+            context.close()
+        return
+    with launched() as own:
+        yield _load(own.new_page(viewport={"width": width, "height": height}), html)
+
+
+@contextmanager
+def launched() -> Iterator[Any]:
+    """A headless Chromium (a `playwright.sync_api.Browser`), closed on the way out."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
@@ -49,19 +67,22 @@ def opened(html: str | Path, *, width: int = 1280, height: int = 900) -> Iterato
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable)
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
-            report = OpenedReport(page)
-            page.on("console", lambda message: report.console.append(
-                f"{message.type}: {message.text}") if message.type in ("error", "warning") else None)
-            page.on("pageerror", lambda error: report.console.append(f"pageerror: {error}"))
-            started = time.perf_counter()
-            page.goto(Path(html).resolve().as_uri())
-            page.wait_for_selector("body[data-ready=true]", state="attached")
-            report.load_ms = (time.perf_counter() - started) * 1000
-            report.script_ms = float(page.get_attribute("body", "data-ready-ms") or 0)
-            yield report
+            yield browser
         finally:
             browser.close()
+
+
+def _load(page: Any, html: str | Path) -> OpenedReport:
+    report = OpenedReport(page)
+    page.on("console", lambda message: report.console.append(
+        f"{message.type}: {message.text}") if message.type in ("error", "warning") else None)
+    page.on("pageerror", lambda error: report.console.append(f"pageerror: {error}"))
+    started = time.perf_counter()
+    page.goto(Path(html).resolve().as_uri())
+    page.wait_for_selector("body[data-ready=true]", state="attached")
+    report.load_ms = (time.perf_counter() - started) * 1000
+    report.script_ms = float(page.get_attribute("body", "data-ready-ms") or 0)
+    return report
 
 
 def screenshots(html: str | Path, folder: str | Path, name: str, *, open_call: int | None = 1) -> list[Path]:
