@@ -76,20 +76,52 @@ def prose_cli() -> object:
     return run_prose
 
 
-# Modules whose tests take longest (`--durations`, 2 cores), longest first. They are handed
-# out first, alternately to the xdist workers, so that the run does not end with one worker
-# finishing a long test while the other waits. Whole modules move, so module-scoped fixtures
-# are still built once per worker.
-LONGEST_FIRST = (
-    "test_batch_ray.py", "test_soundness.py", "test_local_model.py", "test_batch.py",
-    "test_syntax_properties.py", "test_runtime_http.py", "test_newcomer.py",
-    "test_runtime_cli.py", "test_client_start.py", "test_examples.py", "test_local_engine.py",
-    "test_doc_commands.py", "test_packaging.py", "test_prompt_bounds.py", "test_llm_import.py",
-    "test_report_browser.py", "test_syntax_nesting.py", "test_lsp_server.py",
-)
+# Modules whose tests take longest, with their seconds on 2 busy cores (per-test wall time,
+# summed; a suite run on 2026-12-02). `pytest_collection_modifyitems` uses them to give each
+# xdist worker about the same share of long tests to start with.
+LONG_MODULES = {
+    "test_local_model.py": 50, "test_batch.py": 35, "test_runtime_http.py": 35,
+    "test_batch_ray.py": 30, "test_soundness.py": 25, "test_syntax_nesting.py": 20,
+    "test_runtime_cli.py": 15, "test_event_loop.py": 13, "test_otel.py": 12,
+    "test_format.py": 12, "test_layering.py": 12, "test_prompt_bounds.py": 11,
+    "test_report.py": 11, "test_report_browser.py": 11, "test_local_engine.py": 9,
+    "test_newcomer.py": 9, "test_doc_commands.py": 9, "test_llm_http.py": 9,
+    "test_examples.py": 8, "test_llm_import.py": 7, "test_ledger_audit.py": 7,
+    "test_client_start.py": 6, "test_syntax_properties.py": 6, "test_lsp_server.py": 6,
+    "test_lsp_fuzz.py": 6, "test_packaging.py": 5,
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the longest modules first (a stable sort: the rest keep their order)."""
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST_FIRST)))
+    """Order the tests for `--dist worksteal` (pyproject.toml).
+
+    worksteal gives each of N workers one consecutive part of the collection (part k starts
+    at about k/N of it) and, when a worker runs out, moves the end of the longest remaining
+    queue to it. So each part starts with its share of the long modules (longest first, each
+    to the part with the least so far) and is filled up with the other tests in their own
+    order; whatever is left at the end is balanced by stealing. Whole modules stay together,
+    so module-scoped fixtures are built once per worker that runs the module.
+    """
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    modules: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.path, []).append(item)
+    long = sorted((path for path in modules if path.name in LONG_MODULES),
+                  key=lambda path: -LONG_MODULES[path.name])
+    rest = [item for path, tests in modules.items() if path.name not in LONG_MODULES
+            for item in tests]
+    parts: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    seconds = [0.0] * workers
+    for path in long:
+        lightest = seconds.index(min(seconds))
+        parts[lightest].extend(modules[path])
+        seconds[lightest] += LONG_MODULES[path.name]
+    ordered: list[pytest.Item] = []
+    remaining = len(items)
+    for index, part in enumerate(parts):
+        size = remaining // (workers - index)  # the share worksteal sends this part's worker
+        remaining -= size
+        fill = max(0, size - len(part))
+        ordered.extend(part + rest[:fill])
+        del rest[:fill]
+    items[:] = ordered + rest
