@@ -7,7 +7,7 @@
 - `--executor ray --workers 2` on the same machine;
 - peak RSS of the local batch process for ROWS and 10 x ROWS rows.
 
-Run: python bench/batch.py [ROWS] [--rss=SMALL,LARGE]   (writes its section of docs/benchmarks.md)
+Run: python bench/batch.py [ROWS] [--rounds=N] [--rss=SMALL,LARGE]   (writes its section of docs/benchmarks.md)
      python bench/batch.py --memory[=SMALL,LARGE]        (the `batch-memory` section only)
 
 `--memory`: peak RSS for SMALL and LARGE rows (default 10,000 and 100,000) with the slot bound
@@ -17,8 +17,10 @@ streams its rows (the results file, the traces, the progress), which is what the
 could grow; the main run's RSS check routes every row through LiteLLM at smaller counts.
 
 ROWS defaults to 10,000; the memory check runs SMALL and LARGE rows (default ROWS and
-10 x ROWS). The bare loop runs before and after the local executor and its mean is the
-reference, so a change of load during the run weighs on both sides.
+10 x ROWS). The bare loop (on asyncio's loop and on prose's), the local executor and the Ray
+executor take turns in a rotating order, ROUNDS times (3, `--rounds=N`); the figures are
+medians and each ratio is the median of the rounds' ratios, so a drift of the machine's speed
+weighs on every side alike.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import asyncio
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +45,8 @@ from prose.llm import event_loop
 
 LATENCY_MS = 20
 CONCURRENCY = 32
+ROUNDS = 3  # turns of every side (`--rounds=N`)
+SIDES = ["bare", "bare, prose's loop", "local", "ray"]
 PATTERN = """---
 name: one-call
 kind: pattern
@@ -188,6 +193,13 @@ trace and its fsynced line of results.
     print(body)
 
 
+def _rounds(argv: list[str]) -> int:
+    for arg in argv:
+        if arg.startswith("--rounds="):
+            return max(1, int(arg.split("=", 1)[1]))
+    return ROUNDS
+
+
 def main() -> None:
     for arg in sys.argv[1:]:
         if arg.startswith("--memory"):
@@ -195,30 +207,55 @@ def main() -> None:
                             else ("10000", "100000"))
             memory(int(small), int(large))
             return
-    args = [arg for arg in sys.argv[1:] if not arg.startswith("--rss")]
+    args = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
     rows = int(args[0]) if args else 10_000
+    rounds = _rounds(sys.argv[1:])
     rss_rows = (rows, rows * 10)
     for arg in sys.argv[1:]:
         if arg.startswith("--rss"):
             small, large = arg.split("=", 1)[1].split(",")
             rss_rows = (int(small), int(large))
     load_before = load_average()
+    rates: dict[str, list[float]] = {side: [] for side in SIDES}
+    ends: dict[str, list[dict[str, Any]]] = {"local": [], "ray": []}
     with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         api_base = stub.base_url(latency_ms=LATENCY_MS, words=5)
         setup(folder, api_base, rows)
-        bare_before = asyncio.run(bare_loop(api_base, rows))
-        inline_before = event_loop.run(bare_loop(api_base, rows))
-        local = run_batch(folder, "local.jsonl")
-        inline_after = event_loop.run(bare_loop(api_base, rows))
-        bare_after = asyncio.run(bare_loop(api_base, rows))
-        bare = (bare_before + bare_after) / 2
-        inline = (inline_before + inline_after) / 2
-        ray = run_batch(folder, "ray.jsonl", "--executor", "ray", "--workers", "2")
+        # The sides take turns, in a rotating order, `rounds` times: the machine's speed
+        # drifts over minutes (a third between two runs of the same command, seen here), and
+        # a ratio of runs made far apart would carry that drift.
+        for turn in range(rounds):
+            order = SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]
+            for side in order:
+                if side == "bare":
+                    rates[side].append(asyncio.run(bare_loop(api_base, rows)))
+                elif side == "bare, prose's loop":
+                    rates[side].append(event_loop.run(bare_loop(api_base, rows)))
+                else:
+                    extra = ("--executor", "ray", "--workers", "2") if side == "ray" else ()
+                    done = run_batch(folder, f"{side}-{turn}.jsonl", *extra)
+                    rates[side].append(done["steady"])
+                    ends[side].append(done["summary"])
+                print(f"round {turn + 1}/{rounds}, {side}: {rates[side][-1]:,.0f} calls/s",
+                      file=sys.stderr, flush=True)
         rss_small = peak_rss(folder, api_base, rss_rows[0])
         rss_large = peak_rss(folder, api_base, rss_rows[1])
     load_after = load_average()
-    local_rate, ray_rate = local["steady"], ray["steady"]
+    local_rate, ray_rate = median(rates["local"]), median(rates["ray"])
+    bare, inline = median(rates["bare"]), median(rates["bare, prose's loop"])
+    bare_ratio = median([b / loc for b, loc in zip(rates["bare"], rates["local"], strict=True)])
+    inline_ratio = median([b / loc for b, loc in
+                           zip(rates["bare, prose's loop"], rates["local"], strict=True)])
+    ray_ratio = median([r / loc for r, loc in zip(rates["ray"], rates["local"], strict=True)])
+
+    def each(side: str) -> str:
+        return ", ".join(f"{rate:,.0f}" for rate in rates[side])
+
+    def end_to_end(side: str) -> str:
+        summary = min(ends[side], key=lambda s: s["seconds"])
+        return f"{summary['calls_per_s']:,.0f} calls/s ({summary['seconds']:.1f} s, the fastest run)"
+
     rows_text = f"{rows:,}"
     body = f"""
 ## Batch
@@ -230,19 +267,20 @@ Load average {load_before:.2f} before, {load_after:.2f} after.
 call, `--concurrency {CONCURRENCY}`, each row writing its trace and its line of results
 (fsync). Steady state: calls/s between 10% and 90% of the rows (from the `--json` progress
 lines); end to end: the summary's, from the first row (LiteLLM's import and, for Ray, the
-workers' start included).
+workers' start included). The four sides took turns in a rotating order, {rounds} rounds;
+rates are medians, ratios the medians of each round's ratio.
 
 | measure | value | target |
 |---|---|---|
-| local executor, steady state | {local_rate:,.0f} calls/s | >= 150 calls/s ({"meets" if local_rate >= 150 else "misses"}) |
-| local executor, end to end | {local["summary"]["calls_per_s"]:,.0f} calls/s ({local["summary"]["seconds"]:.1f} s) | |
-| bare `Router.acompletion` loop, same semaphore (before, after) | {bare:,.0f} calls/s ({bare_before:,.0f}, {bare_after:,.0f}) | |
-| bare loop / local executor | {bare / local_rate:.2f}x | <= 1.1x ({"meets" if bare / local_rate <= 1.1 else "misses"}) |
-| the bare loop on prose's event loop (before, after) | {inline:,.0f} calls/s ({inline_before:,.0f}, {inline_after:,.0f}) | |
-| bare loop on prose's event loop / local executor | {inline / local_rate:.2f}x | |
-| `--executor ray --workers 2`, steady state | {ray_rate:,.0f} calls/s | |
-| ray / local | {ray_rate / local_rate:.2f}x | >= 1.6x ({"meets" if ray_rate / local_rate >= 1.6 else "misses"}) |
-| ray, end to end | {ray["summary"]["calls_per_s"]:,.0f} calls/s ({ray["summary"]["seconds"]:.1f} s) | |
+| local executor, steady state | {local_rate:,.0f} calls/s ({each("local")}) | >= 150 calls/s ({"meets" if local_rate >= 150 else "misses"}) |
+| local executor, end to end | {end_to_end("local")} | |
+| bare `Router.acompletion` loop, same semaphore | {bare:,.0f} calls/s ({each("bare")}) | |
+| bare loop / local executor | {bare_ratio:.2f}x | <= 1.1x ({"meets" if bare_ratio <= 1.1 else "misses"}) |
+| the bare loop on prose's event loop | {inline:,.0f} calls/s ({each("bare, prose's loop")}) | |
+| bare loop on prose's event loop / local executor | {inline_ratio:.2f}x | |
+| `--executor ray --workers 2`, steady state | {ray_rate:,.0f} calls/s ({each("ray")}) | |
+| ray / local | {ray_ratio:.2f}x | >= 1.6x ({"meets" if ray_ratio >= 1.6 else "misses"}) |
+| ray, end to end | {end_to_end("ray")} | |
 | peak RSS, {rss_rows[0]:,} rows | {rss_small:.0f} MB | |
 | peak RSS, {rss_rows[1]:,} rows | {rss_large:.0f} MB ({rss_large / rss_small:.2f}x) | <= 1.2x ({"meets" if rss_large / rss_small <= 1.2 else "misses"}) |
 
@@ -256,6 +294,10 @@ of a pool thread), and the bare loop is measured on that loop too, to tell the t
 """
     write_section("batch", body)
     print(body)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
 
 
 if __name__ == "__main__":
