@@ -29,12 +29,12 @@ import asyncio
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -294,10 +294,6 @@ of a pool thread), and the bare loop is measured on that loop too, to tell the t
 """
     write_section("batch", body)
     print(body)
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
 
 
 if __name__ == "__main__":
