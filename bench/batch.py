@@ -200,7 +200,16 @@ def _rounds(argv: list[str]) -> int:
     return ROUNDS
 
 
+KNOWN = ("--rounds=", "--rss=", "--memory")
+
+
 def main() -> None:
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        return
+    for arg in sys.argv[1:]:
+        if arg.startswith("-") and not arg.startswith(KNOWN):
+            raise SystemExit(f"bench/batch.py: unknown option {arg} (see --help)")
     for arg in sys.argv[1:]:
         if arg.startswith("--memory"):
             small, large = (arg.split("=", 1)[1].split(",") if "=" in arg
