@@ -33,14 +33,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.report import ROOT, stamp, write_section
 from bench.runtime import (
     MODEL,
-    PROSE_EXECUTOR,
     Sample,
     Side,
+    as_prose_runs,
     call_count,
     direct_router,
     interleaved,
     median,
-    on,
     paired_difference,
     paired_ratio,
     prose_run,
@@ -210,7 +209,7 @@ async def map_reduce(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
     if sent != sorted(json.dumps(m) for m in ours):
         raise RuntimeError("the LangGraph nodes do not send the messages prose sends")
     sides: dict[str, Side] = {
-        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose": as_prose_runs(through_prose),
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_run(config, items),
     }

@@ -54,13 +54,12 @@ from bench.report import ROOT, write_section
 from bench.runtime import (
     FIXTURES,
     MODEL,
-    PROSE_EXECUTOR,
     Sample,
     Side,
+    as_prose_runs,
     call_count,
     direct_calls,
     direct_router,
-    on,
     prose_run,
     sent_messages,
     stub_config,
@@ -198,7 +197,7 @@ async def chain(bench: Bench) -> Workload:
     _same("chain.pdl", bench.pdl(job, record=True)["messages"], messages)
     await through_langgraph()
     sides: dict[str, Side | PdlJob] = {
-        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose": as_prose_runs(through_prose),
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_calls(config, messages),
@@ -242,7 +241,7 @@ async def map_reduce(bench: Bench) -> Workload:
         raise RuntimeError("map_reduce.pdl's reducer does not send the messages prose sends")
     await through_langgraph()
     sides: dict[str, Side | PdlJob] = {
-        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose": as_prose_runs(through_prose),
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: lg.direct_run(config, items),
@@ -281,7 +280,7 @@ async def parallel(bench: Bench) -> Workload:
     _same("parallel.pdl", bench.pdl(small, record=True)["messages"], messages[:CAP], ordered=False)
     await through_langgraph(items[:CAP])
     sides: dict[str, Side | PdlJob] = {
-        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose": as_prose_runs(through_prose),
         PDL: job,
         "LangGraph": through_langgraph,
         DIRECT: lambda: direct_calls(config, messages, cap=CAP),
@@ -346,7 +345,7 @@ async def dialectic(bench: Bench) -> Workload:
 
     await through_langgraph()
     sides: dict[str, Side | PdlJob] = {
-        "prose": on(PROSE_EXECUTOR, through_prose),
+        "prose": as_prose_runs(through_prose),
         PDL_DOCUMENT: PdlJob("dialectic", scope),
         PDL_EXPLICIT: PdlJob("dialectic_explicit", scope),
         "LangGraph": through_langgraph,

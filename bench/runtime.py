@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.report import ROOT, stamp, write_section
 from bench.stub import StubServer
-from prose.llm import ChatRequest, ChatResponse, LLMConfig, Message, RouterClient, Usage
+from prose.llm import ChatRequest, ChatResponse, LLMConfig, Message, RouterClient, Usage, collector
 from prose.llm.event_loop import PrepInline
 from prose.llm.loader import load_litellm
 from prose.llm.pricing import with_zero_prices
@@ -76,19 +76,22 @@ class Sample:
 
 Side = Callable[[], Awaitable[int]]  # runs its calls, returns how many it made
 
-# Every side runs with the default executor its program would have: asyncio's own for
-# the bare Router (as a user's `asyncio.run` gives it) and the peers, prose's
-# `PrepInline` for prose (as `prose run` gives it: prose.llm.event_loop).
+# Every side runs with the process settings its program would have: asyncio's default
+# executor and Python's collector thresholds for the bare Router (as a user's
+# `asyncio.run` gives it) and the peers; for prose, what `prose run` gives it
+# (prose.llm.event_loop.run): the `PrepInline` executor and prose.llm.collector's thresholds.
 ASYNCIO_EXECUTOR = concurrent.futures.ThreadPoolExecutor()
 PROSE_EXECUTOR = PrepInline()
 
 
-def on(executor: concurrent.futures.ThreadPoolExecutor, side: Side) -> Side:
-    """`side`, run with `executor` as the loop's default executor."""
+def as_prose_runs(side: Side) -> Side:
+    """`side` in the settings `prose run` gives its loop: `PrepInline` as the default
+    executor and the collector's thresholds of `prose.llm.collector` (restored after)."""
 
     async def run() -> int:
-        asyncio.get_running_loop().set_default_executor(executor)
-        return await side()
+        asyncio.get_running_loop().set_default_executor(PROSE_EXECUTOR)
+        with collector.tuned():
+            return await side()
 
     return run
 
@@ -222,15 +225,16 @@ class CollectorClock:
 
 
 async def timed(side: Side, stub: StubServer) -> Sample:
-    """One run of `side`: asyncio's default executor unless the side sets prose's (`on`)."""
+    """One run of `side`: asyncio's default executor and Python's collector thresholds,
+    unless the side sets prose's (`as_prose_runs`)."""
     asyncio.get_running_loop().set_default_executor(ASYNCIO_EXECUTOR)
     gc.collect()
     stub.reset()
-    with CollectorClock() as collector:
+    with CollectorClock() as clock:
         wall, cpu = time.perf_counter(), time.process_time()
         calls = await side()
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return Sample(wall, cpu, collector.seconds, calls, stub.stats()["max_in_flight"])
+    return Sample(wall, cpu, clock.seconds, calls, stub.stats()["max_in_flight"])
 
 
 async def interleaved(
@@ -287,12 +291,12 @@ async def sequential(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
         return call_count(result)
 
     sides: dict[str, Side] = {
-        "direct": on(ASYNCIO_EXECUTOR, lambda: direct_calls(config, messages)),
-        DIRECT_PROSE_LOOP: on(PROSE_EXECUTOR, lambda: direct_calls(config, messages)),
-        CLIENT: on(PROSE_EXECUTOR, lambda: client_calls(config, messages)),
-        "prose": on(PROSE_EXECUTOR, through_prose),
-        "prose, trace off": on(PROSE_EXECUTOR, lambda: through_prose(trace=False)),
-        INTERPRETER: on(PROSE_EXECUTOR, lambda: through_prose(client=InstantClient())),
+        "direct": lambda: direct_calls(config, messages),
+        DIRECT_PROSE_LOOP: as_prose_runs(lambda: direct_calls(config, messages)),
+        CLIENT: as_prose_runs(lambda: client_calls(config, messages)),
+        "prose": as_prose_runs(through_prose),
+        "prose, trace off": as_prose_runs(lambda: through_prose(trace=False)),
+        INTERPRETER: as_prose_runs(lambda: through_prose(client=InstantClient())),
     }
     return await interleaved(sides, SEQUENTIAL_REPEATS, stub)
 
@@ -312,10 +316,10 @@ async def parallel(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
         return call_count(result)
 
     sides: dict[str, Side] = {
-        "direct": on(ASYNCIO_EXECUTOR, lambda: direct_calls(config, messages, cap=CAP)),
-        DIRECT_PROSE_LOOP: on(PROSE_EXECUTOR, lambda: direct_calls(config, messages, cap=CAP)),
-        "prose": on(PROSE_EXECUTOR, through_prose),
-        INTERPRETER: on(PROSE_EXECUTOR,
+        "direct": lambda: direct_calls(config, messages, cap=CAP),
+        DIRECT_PROSE_LOOP: as_prose_runs(lambda: direct_calls(config, messages, cap=CAP)),
+        "prose": as_prose_runs(through_prose),
+        INTERPRETER: as_prose_runs(
                         lambda: through_prose(InstantClient(PARALLEL_LATENCY_MS / 1000))),
     }
     return await interleaved(sides, PARALLEL_REPEATS, stub)

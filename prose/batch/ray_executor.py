@@ -36,7 +36,7 @@ from prose.batch.local import CallsInFlight
 from prose.batch.plan import BatchPlan, has_pool_limits, run_row
 from prose.batch.rows import Row
 from prose.errors import ProseError
-from prose.llm import event_loop
+from prose.llm import collector, event_loop
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.errors import BudgetExceeded
 
@@ -97,6 +97,7 @@ class RowWorker:
     """One worker process's rows (`ray.remote` of this class: an async actor)."""
 
     def __init__(self, plan: BatchPlan, concurrency: int, keeper: Any) -> None:
+        collector.apply()  # this worker process runs prose's rows alone
         self.plan = plan
         self.pattern = plan.pattern()
         self.resources = plan.resources(concurrency, KeeperPool(keeper) if keeper else None)

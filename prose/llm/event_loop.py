@@ -32,6 +32,8 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any, TypeVar
 
+from prose.llm import collector
+
 T = TypeVar("T")
 
 # LiteLLM's synchronous entry point that `acompletion` sends to the executor
@@ -92,7 +94,8 @@ def install(loop: asyncio.AbstractEventLoop | None = None) -> PrepInline | None:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(main)` on a loop whose default executor is `PrepInline`.
+    """`asyncio.run(main)` on a loop whose default executor is `PrepInline`, with the
+    garbage collector's thresholds of `prose.llm.collector` while it runs.
 
     The main task itself returns None and `main`'s value is handed back beside it: on
     its way out, asyncio's runner asks `signal.getsignal` for its SIGINT handler, a
@@ -105,7 +108,7 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     async def keep() -> None:
         kept.append(await main)
 
-    with asyncio.Runner() as runner:
+    with collector.tuned(), asyncio.Runner() as runner:
         install(runner.get_loop())
         runner.run(keep())
     return kept[0]
