@@ -298,8 +298,9 @@ process (bench/stub.py), so it takes a share of the same 2 cores. Both the batch
 loop build their router as prose does (`prose.llm.pricing`: the stub's model has no price, so
 it gets an explicit zero, which spares LiteLLM a diagnosis of every zero-priced reply).
 "The bare loop" runs under `asyncio.run`, as a user's script would; `prose batch` runs its
-loop with `prose.llm.event_loop` (LiteLLM's request preparation on the loop's thread instead
-of a pool thread), and the bare loop is measured on that loop too, to tell the two apart.
+loop with `prose.llm.event_loop.run` (LiteLLM's request preparation on the loop's thread instead
+of a pool thread, and the collector thresholds of `prose.llm.collector`), and the bare loop is
+measured on that loop too, to tell the two apart.
 """
     write_section("batch", body)
     print(body)

@@ -430,8 +430,10 @@ made one after the other in the same round (so a change of load affects
 both alike). "direct" is `litellm.Router.acompletion` on a router
 built from the same `LLMConfig` as `prose run` builds (`openai/{MODEL}` with an
 `api_base`, LiteLLM retries off), sending the exact messages prose sent, with
-asyncio's default executor (what `asyncio.run` gives a user's loop); prose and
-its LLM layer run with prose's (`prose.llm.event_loop`), as `prose run` does.
+asyncio's default executor and Python's collector thresholds (what `asyncio.run`
+gives a user's loop); prose and its LLM layer run in the settings `prose run` gives
+its loop (`prose.llm.event_loop.run`: LiteLLM's request preparation on the loop's
+thread, and the collector thresholds of `prose.llm.collector`).
 "prose" is `run_pattern` as `prose run` runs it, with the trace written to a
 file; "trace off" is `write_trace=False` (events are still built, scrubbed
 and hashed in memory, only the file is not written). "{CLIENT}"
@@ -452,8 +454,8 @@ garbage collector (`gc.callbacks`).
 {_sequential_rows(seq)}
 
 Wall ratio prose/direct: {_verdict(seq_ratio, 1.05)}; against the same direct calls on
-prose's event loop ("{DIRECT_PROSE_LOOP}": LiteLLM's request preparation on the loop's
-thread, as `prose run` does it, prose.llm.event_loop):
+prose's event loop ("{DIRECT_PROSE_LOOP}": the same settings as `prose run`,
+prose.llm.event_loop.run):
 {_ratio(seq["prose"], seq[DIRECT_PROSE_LOOP], "wall_s")}; that loop alone gives the direct calls
 {_ratio(seq[DIRECT_PROSE_LOOP], seq["direct"], "wall_s")} of their wall time and
 {_ratio(seq[DIRECT_PROSE_LOOP], seq["direct"], "cpu_s")} of their CPU. LiteLLM alone costs
