@@ -123,7 +123,13 @@ ratios of runs made one after the other. CPU per call is
 calls. Peak MiB is the tracemalloc peak (Python allocations of the whole
 process, all threads) over one more, untimed run of each side: not RSS.
 
-- **prose**: `run_pattern` as `prose run` runs it, trace written to a file.
+- **prose**: `run_pattern` as `prose run` runs it, trace written to a file,
+  in the settings `prose run` gives its loop (`prose.llm.event_loop.run`:
+  LiteLLM's request preparation on the loop's thread, and the garbage
+  collector's thresholds of `prose.llm.collector`). LangGraph and the direct
+  calls run in Python's defaults, as a user's `asyncio.run` gives them. Much of
+  prose's lead below the direct floor is those settings: "Runtime" measures
+  the direct calls in them too, and prose's own cost over that.
 - **PDL**: `pdl.pdl.exec_file` on `bench/pdl/*.pdl` (parse, validate, run,
   as `pdl prog.pdl` does), with the run's values as its initial scope. Its
   model blocks are `model: openai/stub` with `parameters: {{api_base, api_key,
