@@ -320,7 +320,7 @@ async def parallel(stub: StubServer, folder: Path) -> dict[str, list[Sample]]:
         DIRECT_PROSE_LOOP: as_prose_runs(lambda: direct_calls(config, messages, cap=CAP)),
         "prose": as_prose_runs(through_prose),
         INTERPRETER: as_prose_runs(
-                        lambda: through_prose(InstantClient(PARALLEL_LATENCY_MS / 1000))),
+            lambda: through_prose(InstantClient(PARALLEL_LATENCY_MS / 1000))),
     }
     return await interleaved(sides, PARALLEL_REPEATS, stub)
 

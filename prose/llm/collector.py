@@ -10,9 +10,9 @@ collection every 700 net allocations of containers, so every call sets off
 several; whatever is alive at that moment (each call in flight: 64 of them
 under a cap of 64) is promoted and scanned again by the older generations,
 and the oldest holds LiteLLM's whole import, some 400,000 objects. On the
-1,000-item `parallel for` against the loopback stub that was 0.9 ms of
-collector time per call, more than the interpreter's own cost; with
-`THRESHOLDS` it is under 0.1 ms (docs/benchmarks.md, "Runtime").
+1,000-item `parallel for` against the loopback stub that was 0.6 to 0.9 ms
+of collector time per call (in interleaved runs), more than the interpreter's
+own cost; with `THRESHOLDS` it is about 0.1 ms (docs/benchmarks.md, "Runtime").
 
 A young collection now waits for 20,000 allocations: by then the calls that
 made them have mostly ended and freed them, so little survives to be scanned
