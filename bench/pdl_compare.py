@@ -10,7 +10,8 @@ the dialectic's prompt tokens per call flat in rounds for prose, and how PDL's g
 
 Four workloads, each run by every side in the same benchmark run, against the
 same loopback stub (`bench/stub.py`), the sides taking turns in a rotating
-order; figures are medians. prose is `run_pattern` as `prose run` runs it
+order; figures are medians, and a target is judged on the paired ratio (the median
+over rounds of prose's run over the peer's run of the same round). prose is `run_pattern` as `prose run` runs it
 (trace written). PDL runs `bench/pdl/*.pdl` with `pdl.pdl.exec_file` in a
 worker process of its own (bench/pdl_side.py says why), which times itself.
 LangGraph graphs (bench/peer_graphs.py, bench/langgraph_compare.py) and the
@@ -72,7 +73,7 @@ CAP = lg.CAP
 LATENCY_MS = lg.LATENCY_MS
 CHAIN_CALLS = 100
 CHAIN_REPEATS = 7
-MAP_REPEATS = 7
+MAP_REPEATS = 15  # its runs are short (2 s): more rounds steady the paired ratio
 PARALLEL_ITEMS = 1000
 PARALLEL_REPEATS = 3
 ROUNDS = (2, 8)

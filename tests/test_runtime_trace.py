@@ -161,6 +161,32 @@ def test_a_config_secret_not_in_the_environment_is_masked_too(tmp_path: Path) ->
     assert secret not in (tmp_path / "trace.jsonl").read_text()
 
 
+def test_a_line_holds_what_json_cannot_write_and_masks_inside_it(tmp_path: Path) -> None:
+    import datetime
+
+    from prose.runtime.integrity import output_problem, output_sha256
+    from prose.runtime.trace import CallEvent, RunStart, Trace
+
+    secret = "bytes-secret-0123456789"
+    trace = Trace(tmp_path / "t.jsonl", "r1", secrets=[secret])
+    trace.emit(RunStart(pattern="p", pattern_sha256="0" * 64, inputs={
+        "day": datetime.date(2026, 12, 3), "at": datetime.datetime(2026, 12, 3, 4, 5, 6),
+        "tags": {"only"}, "raw": f"key {secret}".encode(), "set": frozenset([secret])}))
+    output = {"score": float("nan"), "high": float("inf"), "ok": 1.5}
+    trace.emit(CallEvent(id="c1", slot="s", service="model:m", output=output,
+                         sha256=output_sha256(output)))
+    trace.close()
+    start, call = read_events(tmp_path / "t.jsonl")
+    assert start["inputs"] == {"day": "2026-12-03", "at": "2026-12-03T04:05:06",
+                               "tags": ["only"], "raw": "key ***", "set": ["***"]}
+    assert secret not in (tmp_path / "t.jsonl").read_text()
+    # JSON has no NaN or infinity: both are null, and the digest vouches for that
+    assert call["output"] == {"score": None, "high": None, "ok": 1.5}
+    assert output_problem(call) is None
+    assert list(call)[:6] == ["type", "time", "run_id", "prev", "id", "slot"]
+    assert verify_chain(tmp_path / "t.jsonl") == (True, None)
+
+
 # --- budgets -------------------------------------------------------------------------------
 
 

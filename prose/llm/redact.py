@@ -73,8 +73,9 @@ def is_secret_key(name: str) -> bool:
 def redact(value: Any, secrets: Iterable[str]) -> Any:
     """`value` with secret-named fields masked and each of `secrets` replaced by `***`.
 
-    Works on a string or on nested mappings, lists and tuples (tuples become
-    lists; mapping keys are masked too); anything else is returned as is.
+    Works on a string or on nested mappings, lists, tuples and sets (they become
+    lists; mapping keys are masked too) and on bytes (as UTF-8 text); anything
+    else is returned as is.
     Give `secrets` longest first (`run_secrets` does) so a secret that
     contains another is masked whole.
     """
@@ -91,14 +92,16 @@ def _secret_field(name: str) -> bool:
 class JsonScrubber:
     """`redact` for records written as JSON text, paying the walk only when it can matter.
 
-    `scrub(data)`'s text is exactly `json.dumps(redact(data, secrets), ensure_ascii=False,
-    default=str)`. Each secret's forms in JSON text (as is, and escaped as json.dumps escapes
+    `scrub(data)`'s text is exactly `dumps(redact(data, secrets))` (`dumps` is
+    `json.dumps` with `ensure_ascii=False, default=str` unless given). Each secret's forms in JSON text (as is, and escaped as json.dumps escapes
     it) are worked out once; a record whose text contains none of them and nothing that could
     be a secret-named key is written as dumped, without walking it (the common case: a trace
     event). Otherwise the record is walked by `redact`, the one masking rule.
     """
 
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str],
+                 dumps: Callable[[Any], str] | None = None) -> None:
+        self._dumps = dumps or functools.partial(json.dumps, ensure_ascii=False, default=str)
         self._secrets = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
         forms = {form for secret in self._secrets
                  for form in (secret, json.dumps(secret, ensure_ascii=False)[1:-1])}
@@ -107,11 +110,11 @@ class JsonScrubber:
     def scrub(self, data: Any) -> tuple[str, Any]:
         """The record's JSON text with its secrets masked, and the record as masked (`data`
         itself when nothing was)."""
-        text = json.dumps(data, ensure_ascii=False, default=str)
+        text = self._dumps(data)
         if not _maybe_secret_field(text) and not any(form in text for form in self._forms):
             return text, data
         masked = redact(data, self._secrets)
-        return json.dumps(masked, ensure_ascii=False, default=str), masked
+        return self._dumps(masked), masked
 
 
 def mask_secrets(value: Any) -> Any:
@@ -120,6 +123,8 @@ def mask_secrets(value: Any) -> Any:
 
 
 def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any]) -> Any:
+    if isinstance(value, bytes):  # written as its text (`prose.runtime.trace.json_default`)
+        value = value.decode("utf-8", errors="replace")
     if isinstance(value, str):
         for secret in secrets:
             if secret in value:
@@ -132,7 +137,7 @@ def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any]) 
             else _masked(item, secrets, secret_field)
             for key, item in value.items()
         }
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return [_masked(item, secrets, secret_field) for item in value]
     return value
 

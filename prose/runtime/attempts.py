@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
 from prose.lang.flows import Label
+from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
 from prose.runtime.context import RunContext
 from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
@@ -79,20 +80,18 @@ def _progress(ctx: RunContext, phase: str, event: CallEvent) -> None:
     if ctx.shared.progress is not None:
         ctx.shared.progress(
             phase,
-            event.model_dump(
-                include={
-                    "id",
-                    "slot",
-                    "index",
-                    "model",
-                    "line",
-                    "usage",
-                    "latency_ms",
-                    "error",
-                    "cache_hit",
-                    "finish_reason",
-                }
-            ),
+            {
+                "id": event.id,
+                "slot": event.slot,
+                "index": event.index,
+                "model": event.model,
+                "line": event.line,
+                "usage": event.usage.to_dict(),
+                "latency_ms": event.latency_ms,
+                "error": event.error,
+                "cache_hit": event.cache_hit,
+                "finish_reason": event.finish_reason,
+            },
         )
 
 
@@ -147,9 +146,6 @@ async def model_attempt(
     label: Label,
 ) -> Any:
     """One attempt of a call of a model service, through the run's one model exchange."""
-    from prose.llm.errors import LLMError, ScriptExhaustedError
-    from prose.llm.script import exhausted_message
-
     shared = ctx.shared
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
@@ -197,6 +193,8 @@ async def model_attempt(
         )
         raise
     except ScriptExhaustedError as error:
+        from prose.llm.script import exhausted_message
+
         _fail(
             ctx, event, "script_exhausted", f"the script has no response left for `{slot}`", started
         )

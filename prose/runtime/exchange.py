@@ -19,17 +19,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from prose.llm.errors import LLMError
+from prose.llm.types import ChatRequest, Message
 from prose.runtime.cache import CachedResponse
 from prose.runtime.context import RunContext
 from prose.runtime.errors import BudgetExceeded
 from prose.runtime.prompts import messages_to_dicts
 from prose.runtime.trace import Usage
 from prose.syntax import nodes as n
-
-if TYPE_CHECKING:
-    from prose.llm.types import Message
 
 
 class ExchangeRecord(Protocol):
@@ -116,10 +115,6 @@ async def exchange(
     `accept` checks the answer and raises to refuse it: a refused answer is not
     cached. `on_send` runs just before a request goes to the client.
     """
-    from prose.llm.errors import LLMError
-    from prose.llm.script import reserve_scripted
-    from prose.llm.types import ChatRequest
-
     shared = ctx.shared
     sent = messages_to_dicts(request.messages)
     record.model, record.messages = request.model, sent
@@ -155,6 +150,8 @@ async def exchange(
         **request.send_params,
     )
     if shared.scripted:
+        from prose.llm.script import reserve_scripted
+
         # Take this request's scripted response now, in program order: parallel
         # branches reach the provider in timing order (see Script.reserve).
         chat = dataclasses.replace(chat, model=reserve_scripted(shared.client, chat.model))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +29,28 @@ from typing import Any
 
 
 def output_sha256(output: Any) -> str:
-    """The digest of a call's output as the trace records it."""
-    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False,
-                                                             sort_keys=True)
+    """The digest of a call's output as the trace records it (a number JSON cannot
+    write, NaN or an infinity, as null: `finite`)."""
+    if isinstance(output, str):
+        text = output
+    else:
+        try:
+            text = json.dumps(output, ensure_ascii=False, sort_keys=True, allow_nan=False)
+        except ValueError:
+            text = json.dumps(finite(output), ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN and infinity replaced by None: how a trace line records
+    them, since JSON has no such numbers."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    return value
 
 
 def seal_path(trace: Path) -> Path:

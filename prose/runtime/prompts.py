@@ -55,6 +55,7 @@ MAX_LIST_ITEMS = 10_000
 MAX_TEXT_CHARS = 1_000_000  # a string built, and a project template's whole output
 MAX_INT_BITS = 14_000  # about 4,300 decimal digits: what Python agrees to print
 MAX_RENDER_SECONDS = 2.0
+MAX_RENDERED = 1024  # texts of our own templates kept for reuse (system messages)
 
 DEFAULT_TEMPLATES: dict[str, str] = {
     "call_system.j2": (
@@ -181,6 +182,9 @@ class PromptBuilder:
         own = Environment(undefined=StrictUndefined, autoescape=False,
                           keep_trailing_newline=False)
         self._templates = {}
+        # Our own templates' output for text-only contexts: a slot's system message is
+        # the same for every call of it (a project's template renders every time).
+        self._rendered: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
         for name in DEFAULT_TEMPLATES:
             try:
                 template = self.env.get_template(name)
@@ -224,7 +228,15 @@ class PromptBuilder:
         where = f"`{TEMPLATE_DIR / name}`" if project else f"`{name}`"
         try:
             if not project:
-                return str(template.render(**context)).strip()
+                if any(not isinstance(item, str) for item in context.values()):
+                    return str(template.render(**context)).strip()
+                memo = (name, tuple(context.items()))
+                text = self._rendered.get(memo)
+                if text is None:
+                    if len(self._rendered) >= MAX_RENDERED:
+                        self._rendered.clear()
+                    text = self._rendered[memo] = str(template.render(**context)).strip()
+                return text
             return self._render_bounded(template.generate(**context), where)
         except ProseError:
             raise  # a budget stop

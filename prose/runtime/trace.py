@@ -1,4 +1,4 @@
-"""The run trace: JSON Lines events modelled with pydantic, written through one buffer.
+"""The run trace: JSON Lines events, plain slotted dataclasses, written through one buffer.
 
 The start of a run and each finished call or judgement (with what was
 written before it) reach the file before the run goes on, so a crash, even
@@ -13,55 +13,120 @@ Secrets never reach the file: values under keys that name a secret are
 masked and the values of secret-looking environment variables (and the LLM
 config's keys) are replaced wherever they occur, before the line is written,
 by the one masking rule of `prose.llm.redact`.
+
+The events are dataclasses, not pydantic models: a run makes one per call, the
+interpreter fills it in field by field as the call goes, and it is encoded once
+(`Event.to_dict`, then one `json.dumps`: `encode`). Validating and
+dumping a model cost more than the rest of the trace did (docs/benchmarks.md).
+Readers of a trace take its lines as plain JSON (`read_events`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
 import hashlib
 import json
 import os
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import Any, BinaryIO, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass, field
+from pathlib import Path, PurePath
+from typing import Any, BinaryIO, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
-from prose.runtime.integrity import link_problem, output_sha256, parse_line, seal_path
+from prose.runtime.integrity import finite, link_problem, output_sha256, parse_line, seal_path
 
 
-class Usage(BaseModel):
+def json_default(value: Any) -> Any:
+    """How a trace line writes a value JSON has no form for: a date or time in ISO 8601,
+    a set as a list, bytes as UTF-8 text, a path and anything else as its `str`."""
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, Usage):
+        return value.to_dict()
+    if isinstance(value, PurePath):
+        return str(value)
+    return str(value)
+
+
+def encode(data: Any) -> str:
+    """The JSON text of a trace line: NaN and infinities as null (`integrity.finite`: JSON
+    has no such numbers), other values JSON has no form for by `json_default`."""
+    try:
+        return json.dumps(data, ensure_ascii=False, default=json_default, allow_nan=False)
+    except ValueError as error:
+        if "float" not in str(error):
+            raise
+        return json.dumps(finite(data), ensure_ascii=False, default=json_default)
+
+
+@dataclass(slots=True)
+class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
 
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens}
 
-class Event(BaseModel):
-    model_config = ConfigDict(extra="allow")
+
+_FIELD_NAMES: dict[type[Event], tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[Event]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(item.name for item in dataclasses.fields(kind))
+    return names
+
+
+@dataclass(slots=True, kw_only=True)
+class Event:
+    """One line of a trace: its fields in declaration order, the base's first."""
 
     type: str
-    time: float = Field(default_factory=time.time)
+    time: float = field(default_factory=time.time)
     run_id: str = ""
     prev: str | None = None
 
+    # The events a crash must not lose: flushed to the file as soon as written.
+    checkpoint: ClassVar[bool] = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """The event as its trace line holds it (before masking)."""
+        data = {name: getattr(self, name) for name in _field_names(type(self))}
+        usage = data.get("usage")
+        if isinstance(usage, Usage):
+            data["usage"] = usage.to_dict()
+        return data
+
+
+@dataclass(slots=True, kw_only=True)
 class RunStart(Event):
-    type: Literal["run_start"] = "run_start"
+    type: str = field(default="run_start", init=False)
     pattern: str
     pattern_sha256: str
-    inputs: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
-    bindings: dict[str, Any] = Field(default_factory=dict)
-    models: dict[str, Any] = Field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    bindings: dict[str, Any] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] | None = None
     resumed_from: str | None = None
 
+    checkpoint: ClassVar[bool] = True  # a resumed run takes its inputs from it
 
+
+@dataclass(slots=True, kw_only=True)
 class CallEvent(Event):
     """One attempt of one call (sent, failed or served from the cache)."""
 
-    type: Literal["call"] = "call"
+    type: str = field(default="call", init=False)
     id: str
     slot: str
     index: int | None = None
@@ -72,16 +137,16 @@ class CallEvent(Event):
     column: int = 0
     path: str = ""
     attempt: int = 1
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     output: Any = None
     error: dict[str, Any] | None = None
-    provenance: list[str] = Field(default_factory=list)
-    transitive: list[str] = Field(default_factory=list)
+    provenance: list[str] = field(default_factory=list)
+    transitive: list[str] = field(default_factory=list)
     # The parallel branch the call ran in, and the branches the call outputs it was given
     # were made in (for `each A sees only its own chain`); absent outside any parallel.
     branch: list[str] | None = None
     chains: list[tuple[str, list[str], int, int]] | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     cache_hit: bool = False
@@ -94,11 +159,14 @@ class CallEvent(Event):
     # A failed attempt's last reply as the model gave it (a reply that failed its schema).
     reply: str | None = None
 
+    checkpoint: ClassVar[bool] = True
 
+
+@dataclass(slots=True, kw_only=True)
 class JudgeEvent(Event):
     """A discretion condition or a choice decided by the judge model."""
 
-    type: Literal["judge"] = "judge"
+    type: str = field(default="judge", init=False)
     id: str
     kind: Literal["condition", "choice"]
     text: str
@@ -106,13 +174,13 @@ class JudgeEvent(Event):
     line: int = 0
     path: str = ""
     model: str | None = None
-    values: dict[str, Any] = Field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
     options: list[str] | None = None
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     decision: Any = None
     reason: str | None = None
     error: dict[str, Any] | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     cache_hit: bool = False
@@ -120,20 +188,24 @@ class JudgeEvent(Event):
     requests: int = 0
     finish_reason: str | None = None
 
+    checkpoint: ClassVar[bool] = True
 
+
+@dataclass(slots=True, kw_only=True)
 class NoteEvent(Event):
     """Something worth recording that is not an error: a loop reaching `max`, an ignored branch."""
 
-    type: Literal["note"] = "note"
+    type: str = field(default="note", init=False)
     what: str
     message: str
     file: str = ""
     line: int = 0
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True, kw_only=True)
 class ErrorEvent(Event):
-    type: Literal["error"] = "error"
+    type: str = field(default="error", init=False)
     code: str
     kind: str
     message: str
@@ -147,13 +219,14 @@ class ErrorEvent(Event):
     refused: dict[str, Any] | None = None
 
 
+@dataclass(slots=True, kw_only=True)
 class RunEnd(Event):
-    type: Literal["run_end"] = "run_end"
+    type: str = field(default="run_end", init=False)
     status: Literal["ok", "error", "budget", "violation", "interrupted"]
     exit_code: int
     result: Any = None
     error: dict[str, Any] | None = None
-    totals: dict[str, Any] = Field(default_factory=dict)
+    totals: dict[str, Any] = field(default_factory=dict)
 
 
 def sha256_text(text: str) -> str:
@@ -180,7 +253,7 @@ class Trace:
         self.events: list[Event] = []
         self._prev: str | None = None
         self._scrubber = JsonScrubber(
-            run_secrets(extra_secrets) if secrets is None else secrets)
+            run_secrets(extra_secrets) if secrets is None else secrets, dumps=encode)
         self._file: BinaryIO | None = None
         self._counter = 0
         self._whole = hashlib.sha256()  # of every byte written: the seal, without a re-read
@@ -197,24 +270,24 @@ class Trace:
 
     def emit(self, event: Event) -> Event:
         """Write `event` (with `run_id` and `prev` filled in) as one line; a call or a
-        judgement is flushed to the file at once (`CHECKPOINTS`)."""
+        judgement is flushed to the file at once (`Event.checkpoint`)."""
         event.run_id = self.run_id
         event.prev = self._prev
-        data = event.model_dump(mode="json")
+        data = event.to_dict()
         # The one masking rule (`prose.llm.redact`), walked only when something may be masked.
         line, recorded = self._scrubber.scrub(data)
         if recorded is not data and isinstance(event, CallEvent) and event.sha256 and (
                 recorded.get("output") != data.get("output")):
             # The digest vouches for the output as recorded, masked text included.
             recorded["sha256"] = output_sha256(recorded.get("output"))
-            line = json.dumps(recorded, ensure_ascii=False, default=str)
-        encoded = line.encode("utf-8")
-        self._prev = hashlib.sha256(encoded).hexdigest()
+            line = encode(recorded)
+        encoded = (line + "\n").encode("utf-8")
+        self._prev = hashlib.sha256(encoded[:-1]).hexdigest()
         self.events.append(event)
         if self._file is not None:
-            self._file.write(encoded + b"\n")
-            self._whole.update(encoded + b"\n")
-            if isinstance(event, CHECKPOINTS):
+            self._file.write(encoded)
+            self._whole.update(encoded)
+            if event.checkpoint:
                 self._file.flush()
         return event
 
@@ -235,11 +308,6 @@ class Trace:
                     os.write(handle, seal)
                 finally:
                     os.close(handle)
-
-
-# The events a crash must not lose, each flushed to the file when written: the start (a
-# resumed run takes its inputs from it) and every finished call or judgement.
-CHECKPOINTS = (RunStart, CallEvent, JudgeEvent)
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
