@@ -31,7 +31,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
@@ -47,10 +47,6 @@ def json_default(value: Any) -> Any:
         return list(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
-    if isinstance(value, Usage):
-        return value.to_dict()
-    if isinstance(value, PurePath):
-        return str(value)
     return str(value)
 
 
