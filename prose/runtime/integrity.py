@@ -31,14 +31,20 @@ from typing import Any
 def output_sha256(output: Any) -> str:
     """The digest of a call's output as the trace records it (a number JSON cannot
     write, NaN or an infinity, as null: `finite`)."""
-    if isinstance(output, str):
-        text = output
-    else:
-        try:
-            text = json.dumps(output, ensure_ascii=False, sort_keys=True, allow_nan=False)
-        except ValueError:
-            text = json.dumps(finite(output), ensure_ascii=False, sort_keys=True)
+    text = output if isinstance(output, str) else finite_json(output, ensure_ascii=False,
+                                                              sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def finite_json(value: Any, **options: Any) -> str:
+    """`json.dumps(value, **options)` with NaN and infinities written as null (`finite`),
+    as a trace line writes them; the common case, with none, is dumped once."""
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError as error:
+        if "float" not in str(error):
+            raise
+        return json.dumps(finite(value), **options)
 
 
 def finite(value: Any) -> Any:

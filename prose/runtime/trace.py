@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
-from prose.runtime.integrity import finite, link_problem, output_sha256, parse_line, seal_path
+from prose.runtime.integrity import finite_json, link_problem, output_sha256, parse_line, seal_path
 
 
 def json_default(value: Any) -> Any:
@@ -53,12 +53,7 @@ def json_default(value: Any) -> Any:
 def encode(data: Any) -> str:
     """The JSON text of a trace line: NaN and infinities as null (`integrity.finite`: JSON
     has no such numbers), other values JSON has no form for by `json_default`."""
-    try:
-        return json.dumps(data, ensure_ascii=False, default=json_default, allow_nan=False)
-    except ValueError as error:
-        if "float" not in str(error):
-            raise
-        return json.dumps(finite(data), ensure_ascii=False, default=json_default)
+    return finite_json(data, ensure_ascii=False, default=json_default)
 
 
 @dataclass(slots=True)
