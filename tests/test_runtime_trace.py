@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +118,31 @@ def test_trace_events_and_hash_chain(tmp_path: Path) -> None:
     assert events[-1]["result"] == {"result": ["one two", "three four", "five six"]}
     assert events[-1]["totals"]["calls"] == 3 and events[-1]["status"] == "ok"
     assert verify_chain(tmp_path / "trace.jsonl") == (True, None)
+
+
+def test_a_finished_run_fsyncs_its_trace_seal_and_folder_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flush survives a kill -9; surviving a crash of the machine takes an fsync of the
+    trace, of its seal and of the folder naming them, done in a worker thread."""
+    real_fsync, synced = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        status = os.fstat(fd)
+        synced.append(((status.st_dev, status.st_ino), threading.current_thread()))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    folder = tmp_path / "traces"
+    assert run(tmp_path, trace_path=folder / "trace.jsonl").exit_code == 0
+
+    def identity(path: Path) -> tuple[int, int]:
+        status = path.stat()
+        return status.st_dev, status.st_ino
+
+    wanted = [identity(folder / name) for name in ("trace.jsonl", "trace.jsonl.sha256")]
+    assert [file for file, _ in synced] == [*wanted, identity(folder)]
+    assert all(thread is not threading.main_thread() for _, thread in synced)
 
 
 def test_tampering_breaks_the_chain(tmp_path: Path) -> None:

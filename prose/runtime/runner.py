@@ -421,7 +421,7 @@ async def _execute(
             totals=totals,
         )
     )
-    trace.close()
+    await trace.aclose()
     return RunResult(
         run_id,
         exit_code,

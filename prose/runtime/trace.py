@@ -4,7 +4,10 @@ The start of a run and each finished call or judgement (with what was
 written before it) reach the file before the run goes on, so a crash, even
 a kill -9, loses no finished call: `--resume` replays them. Other events
 (notes, errors, the end) wait in the buffer for the next of those, or for
-`close`.
+`close`. A flush hands the lines to the operating system, which is all a
+killed process needs; `close` also `fsync`s the trace, its seal and their
+folder, so a finished run's trace survives a crash of the machine too
+(`aclose` does that off the event loop, where other runs may be calling).
 
 Every event carries `prev`, the sha256 of the previous line (None for the
 first), so the trace is a tamper-evident chain: `verify_chain` recomputes it
@@ -23,6 +26,7 @@ Readers of a trace take its lines as plain JSON (`read_events`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import hashlib
@@ -286,19 +290,44 @@ class Trace:
         """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
 
         The hash chain covers every line but the last (no line follows it);
-        the seal covers the last one too. `sha256sum -c` can check it.
+        the seal covers the last one too. `sha256sum -c` can check it. Both
+        files and the folder holding them are `fsync`ed before this returns.
         """
+        file, self._file = self._file, None
+        if file is None or self.path is None:
+            return
+        try:
+            file.flush()
+            os.fsync(file.fileno())
+        finally:
+            file.close()
+        seal = f"{self._whole.hexdigest()}  {self.path.name}\n".encode()
+        handle = os.open(seal_path(self.path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(handle, seal)
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+        _sync_folder(self.path.parent)
+
+    async def aclose(self) -> None:
+        """`close` in a worker thread: its `fsync`s wait on the disk, not the event loop."""
         if self._file is not None:
-            self._file.close()
-            self._file = None
-            if self.path is not None:
-                seal = f"{self._whole.hexdigest()}  {self.path.name}\n".encode()
-                handle = os.open(seal_path(self.path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                                 0o644)
-                try:
-                    os.write(handle, seal)
-                finally:
-                    os.close(handle)
+            await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+
+def _sync_folder(folder: Path) -> None:
+    """`fsync` a folder, so the names of files created in it last a crash of the machine."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:  # a platform that cannot open folders (Windows): nothing to sync
+        return
+    try:
+        os.fsync(handle)
+    except OSError:  # a file system that cannot sync a folder
+        pass
+    finally:
+        os.close(handle)
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
