@@ -145,7 +145,8 @@ class Bench:
             tracemalloc.stop()
 
     async def measure(self, sides: dict[str, Side | PdlJob], repeats: int) -> Workload:
-        """Every side `repeats` times, taking turns in a rotating order; then each one's peak."""
+        """Every side `repeats` times, taking turns in a rotating order (this process's sides
+        next to each other); then each one's peak."""
 
         def measured(side: Side | PdlJob) -> Measured:
             if isinstance(side, PdlJob):
@@ -153,8 +154,13 @@ class Bench:
             return lambda: timed(side, self.stub)
 
         runs = {name: measured(side) for name, side in sides.items()}
-        names = list(runs)
-        samples: dict[str, list[Sample]] = {name: [] for name in names}
+        # The sides of this process first (prose, LangGraph, direct), PDL's after them: in
+        # a rotation of that list, prose's run comes right before LangGraph's in all but one
+        # round of every len(names), so their paired ratio compares runs made one after the
+        # other. In the order of `sides`, PDL's run (seconds, in another process) came
+        # between them in every round.
+        names = sorted(runs, key=lambda name: isinstance(sides[name], PdlJob))
+        samples: dict[str, list[Sample]] = {name: [] for name in sides}
         for repeat in range(repeats):
             shift = repeat % len(names)
             for name in names[shift:] + names[:shift]:

@@ -130,7 +130,10 @@ loaded machine inflates CPU time as well as wall time, so compare within a table
 Every workload is run by every side in the same benchmark run, against the
 same loopback stub (`bench/stub.py`, a child process), the sides taking
 turns in a rotating order; figures are medians; a ratio is the median of the
-ratios of runs made in the same round. The targets (prose <= each peer) are
+ratios of runs made in the same round. The order is prose, LangGraph, the
+direct calls (this process), then PDL's sides (a worker process), rotated by
+one each round, so prose's run comes right before LangGraph's in all but one
+round in five. The targets (prose <= each peer) are
 judged on those paired ratios: the machine's speed drifts from round to round
 by more than the differences measured here, and a ratio within a round cancels
 the drift where comparing two medians does not. CPU per call is
