@@ -213,6 +213,43 @@ def test_rows_run_in_input_order_and_a_failing_row_does_not_stop_the_others(
     assert progress and progress[-1]["rows_done"] == 60
 
 
+def test_the_local_executor_syncs_its_traces_with_the_results_not_row_by_row(
+    tmp_path: Path, stub: Stub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An fsync per row's trace would hold the calls in flight back; the results file
+    syncs the traces' file system (`syncfs`) before each of its own fsyncs instead."""
+    from prose.batch import output
+
+    real_fsync, fsynced = os.fsync, []
+    real_sync, synced_folders = output.sync_file_system, []
+
+    def fsync(fd: int) -> None:
+        status = os.fstat(fd)
+        fsynced.append((status.st_dev, status.st_ino))
+        real_fsync(fd)
+
+    def sync_file_system(folder: Path) -> bool:
+        done = real_sync(folder)
+        synced_folders.append((Path(folder).resolve(), done))
+        return done
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(output, "sync_file_system", sync_file_system)
+    project(tmp_path, stub, [{"task": f"t{i}"} for i in range(20)])
+    done = batch(tmp_path, "--inputs", "rows.jsonl", "--out", "out.jsonl", "-q")
+    assert done.exit_code == 0, stderr(done)
+    lines = results(tmp_path / "out.jsonl")
+    traces = [tmp_path / line["trace"] for line in lines]
+    assert len(traces) == 20 and all(trace.is_file() for trace in traces)
+    rows_synced = {(t.stat().st_dev, t.stat().st_ino) for t in traces} & set(fsynced)
+    assert not rows_synced
+    out = (tmp_path / "out.jsonl").stat()
+    assert (out.st_dev, out.st_ino) in fsynced
+    assert synced_folders and all(folder == traces[0].parent.parent for folder, _ in synced_folders)
+    if sys.platform.startswith("linux"):
+        assert synced_folders[-1][1]  # syncfs ran
+
+
 def test_the_batch_budget_holds_across_rows(tmp_path: Path, stub: Stub) -> None:
     project(tmp_path, stub, [{"task": f"t{i}"} for i in range(30)])
     done = batch(tmp_path, "--inputs", "rows.jsonl", "--max-calls", "10", "--concurrency", "1",

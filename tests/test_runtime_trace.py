@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import textwrap
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -120,16 +119,16 @@ def test_trace_events_and_hash_chain(tmp_path: Path) -> None:
     assert verify_chain(tmp_path / "trace.jsonl") == (True, None)
 
 
-def test_a_finished_run_fsyncs_its_trace_seal_and_folder_off_the_loop(
+def test_a_finished_run_fsyncs_its_trace_seal_and_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A flush survives a kill -9; surviving a crash of the machine takes an fsync of the
-    trace, of its seal and of the folder naming them, done in a worker thread."""
+    trace, of its seal and of the folder naming them."""
     real_fsync, synced = os.fsync, []
 
     def fsync(fd: int) -> None:
         status = os.fstat(fd)
-        synced.append(((status.st_dev, status.st_ino), threading.current_thread()))
+        synced.append((status.st_dev, status.st_ino))
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
@@ -141,8 +140,11 @@ def test_a_finished_run_fsyncs_its_trace_seal_and_folder_off_the_loop(
         return status.st_dev, status.st_ino
 
     wanted = [identity(folder / name) for name in ("trace.jsonl", "trace.jsonl.sha256")]
-    assert [file for file, _ in synced] == [*wanted, identity(folder)]
-    assert all(thread is not threading.main_thread() for _, thread in synced)
+    assert synced == [*wanted, identity(folder)]
+    synced.clear()
+    assert run(tmp_path, trace_path=folder / "unsynced.jsonl", sync_trace=False).exit_code == 0
+    assert synced == []
+    assert verify_chain(folder / "unsynced.jsonl") == (True, None)
 
 
 def test_tampering_breaks_the_chain(tmp_path: Path) -> None:

@@ -190,7 +190,10 @@ def _batch(options: dict[str, Any]) -> int:
         debug=options["debug"],
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
-    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size)
+    # The local executor leaves its rows' traces to the results file's syncs; Ray's workers
+    # sync each row's trace themselves (they may write to another machine's disk).
+    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size,
+                          traces=traces if options["executor"] != "ray" else None)
     executor: Any
     try:
         if options["executor"] == "ray":

@@ -96,6 +96,9 @@ class RunOptions:
     limits: Limits = field(default_factory=Limits)
     trace_path: str | Path | None = None
     write_trace: bool = True
+    # fsync the trace when the run ends; False when the caller makes many runs' traces
+    # durable at once (the rows of `prose batch`'s local executor)
+    sync_trace: bool = True
     run_id: str | None = None
     project_dir: str | Path = "."
     cache_dir: str | Path | None = None
@@ -421,7 +424,7 @@ async def _execute(
             totals=totals,
         )
     )
-    await trace.aclose()
+    trace.close()
     return RunResult(
         run_id,
         exit_code,
@@ -532,7 +535,7 @@ def _open_trace(
         return run_secrets(extra)
 
     try:
-        return Trace(path, run_id,
+        return Trace(path, run_id, sync=options.sync_trace,
                      secrets=memo(resources, ("secrets",), secrets, owner=options.llm_config))
     except OSError as error:
         raise RunIOError(f"cannot write the trace {path}: {error.strerror or error}") from None

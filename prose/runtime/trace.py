@@ -6,8 +6,9 @@ a kill -9, loses no finished call: `--resume` replays them. Other events
 (notes, errors, the end) wait in the buffer for the next of those, or for
 `close`. A flush hands the lines to the operating system, which is all a
 killed process needs; `close` also `fsync`s the trace, its seal and their
-folder, so a finished run's trace survives a crash of the machine too
-(`aclose` does that off the event loop, where other runs may be calling).
+folder, so a finished run's trace survives a crash of the machine too,
+unless the caller makes many traces durable at once (`sync=False`: the rows
+of `prose batch`, whose results file syncs their folder's file system).
 
 Every event carries `prev`, the sha256 of the previous line (None for the
 first), so the trace is a tamper-evident chain: `verify_chain` recomputes it
@@ -26,7 +27,6 @@ Readers of a trace take its lines as plain JSON (`read_events`).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime
 import hashlib
@@ -232,7 +232,8 @@ class Trace:
     """An append-only JSONL trace with a hash chain; `None` path keeps events in memory only.
 
     `secrets` (longest first) replaces the environment's and `extra_secrets` when a caller
-    has worked them out already (the rows of a batch share one list).
+    has worked them out already (the rows of a batch share one list). `sync=False` leaves
+    the `fsync` of `close` to the caller.
     """
 
     def __init__(
@@ -242,8 +243,10 @@ class Trace:
         *,
         extra_secrets: Sequence[str] = (),
         secrets: Sequence[str] | None = None,
+        sync: bool = True,
     ) -> None:
         self.path = Path(path) if path is not None else None
+        self.sync = sync
         self.run_id = run_id
         self.events: list[Event] = []
         self._prev: str | None = None
@@ -291,29 +294,27 @@ class Trace:
 
         The hash chain covers every line but the last (no line follows it);
         the seal covers the last one too. `sha256sum -c` can check it. Both
-        files and the folder holding them are `fsync`ed before this returns.
+        files and the folder holding them are `fsync`ed before this returns (with `sync`).
         """
         file, self._file = self._file, None
         if file is None or self.path is None:
             return
         try:
             file.flush()
-            os.fsync(file.fileno())
+            if self.sync:
+                os.fsync(file.fileno())
         finally:
             file.close()
         seal = f"{self._whole.hexdigest()}  {self.path.name}\n".encode()
         handle = os.open(seal_path(self.path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(handle, seal)
-            os.fsync(handle)
+            if self.sync:
+                os.fsync(handle)
         finally:
             os.close(handle)
-        _sync_folder(self.path.parent)
-
-    async def aclose(self) -> None:
-        """`close` in a worker thread: its `fsync`s wait on the disk, not the event loop."""
-        if self._file is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self.close)
+        if self.sync:
+            _sync_folder(self.path.parent)
 
 
 def _sync_folder(folder: Path) -> None:
