@@ -9,9 +9,9 @@ of whole rows, at worst followed by one torn line. The file is `fsync`ed at
 most every `FSYNC_EVERY_S` and when it is closed, so a crash of the machine
 loses at most that much of the newest rows, which `--resume` runs again (a
 blocking `fsync` per row held every call in flight back). Given `traces`,
-the local executor's traces folder, each of those syncs first syncs the
-file system holding it (`syncfs`, Linux; elsewhere the rows' traces are not
-synced before the batch ends), so the traces of the rows written so far
+the batch's traces folder, each of those syncs first syncs the
+file system holding it (`syncfs`, Linux; elsewhere the rows' traces are left
+to the operating system), so the traces of the rows written so far
 reach the disk before their lines are synced: one system call for every
 trace finished since the last one.
 

@@ -190,10 +190,9 @@ def _batch(options: dict[str, Any]) -> int:
         debug=options["debug"],
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
-    # The local executor leaves its rows' traces to the results file's syncs; Ray's workers
-    # sync each row's trace themselves (they may write to another machine's disk).
-    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size,
-                          traces=traces if options["executor"] != "ray" else None)
+    # The rows leave their traces' fsync to the results file's syncs (an fsync per row held
+    # the calls in flight back: docs/language-runtime-decisions.md).
+    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size, traces=traces)
     executor: Any
     try:
         if options["executor"] == "ray":
