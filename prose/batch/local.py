@@ -49,7 +49,7 @@ class LocalExecutor:
 
     async def run(self, row: Row) -> dict[str, Any]:
         return await run_row(self.plan, self.resources, self.pattern, row.index, row.inputs,
-                             self.calls.hook(row.index), sync_trace=False)
+                             self.calls.hook(row.index))
 
     def in_flight(self) -> int | None:
         return len(self.calls.open)

@@ -98,13 +98,11 @@ async def run_row(
     index: int,
     inputs: Mapping[str, Any],
     progress: Callable[[str, Mapping[str, Any]], None] | None = None,
-    *,
-    sync_trace: bool = True,
 ) -> dict[str, Any]:
     """Run row `index` (or take its result from its finished trace) and return its record.
 
-    `sync_trace=False` leaves the trace's `fsync` to the caller (the local executor's
-    results file syncs the traces' file system, `prose.batch.output.ResultsFile`).
+    The row's trace is not `fsync`ed when it closes: the driver's results file syncs the
+    traces' file system before each of its own syncs (`prose.batch.output.ResultsFile`).
     """
     from prose.runtime.runner import run_pattern
 
@@ -123,7 +121,7 @@ async def run_row(
         resume_trace=resume,
         resume_force=True,  # our own journal: replay its intact prefix, whatever follows it
         progress=progress,
-        sync_trace=sync_trace,
+        sync_trace=False,
     ))
     error = result.error.to_dict() if result.error is not None else None
     return record(index, ROW_STATUS.get(result.status, "error"), result.value, error,

@@ -108,10 +108,8 @@ class RowWorker:
         if not self.loop_ready:  # Ray made this actor's loop; give it prose's executor
             event_loop.install()
             self.loop_ready = True
-        # As the local executor's: the driver's results file syncs the traces' file system
-        # (a worker on another machine: its traces are flushed, the OS writes them back).
         return await run_row(self.plan, self.resources, self.pattern, index, inputs,
-                             self.calls.hook(index), sync_trace=False)
+                             self.calls.hook(index))
 
     async def run_many(self, rows: Sequence[tuple[int, dict[str, Any]]]) -> list[Any]:
         """Each row's record, or the exception that stopped it (sent back to the driver)."""

@@ -97,7 +97,7 @@ class RunOptions:
     trace_path: str | Path | None = None
     write_trace: bool = True
     # fsync the trace when the run ends; False when the caller makes many runs' traces
-    # durable at once (the rows of `prose batch`'s local executor)
+    # durable at once (the rows of `prose batch`)
     sync_trace: bool = True
     run_id: str | None = None
     project_dir: str | Path = "."
