@@ -37,8 +37,26 @@ def machine() -> str:
     )
 
 
+def versions() -> str:
+    """LiteLLM's version (most of a call's CPU is its own) and the commit of prose measured."""
+    from importlib import metadata
+
+    try:
+        litellm = metadata.version("litellm")
+    except metadata.PackageNotFoundError:
+        litellm = "not installed"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return f"LiteLLM {litellm}"
+    return f"LiteLLM {litellm}, prose at {commit}{' with changes' if dirty.strip() else ''}"
+
+
 def stamp() -> str:
-    return f"Measured {dt.date.today().isoformat()} on {machine()}."
+    return f"Measured {dt.date.today().isoformat()} on {machine()}; {versions()}."
 
 
 def load_average() -> float:
