@@ -40,6 +40,8 @@ from bench.runtime import (
     Side,
     as_prose_runs,
     call_count,
+    chat_request,
+    interleaved,
     prose_run,
     stub_config,
     timed,
@@ -48,16 +50,10 @@ from bench.stub import StubServer
 from prose.llm.config import LLMConfig
 from prose.llm.loader import load_litellm
 from prose.llm.router_client import RouterClient
-from prose.llm.types import ChatRequest, Message
 
 ROUNDS = 30
 FLOOR = "direct, prose's loop"
 CALLS = lg.ITEMS + 1
-
-
-def _request(messages: list[dict[str, str]]) -> ChatRequest:
-    chat = [Message(m["role"], m["content"]) for m in messages]  # type: ignore[arg-type]
-    return ChatRequest(lg.MODEL, chat, timeout_s=60)
 
 
 async def through_client(config: LLMConfig, items: list[str]) -> int:
@@ -68,10 +64,10 @@ async def through_client(config: LLMConfig, items: list[str]) -> int:
     async def mapper(index: int, chunk: str) -> str:
         async with semaphore:
             state = lg._chunk_state(index, chunk, len(items))
-            return (await client.complete(_request(lg.mapper_messages(state)))).text
+            return (await client.complete(chat_request(lg.mapper_messages(state), 60))).text
 
     results = await asyncio.gather(*(mapper(i, chunk) for i, chunk in enumerate(items)))
-    await client.complete(_request(lg.reducer_messages(lg.BRIEF, list(results))))
+    await client.complete(chat_request(lg.reducer_messages(lg.BRIEF, list(results)), 60))
     return len(items) + 1
 
 
@@ -110,14 +106,7 @@ async def measure(rounds: int) -> dict[str, list[Sample]]:
         runs = sides(config, Path(tmp))
         for side in runs.values():  # warm: imports, the stub's connections
             await timed(side, stub)
-        samples: dict[str, list[Sample]] = {name: [] for name in runs}
-        names = list(runs)
-        for turn in range(rounds):
-            shift = turn % len(names)
-            for name in names[shift:] + names[:shift]:
-                samples[name].append(await timed(runs[name], stub))
-            print(f"round {turn + 1}/{rounds}", file=sys.stderr, flush=True)
-        return samples
+        return await interleaved(runs, rounds, stub, progress=True)
 
 
 def render(samples: dict[str, list[Sample]], rounds: int, load: tuple[float, float]) -> str:

@@ -153,12 +153,17 @@ class InstantClient:
         return ChatResponse("ok", None, Usage(11, 1, 12), 0.0, 0.0, request.model, 1)
 
 
+def chat_request(messages: list[dict[str, str]], timeout_s: float) -> ChatRequest:
+    """The `RouterClient` request for `messages` as the other sides send them (dicts)."""
+    chat = [Message(m["role"], m["content"]) for m in messages]  # type: ignore[arg-type]
+    return ChatRequest(MODEL, chat, timeout_s=timeout_s)
+
+
 async def client_calls(config: LLMConfig, messages: Sequence[list[dict[str, str]]]) -> int:
     """Send `messages` one after the other through prose's `RouterClient`, no interpreter."""
     client = RouterClient(config)
     for item in messages:
-        chat = [Message(m["role"], m["content"]) for m in item]  # type: ignore[arg-type]
-        await client.complete(ChatRequest(MODEL, chat, timeout_s=config.timeout_s))
+        await client.complete(chat_request(item, config.timeout_s))
     return len(messages)
 
 
@@ -238,15 +243,18 @@ async def timed(side: Side, stub: StubServer) -> Sample:
 
 
 async def interleaved(
-    sides: dict[str, Side], repeats: int, stub: StubServer
+    sides: dict[str, Side], repeats: int, stub: StubServer, *, progress: bool = False
 ) -> dict[str, list[Sample]]:
-    """Run every side `repeats` times, taking turns in a rotating order."""
+    """Run every side `repeats` times, taking turns in a rotating order (`progress`: a line
+    on stderr after each round)."""
     names = list(sides)
     samples: dict[str, list[Sample]] = {name: [] for name in names}
     for repeat in range(repeats):
         shift = repeat % len(names)
         for name in names[shift:] + names[:shift]:
             samples[name].append(await timed(sides[name], stub))
+        if progress:
+            print(f"round {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
     return samples
 
 
