@@ -64,10 +64,10 @@ async def through_client(config: LLMConfig, items: list[str]) -> int:
     async def mapper(index: int, chunk: str) -> str:
         async with semaphore:
             state = lg._chunk_state(index, chunk, len(items))
-            return (await client.complete(chat_request(lg.mapper_messages(state), 60))).text
+            return (await client.complete(chat_request(lg.mapper_messages(state), config.timeout_s))).text
 
     results = await asyncio.gather(*(mapper(i, chunk) for i, chunk in enumerate(items)))
-    await client.complete(chat_request(lg.reducer_messages(lg.BRIEF, list(results)), 60))
+    await client.complete(chat_request(lg.reducer_messages(lg.BRIEF, list(results)), config.timeout_s))
     return len(items) + 1
 
 
