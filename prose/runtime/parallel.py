@@ -85,6 +85,40 @@ async def _cancel(tasks: Sequence[asyncio.Task[Value]]) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+class _Arrivals:
+    """The branches' tasks as they finish, each handed over once.
+
+    Each task reports itself when done, so waiting for the next ones costs the
+    same whether 2 or 2,000 are still running (`asyncio.wait` over the pending
+    set costs a callback on every pending task at each wake-up: quadratic in a
+    wide `parallel for` whose calls come back one by one).
+    """
+
+    def __init__(self, tasks: Sequence[asyncio.Task[Value]]) -> None:
+        self.waiting = len(tasks)
+        self._done: list[asyncio.Task[Value]] = []
+        self._wake: asyncio.Future[None] | None = None
+        for task in tasks:
+            task.add_done_callback(self._arrived)
+
+    def _arrived(self, task: asyncio.Task[Value]) -> None:
+        self._done.append(task)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def next(self) -> list[asyncio.Task[Value]]:
+        """The tasks that finished since the last call; waits for at least one."""
+        if not self._done:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        done, self._done = self._done, []
+        self.waiting -= len(done)
+        return done
+
+
 async def run_branches(
     branches: Sequence[Branch],
     modifiers: Modifiers,
@@ -104,12 +138,11 @@ async def run_branches(
         raise TooFewSuccesses(
             f'"any" wants {wanted} successful branches but there are only {total}'
         )
-    pending = set(tasks)
+    arrivals = _Arrivals(tasks)
     failures: list[ProseRuntimeError] = []
     try:
-        while pending and len(successes) < wanted:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=positions.__getitem__):
+        while arrivals.waiting and len(successes) < wanted:
+            for task in sorted(await arrivals.next(), key=positions.__getitem__):
                 position = positions[task]
                 error = task.exception() if not task.cancelled() else asyncio.CancelledError()
                 if error is None:
@@ -132,8 +165,6 @@ async def run_branches(
                         label=error.label,
                     )
                     finished[position] = True
-            if modifiers.mode == "all" and not pending:
-                break
     finally:
         await _cancel(tasks)
     if modifiers.mode == "all":
