@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol
 
 from prose.lang.channels import Channel
@@ -156,9 +157,7 @@ class Policy:
         slot, name = rules.slot, channel.name
         found: list[Violation] = []
         if channel.kind == "input":
-            if rules.requires is not None and not any(
-                requirement_matches(entry, name) for entry in rules.requires
-            ):
+            if rules.requires is not None and not _required(rules.requires, name):
                 found.append(Violation(slot, REQUIRES, f"`{slot}` does not require `{name}`", name))
             if rules.sees_only is not None and name not in rules.sees_only:
                 allowed = ", ".join(f"`{item}`" for item in rules.sees_only)
@@ -230,6 +229,13 @@ class Policy:
         unmerged = tuple(Unmerged(**item) for item in data.get("unmerged", ()))
         return cls(data.get("pattern", ""), slots, independent, unmerged,
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)))
+
+
+@lru_cache(maxsize=4096)
+def _required(requires: tuple[str, ...], name: str) -> bool:
+    """Whether one of a slot's `requires:` entries names input `name` (cached per slot and
+    input: a pattern has few, and every call of the slot asks)."""
+    return any(requirement_matches(entry, name) for entry in requires)
 
 
 def _made_at(channel: Channel, other: str) -> str:

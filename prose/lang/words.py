@@ -51,6 +51,10 @@ def whole_word(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
 
 
+@lru_cache(maxsize=4096)
 def names_word(text: str, word: str) -> bool:
-    """Whether `text` contains `word` as a whole word, ignoring case."""
+    """Whether `text` contains `word` as a whole word, ignoring case.
+
+    Cached: the run-time check asks it of every literal text of every call, and a
+    pattern's literal texts and forbidden words are few."""
     return whole_word(word).search(text) is not None

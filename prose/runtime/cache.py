@@ -54,6 +54,10 @@ class CachedResponse:
         )
 
 
+# `json.dumps(..., sort_keys=True, ensure_ascii=False, default=str)`, its encoder made once.
+_KEY_BODY = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 class KeyMaker:
     """Cache keys for one run; counts repeats so no two calls of a run share a key."""
 
@@ -70,7 +74,7 @@ class KeyMaker:
         schema: Mapping[str, Any] | None,
         params: Mapping[str, Any],
     ) -> str:
-        body = json.dumps(
+        body = _KEY_BODY.encode(
             {
                 "site": site,
                 "path": path,
@@ -78,10 +82,7 @@ class KeyMaker:
                 "messages": messages,
                 "schema": schema,
                 "params": params,
-            },
-            sort_keys=True,
-            ensure_ascii=False,
-            default=str,
+            }
         )
         base = hashlib.sha256(body.encode("utf-8")).hexdigest()
         occurrence = self._seen.get(base, 0)

@@ -19,6 +19,7 @@ damage, it is where the run stopped, and it is never replayed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -39,12 +40,20 @@ def output_sha256(output: Any) -> str:
 def finite_json(value: Any, **options: Any) -> str:
     """`json.dumps(value, **options)` with NaN and infinities written as null (`finite`),
     as a trace line writes them; the common case, with none, is dumped once."""
+    strict, lenient = _encoders(tuple(sorted(options.items())))
     try:
-        return json.dumps(value, allow_nan=False, **options)
+        return strict.encode(value)
     except ValueError as error:
         if "float" not in str(error):
             raise
-        return json.dumps(finite(value), **options)
+        return lenient.encode(finite(value))
+
+
+@functools.lru_cache(maxsize=16)
+def _encoders(options: tuple[tuple[str, Any], ...]) -> tuple[json.JSONEncoder, json.JSONEncoder]:
+    """The encoders `json.dumps` would make for `options`, refusing NaN and not, made once
+    (`json.dumps` makes one on every call given an option; an encoder is reentrant)."""
+    return json.JSONEncoder(allow_nan=False, **dict(options)), json.JSONEncoder(**dict(options))
 
 
 def finite(value: Any) -> Any:

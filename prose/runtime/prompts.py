@@ -108,8 +108,10 @@ def render_value(value: Value | Any) -> str:
     data = plain(value) if isinstance(value, Value) else value
     if isinstance(data, str):
         return data
-    if not isinstance(data, dict | list | tuple):  # a scalar: the same text without the
-        return json.dumps(data, ensure_ascii=False)  # indenting encoder (pure Python)
+    if type(data) is int:  # as `json.dumps` writes it (`int.__repr__`), without its encoder
+        return repr(data)
+    if not isinstance(data, dict | list | tuple):  # a scalar other than a string: ASCII,
+        return json.dumps(data)  # and the same text without the indenting encoder
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
