@@ -390,3 +390,63 @@ def test_use_alias_calls_another_pattern(tmp_path: Path) -> None:
     assert value(result) == {"result": "from the used pattern"}
     first = next(e for e in result.events if e.type == "call")
     assert first.path == "helper>" and first.provenance == []
+
+
+# --- run_branches directly: each finished branch is handed over once, in order ----------
+
+
+def _branches(delays: list[float]) -> list[Any]:
+    from prose.runtime.values import Value
+
+    def branch(position: int, delay: float) -> Any:
+        async def run() -> Value:
+            await asyncio.sleep(delay)
+            return Value(position)
+
+        return run
+
+    return [branch(position, delay) for position, delay in enumerate(delays)]
+
+
+def _gated(count: int, gate: asyncio.Event) -> list[Any]:
+    """Branches that reach `gate` in reverse order of position, then all finish in one step
+    of the loop once it opens: the last position's task is done first."""
+    from prose.runtime.values import Value
+
+    def branch(position: int) -> Any:
+        async def run() -> Value:
+            for _ in range(count - position):
+                await asyncio.sleep(0)
+            await gate.wait()
+            return Value(position)
+
+        return run
+
+    return [branch(position) for position in range(count)]
+
+
+def test_branches_that_finish_together_are_taken_in_position_order() -> None:
+    from prose.runtime.parallel import Modifiers, run_branches
+
+    async def main(mode: Modifiers) -> Any:
+        gate = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.01, gate.set)
+        return (await run_branches(_gated(4, gate), mode, on_dropped=lambda *_: None)).value
+
+    # The four finish together, position 3 first: `first` still takes position 0, and
+    # `any` with a count of 2 positions 0 and 1.
+    assert asyncio.run(main(Modifiers("first"))).data == 0
+    assert [item.data for item in asyncio.run(main(Modifiers("any", 2))).data] == [0, 1]
+
+
+def test_many_branches_finishing_one_by_one_are_each_taken_once() -> None:
+    from prose.runtime.parallel import Modifiers, run_branches
+
+    delays = [(position * 7919 % 1000) / 20_000 for position in range(1000)]  # 0-50 ms, shuffled
+
+    async def main() -> Any:
+        return await run_branches(_branches(delays), Modifiers(), on_dropped=lambda *_: None)
+
+    outcome = asyncio.run(main())
+    assert [item.data for item in outcome.value.data] == list(range(1000))
+    assert all(outcome.finished)
