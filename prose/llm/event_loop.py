@@ -30,7 +30,7 @@ import contextvars
 import os
 from collections.abc import Callable, Coroutine
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from prose.llm import collector
 
@@ -71,12 +71,29 @@ class PrepInline(concurrent.futures.ThreadPoolExecutor):
             self.threaded += 1
             return super().submit(fn, *args, **kwargs)
         self.inline += 1
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-        try:
-            future.set_result(fn())
-        except BaseException as error:  # the awaiting coroutine gets it, as from a thread
-            future.set_exception(error)
-        return future
+        return _settled(fn)
+
+
+def _settled(fn: Callable[[], T]) -> concurrent.futures.Future[T]:
+    """`fn()`'s outcome in a future that is already done.
+
+    On a running loop it is a future of that loop: `run_in_executor` hands such a future
+    back as it is (`asyncio.wrap_future`), where a `concurrent.futures.Future` is chained
+    to a new one through `call_soon_threadsafe`, a write to the loop's self-pipe, a read
+    and a turn of the loop for every call (about 50 µs of CPU against 2 µs, measured on
+    the preparation's path alone). `run_in_executor` is the only caller of this
+    executor's `submit` with LiteLLM's preparation.
+    """
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    future: Any = loop.create_future() if loop is not None else concurrent.futures.Future()
+    try:
+        future.set_result(fn())
+    except BaseException as error:  # the awaiting coroutine gets it, as from a thread
+        future.set_exception(error)
+    return cast("concurrent.futures.Future[T]", future)
 
 
 def wanted() -> bool:
