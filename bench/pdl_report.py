@@ -6,7 +6,7 @@ import statistics
 from typing import TYPE_CHECKING
 
 from bench.report import stamp
-from bench.runtime import Sample, median, paired_difference, paired_ratio
+from bench.runtime import Sample, median, paired_difference, paired_ratio, paired_ratio_interval
 
 if TYPE_CHECKING:
     from bench.pdl_compare import Workload
@@ -61,9 +61,14 @@ def _verdict(samples: dict[str, list[Sample]]) -> str:
     Judged on the paired ratio, the median over rounds of prose's run over the peer's run of
     the same round: the machine's speed drifts from round to round, by more than the
     difference measured, and a ratio within a round cancels that where a ratio of two medians
-    taken over different rounds does not. The medians and the rounds prose won are shown too.
+    taken over different rounds does not. The medians and the rounds prose won are shown too,
+    and a distribution-free 95% interval for the paired ratio's median
+    (`bench.runtime.median_interval`): when it holds 1.00 the run cannot tell the two sides
+    apart, and the verdict says so.
     """
     prose = samples["prose"]
+    # Under 6 rounds no two order statistics hold the median with 95% confidence.
+    spread = "95% interval" if len(prose) >= 6 else f"range over the {len(prose)} rounds"
     lines = []
     for peer in PEERS:
         for label, measure in (("CPU per call", "cpu_ms_per_call"), ("wall", "wall_s")):
@@ -71,11 +76,14 @@ def _verdict(samples: dict[str, list[Sample]]) -> str:
             ratio = paired_ratio(prose, theirs, measure)
             won = sum(getattr(a, measure) <= getattr(b, measure)
                       for a, b in zip(prose, theirs, strict=True))
+            low, high = paired_ratio_interval(prose, theirs, measure)
             verdict = "meets" if ratio <= 1.0 else "misses"
+            if low <= 1.0 <= high:
+                verdict += ", within this run's noise"
             lines.append(
-                f"- {label}, prose <= {peer}: {verdict} (paired ratio {ratio:.2f}x; prose ahead "
-                f"in {won} of {len(prose)} rounds; medians {median(prose, measure):.2f} "
-                f"against {median(theirs, measure):.2f})")
+                f"- {label}, prose <= {peer}: {verdict} (paired ratio {ratio:.2f}x, {spread} "
+                f"{low:.2f}-{high:.2f}x; prose ahead in {won} of {len(prose)} rounds; medians "
+                f"{median(prose, measure):.2f} against {median(theirs, measure):.2f})")
     return "\n".join(lines)
 
 
@@ -136,7 +144,10 @@ one each round, so prose's run comes right before LangGraph's in all but one
 round in five. The targets (prose <= each peer) are
 judged on those paired ratios: the machine's speed drifts from round to round
 by more than the differences measured here, and a ratio within a round cancels
-the drift where comparing two medians does not. CPU per call is
+the drift where comparing two medians does not. Each verdict gives a 95%
+interval for that median ratio (distribution-free: two order statistics of the
+rounds' ratios, the 4th and the 12th of 15); when it holds 1.00, the run cannot
+tell prose from that peer, whichever way the median falls. CPU per call is
 `time.process_time()` of the side's process over the run, divided by its
 calls. Peak MiB is the tracemalloc peak (Python allocations of the whole
 process, all threads) over one more, untimed run of each side: not RSS.

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gc
+import math
 import os
 import statistics
 import sys
@@ -268,6 +269,31 @@ def paired_ratio(samples: list[Sample], base: list[Sample], measure: str) -> flo
     return statistics.median(
         getattr(a, measure) / getattr(b, measure) for a, b in zip(samples, base, strict=True)
     )
+
+
+def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median of `values`: the order statistics
+    x(k) and x(n+1-k), with k the largest rank for which P(Binomial(n, 1/2) < k) <= (1 -
+    confidence) / 2. Its coverage is at least `confidence` whatever the distribution (for
+    15 values: the 4th and the 12th, 96.5%). Fewer than 6 values give no such interval at
+    95%: the smallest and largest are returned."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        raise ValueError("no values")
+    tail, k, below = (1 - confidence) / 2, 0, 0.0
+    while k < n // 2 and below + math.comb(n, k) / 2**n <= tail:
+        below += math.comb(n, k) / 2**n
+        k += 1
+    k = max(k, 1)
+    return ordered[k - 1], ordered[n - k]
+
+
+def paired_ratio_interval(samples: list[Sample], base: list[Sample], measure: str
+                          ) -> tuple[float, float]:
+    """`median_interval` of the per-round ratios whose median `paired_ratio` gives."""
+    return median_interval(
+        [getattr(a, measure) / getattr(b, measure) for a, b in zip(samples, base, strict=True)])
 
 
 def paired_difference(samples: list[Sample], base: list[Sample], measure: str) -> float:
