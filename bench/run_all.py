@@ -7,8 +7,8 @@ order: parse, lint, runtime, langgraph_compare, pdl_compare, local, then any oth
 name; each in a new process (so every one starts cold and none inherits
 another's imports). `local` runs only when the `local` extra is installed;
 `langgraph_compare` skips itself when LangGraph is not installed;
-`pdl_compare` and `map_reduce_layers` run only when the `bench` extra (PDL and
-LangGraph) is installed; `commits` compares two commits and runs only by hand.
+`pdl_compare`, `map_reduce_layers` and `head_to_head` run only when the `bench`
+extra (PDL and LangGraph) is installed; `commits` compares two commits and runs only by hand.
 Exit status: 1 if any benchmark failed.
 """
 
@@ -46,7 +46,7 @@ def skip_reason(name: str) -> str | None:
             return "the `local` extra is not installed (pip install -e '.[local]')"
     if name == "commits":
         return "it compares two commits: run it by hand (python bench/commits.py BASE)"
-    if name in ("pdl_compare", "map_reduce_layers"):
+    if name in ("pdl_compare", "map_reduce_layers", "head_to_head"):
         from importlib.util import find_spec
 
         needs = ("pdl", "langgraph") if name == "pdl_compare" else ("langgraph",)

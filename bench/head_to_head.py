@@ -1,0 +1,121 @@
+"""prose against LangGraph on the map-reduce alone, many rounds: how far apart they are, and how sure.
+
+bench/pdl_compare.py judges issue 20's targets on 15 rounds of five sides. For the
+map-reduce against LangGraph its paired ratio has read from 0.98x to 1.04x on the same
+code, and its 95% interval (about 0.94-1.05x) holds 1.00: 15 rounds cannot tell the two
+apart. This runs only those two sides, taking turns (which goes first alternates), for
+60 rounds by default, against the same loopback stub (200 mapper calls and a reducer,
+stub latency 50 ms, 64 in flight), each as its users run it: `prose run`'s settings for
+prose (`bench.runtime.as_prose_runs`), Python's defaults for LangGraph. The interval for
+the median paired ratio is distribution-free (`bench.runtime.median_interval`); at 60
+rounds it is about a third as wide as at 15.
+
+Run: python bench/head_to_head.py [ROUNDS]   (60 by default, about 5 min; writes its section)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import langgraph_compare as lg
+from bench.report import load_average, stamp, write_section
+from bench.runtime import (
+    Sample,
+    Side,
+    as_prose_runs,
+    call_count,
+    interleaved,
+    median,
+    paired_ratio,
+    paired_ratio_interval,
+    prose_run,
+    stub_config,
+    timed,
+)
+from bench.stub import StubServer
+from prose.llm.config import LLMConfig
+from prose.llm.loader import load_litellm
+
+ROUNDS = 60
+CALLS = lg.ITEMS + 1
+
+
+def sides(config: LLMConfig, folder: Path) -> dict[str, Side]:
+    items = lg.chunks()
+    inputs: dict[str, Any] = {"task_brief": lg.BRIEF, "chunks": items}
+
+    async def prose() -> int:
+        return call_count(await prose_run(lg.PATTERN, config, folder, inputs=inputs))
+
+    async def langgraph() -> int:
+        state = await lg.langgraph_run(config, items)
+        return len(state["mapper_results"]) + 1
+
+    return {"prose": as_prose_runs(prose), "LangGraph": langgraph}
+
+
+async def measure(rounds: int) -> dict[str, list[Sample]]:
+    load_litellm()
+    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
+        config = stub_config(stub.base_url(latency_ms=lg.LATENCY_MS, words=lg.WORDS),
+                             concurrency=lg.CAP)
+        runs = sides(config, Path(tmp))
+        for side in runs.values():  # warm: imports, the stub's connections
+            await timed(side, stub)
+        return await interleaved(runs, rounds, stub, progress=True)
+
+
+def render(samples: dict[str, list[Sample]], rounds: int, load: tuple[float, float]) -> str:
+    prose, theirs = samples["prose"], samples["LangGraph"]
+    rows = []
+    for label, measure in (("CPU per call", "cpu_s"), ("wall", "wall_s")):
+        ratio = paired_ratio(prose, theirs, measure)
+        low, high = paired_ratio_interval(prose, theirs, measure)
+        won = sum(getattr(a, measure) <= getattr(b, measure)
+                  for a, b in zip(prose, theirs, strict=True))
+        scale, unit = (1000 / CALLS, "ms a call") if measure == "cpu_s" else (1.0, "s a run")
+        rows.append(f"| {label} | {median(prose, measure) * scale:.2f} | "
+                    f"{median(theirs, measure) * scale:.2f} | {unit} | {ratio:.3f}x | "
+                    f"{low:.3f}-{high:.3f}x | {won} of {rounds} |")
+    table = "\n".join(rows)
+    return f"""
+## prose and LangGraph head to head: the map-reduce
+
+{stamp()}
+Load average {load[0]:.2f} before, {load[1]:.2f} after.
+
+The map-reduce of the PDL and LangGraph comparison ({lg.ITEMS} mapper calls and a reducer,
+stub latency {lg.LATENCY_MS} ms, {lg.CAP} in flight), prose and LangGraph alone taking turns
+for {rounds} rounds, each as its users run it (`prose run`'s loop settings for prose,
+Python's defaults for LangGraph). The ratio is the median over rounds of prose's run over
+LangGraph's in the same round; the interval is a distribution-free 95% interval for that
+median (two order statistics of the rounds' ratios).
+
+| measure | prose | LangGraph | unit | paired ratio | 95% interval | rounds prose was cheaper |
+|---|---|---|---|---|---|---|
+{table}
+
+`python bench/head_to_head.py {rounds}`
+"""
+
+
+def main() -> None:
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        return
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    before = load_average()
+    samples = asyncio.run(measure(rounds))
+    body = render(samples, rounds, (before, load_average()))
+    write_section("head-to-head", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
