@@ -15,32 +15,27 @@ Run: python bench/head_to_head.py [ROUNDS]   (60 by default, about 5 min; writes
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import langgraph_compare as lg
-from bench.report import load_average, stamp, write_section
+from bench import map_reduce_layers as layers
+from bench.report import stamp
 from bench.runtime import (
     Sample,
     Side,
     as_prose_runs,
     call_count,
-    interleaved,
+    interval_name,
     median,
     paired_ratio,
     paired_ratio_interval,
     prose_run,
-    stub_config,
-    timed,
 )
-from bench.stub import StubServer
 from prose.llm.config import LLMConfig
-from prose.llm.loader import load_litellm
 
 ROUNDS = 60
 CALLS = lg.ITEMS + 1
@@ -58,17 +53,6 @@ def sides(config: LLMConfig, folder: Path) -> dict[str, Side]:
         return len(state["mapper_results"]) + 1
 
     return {"prose": as_prose_runs(prose), "LangGraph": langgraph}
-
-
-async def measure(rounds: int) -> dict[str, list[Sample]]:
-    load_litellm()
-    with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
-        config = stub_config(stub.base_url(latency_ms=lg.LATENCY_MS, words=lg.WORDS),
-                             concurrency=lg.CAP)
-        runs = sides(config, Path(tmp))
-        for side in runs.values():  # warm: imports, the stub's connections
-            await timed(side, stub)
-        return await interleaved(runs, rounds, stub, progress=True)
 
 
 def render(samples: dict[str, list[Sample]], rounds: int, load: tuple[float, float]) -> str:
@@ -97,7 +81,7 @@ Python's defaults for LangGraph). The ratio is the median over rounds of prose's
 LangGraph's in the same round; the interval is a distribution-free 95% interval for that
 median (two order statistics of the rounds' ratios).
 
-| measure | prose | LangGraph | unit | paired ratio | 95% interval | rounds prose was cheaper |
+| measure | prose | LangGraph | unit | paired ratio | {interval_name(rounds)} | rounds prose was cheaper |
 |---|---|---|---|---|---|---|
 {table}
 
@@ -106,15 +90,7 @@ median (two order statistics of the rounds' ratios).
 
 
 def main() -> None:
-    if {"-h", "--help"} & set(sys.argv[1:]):
-        print(__doc__)
-        return
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
-    before = load_average()
-    samples = asyncio.run(measure(rounds))
-    body = render(samples, rounds, (before, load_average()))
-    write_section("head-to-head", body)
-    print(body)
+    layers.run(__doc__, "head-to-head", ROUNDS, render, sides)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import asyncio
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,15 @@ def sides(config: LLMConfig, folder: Path) -> dict[str, Side]:
     }
 
 
-async def measure(rounds: int) -> dict[str, list[Sample]]:
+async def measure(
+    rounds: int, make: Callable[[LLMConfig, Path], dict[str, Side]] = sides
+) -> dict[str, list[Sample]]:
+    """`rounds` rounds of the sides `make` gives, against one stub set for the map-reduce."""
     load_litellm()
     with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
         config = stub_config(stub.base_url(latency_ms=lg.LATENCY_MS, words=lg.WORDS),
                              concurrency=lg.CAP)
-        runs = sides(config, Path(tmp))
+        runs = make(config, Path(tmp))
         for side in runs.values():  # warm: imports, the stub's connections
             await timed(side, stub)
         return await interleaved(runs, rounds, stub, progress=True)
@@ -150,16 +154,25 @@ less than LangGraph's on prose's loop in {prose_vs["LangGraph, prose's loop"]} o
 """
 
 
-def main() -> None:
+Render = Callable[[dict[str, list[Sample]], int, tuple[float, float]], str]
+
+
+def run(doc: str | None, section: str, default_rounds: int, render: Render,
+        make: Callable[[LLMConfig, Path], dict[str, Side]]) -> None:
+    """A map-reduce benchmark's command line: `[ROUNDS]` or `--help`; writes `section`."""
     if {"-h", "--help"} & set(sys.argv[1:]):
-        print(__doc__)
+        print(doc)
         return
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else ROUNDS
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else default_rounds
     before = load_average()
-    samples = asyncio.run(measure(rounds))
+    samples = asyncio.run(measure(rounds, make))
     body = render(samples, rounds, (before, load_average()))
-    write_section("map-reduce-layers", body)
+    write_section(section, body)
     print(body)
+
+
+def main() -> None:
+    run(__doc__, "map-reduce-layers", ROUNDS, render, sides)
 
 
 if __name__ == "__main__":

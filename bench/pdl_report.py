@@ -6,7 +6,14 @@ import statistics
 from typing import TYPE_CHECKING
 
 from bench.report import stamp
-from bench.runtime import Sample, median, paired_difference, paired_ratio, paired_ratio_interval
+from bench.runtime import (
+    Sample,
+    interval_name,
+    median,
+    paired_difference,
+    paired_ratio,
+    paired_ratio_interval,
+)
 
 if TYPE_CHECKING:
     from bench.pdl_compare import Workload
@@ -67,8 +74,7 @@ def _verdict(samples: dict[str, list[Sample]]) -> str:
     apart, and the verdict says so.
     """
     prose = samples["prose"]
-    # Under 6 rounds no two order statistics hold the median with 95% confidence.
-    spread = "95% interval" if len(prose) >= 6 else f"range over the {len(prose)} rounds"
+    spread = interval_name(len(prose))
     lines = []
     for peer in PEERS:
         for label, measure in (("CPU per call", "cpu_ms_per_call"), ("wall", "wall_s")):

@@ -289,6 +289,12 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[
     return ordered[k - 1], ordered[n - k]
 
 
+def interval_name(rounds: int) -> str:
+    """What `median_interval` of `rounds` values is: under 6, no two order statistics hold
+    the median with 95% confidence, and it is the range."""
+    return "95% interval" if rounds >= 6 else f"range over the {rounds} rounds"
+
+
 def paired_ratio_interval(samples: list[Sample], base: list[Sample], measure: str
                           ) -> tuple[float, float]:
     """`median_interval` of the per-round ratios whose median `paired_ratio` gives."""
