@@ -8,7 +8,7 @@ apart. This runs only those two sides, taking turns (which goes first alternates
 stub latency 50 ms, 64 in flight), each as its users run it: `prose run`'s settings for
 prose (`bench.runtime.as_prose_runs`), Python's defaults for LangGraph. The interval for
 the median paired ratio is distribution-free (`bench.runtime.median_interval`); at 60
-rounds it is about a third as wide as at 15.
+rounds it is about half as wide as at 15 (the width goes as one over the square root of the rounds).
 
 Run: python bench/head_to_head.py [ROUNDS]   (60 by default, about 5 min; writes its section)
 """
