@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -27,13 +26,10 @@ from bench.report import stamp
 from bench.runtime import (
     Sample,
     Side,
-    as_prose_runs,
-    call_count,
     interval_name,
     median,
     paired_ratio,
     paired_ratio_interval,
-    prose_run,
 )
 from prose.llm.config import LLMConfig
 
@@ -42,17 +38,9 @@ CALLS = lg.ITEMS + 1
 
 
 def sides(config: LLMConfig, folder: Path) -> dict[str, Side]:
-    items = lg.chunks()
-    inputs: dict[str, Any] = {"task_brief": lg.BRIEF, "chunks": items}
-
-    async def prose() -> int:
-        return call_count(await prose_run(lg.PATTERN, config, folder, inputs=inputs))
-
-    async def langgraph() -> int:
-        state = await lg.langgraph_run(config, items)
-        return len(state["mapper_results"]) + 1
-
-    return {"prose": as_prose_runs(prose), "LangGraph": langgraph}
+    """prose and LangGraph, as map_reduce_layers makes them (prose in `prose run`'s settings)."""
+    both = layers.sides(config, folder)
+    return {name: both[name] for name in ("prose", "LangGraph")}
 
 
 def render(samples: dict[str, list[Sample]], rounds: int, load: tuple[float, float]) -> str:
