@@ -48,15 +48,16 @@ def analysis_time(texts: list[tuple[str, str]], strict: bool) -> float:
 def check_per_call() -> float:
     """CPU seconds of the run-time check of one call: channels, then `Policy.violations`."""
     from prose.lang.channels import call_channels
+    from prose.lang.flows import Label
     from prose.lang.policy import compile_policy
-    from prose.runtime.values import Value
+    from prose.runtime.values import labelled
     from prose.spec import load_spec_file
 
     spec = load_spec_file(ROOT / "patterns" / "proposer-adversary.prose.md").spec
     policy = compile_policy(spec)
-    inputs = {"task_brief": Value("Design a rate limiter for a public API.",
-                                  literal=frozenset({"Design"}))}
-    prompt = Value("Write a proposal that answers the brief.", literal=frozenset({"Write"}))
+    inputs = {"task_brief": labelled("Design a rate limiter for a public API.",
+                                     Label(literal=frozenset({"Design"})))}
+    prompt = labelled("Write a proposal that answers the brief.", Label(literal=frozenset({"Write"})))
     ensures = spec.slots[0].ensures if spec and spec.slots else None
     rounds = 20_000
     start = time.process_time()

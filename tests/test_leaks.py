@@ -43,8 +43,9 @@ LEAK_SECTIONS: dict[str, str | None] = {
     "parameters": "- `task_brief`: string -- what the proposer answers",
     "returns": "- `result`: what the pattern produced",
 }
-# `fail` is read only by the run-time test (tests/test_runtime_hiding.py).
-FILE_KEYS = {"channel", "description", "name", "fail", "leak", "clean", *SECTIONS}
+# `fail` and `services` are read only by the run-time test (tests/test_runtime_hiding.py).
+# `services` too: how many services a list-valued slot is bound to at run time.
+FILE_KEYS = {"channel", "description", "name", "fail", "services", "leak", "clean", *SECTIONS}
 TWIN_KEYS = {"program", "expect", "xfail", *SECTIONS}  # a twin may override a section
 
 

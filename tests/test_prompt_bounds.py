@@ -24,7 +24,7 @@ from prose.runtime.prompts import (
     TemplateProblem,
     render_within,
 )
-from prose.runtime.values import Value
+from prose.runtime.values import wrap
 from tests.conftest import run_prose
 
 WHERE = "the prompt template `.prose/templates/call_user.j2`"
@@ -41,7 +41,7 @@ def builder(tmp_path: Path, template: str, **options: float) -> PromptBuilder:
 
 def render(prompts: PromptBuilder) -> str:
     messages = prompts.call_messages(
-        role=None, ensures=None, prompt="hi", inputs={"task": Value("the task")}
+        role=None, ensures=None, prompt="hi", inputs={"task": wrap("the task")}
     )
     return messages[-1].content
 
@@ -167,7 +167,7 @@ def test_a_template_within_the_bounds_renders_as_before(tmp_path: Path) -> None:
 def test_the_built_in_templates_print_a_large_input_whole(tmp_path: Path) -> None:
     text = "word " * (MAX_TEXT_CHARS // 4)  # past the cap on what a project template prints
     messages = PromptBuilder(tmp_path).call_messages(
-        role=None, ensures=None, prompt=None, inputs={"doc": Value(text)}
+        role=None, ensures=None, prompt=None, inputs={"doc": wrap(text)}
     )
     assert messages[-1].content == "## doc\n" + text.strip()
 

@@ -423,7 +423,8 @@ SCRIPTED_CALLS = 20
 
 
 def _shared_script(
-    path: Path, program: str, fail: list[str] | dict[str, list[int]] | None = None
+    path: Path, program: str, fail: list[str] | dict[str, list[int]] | None = None,
+    services: dict[str, int] | None = None,
 ) -> Script:
     """Every slot answers `{flaws, sections}`; the calls `fail` names are errors instead.
 
@@ -451,7 +452,11 @@ def _shared_script(
     for slot, numbers in failing.items():
         for number in numbers:
             slots[slot][number - 1] = {"$error": f"the {slot} failed"}
-    return Script.from_mapping({"slots": slots})
+    # A list-valued slot (`services`): that many services, one queue each.
+    mapping: dict[str, Any] = {name: slots[name] for name in slots}
+    for name, count in (services or {}).items():
+        mapping[name] = [slots[name]] * count
+    return Script.from_mapping({"slots": mapping})
 
 
 @pytest.mark.parametrize("fixture_path", SHARED_LEAKS, ids=[p.stem for p in SHARED_LEAKS])
@@ -462,7 +467,7 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     fail = fixture.get("fail")
     leak = fixture["leak"]["program"]
     path = _shared_pattern(fixture, leak, tmp_path, fixture["leak"])
-    script = _shared_script(path, leak, fail)
+    script = _shared_script(path, leak, fail, fixture.get("services"))
     result = run_file(path, tmp_path, script)
     assert result.exit_code == 5, result.error and result.error.format()
     assert result.error is not None and result.error.slot is not None
@@ -480,7 +485,7 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     assert [e for e in result.events if e.type == "call" and e.time > stopped] == []
     clean = fixture["clean"]["program"]
     path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
-    twin = run_file(path, tmp_path, _shared_script(path, clean, fail))
+    twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services")))
     assert twin.exit_code != 5, twin.error and twin.error.format()
 
 
@@ -498,7 +503,8 @@ def test_audit_gives_the_run_times_verdict_on_every_fixture_trace(
         folder = tmp_path / kind
         folder.mkdir()
         path = _shared_pattern(fixture, program, folder, fixture[kind])
-        result = run_file(path, folder, _shared_script(path, program, fixture.get("fail")))
+        result = run_file(path, folder, _shared_script(path, program, fixture.get("fail"),
+                                                          fixture.get("services")))
         report = audit_trace(folder / "trace.jsonl", pattern=path)
         rules = sorted(set(result.error.rules)) if result.exit_code == 5 else []  # type: ignore[union-attr]
         assert [f.to_dict() for f in report.findings] == [], report.findings

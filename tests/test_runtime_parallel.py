@@ -10,6 +10,7 @@ from typing import Any
 from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
 from prose.runtime.services import PatternService, PythonService
+from prose.runtime.values import constant
 
 HEADER = """---
 name: par
@@ -401,7 +402,7 @@ def _branches(delays: list[float]) -> list[Any]:
     def branch(position: int, delay: float) -> Any:
         async def run() -> Value:
             await asyncio.sleep(delay)
-            return Value(position)
+            return constant(position)
 
         return run
 
@@ -418,7 +419,7 @@ def _gated(count: int, gate: asyncio.Event) -> list[Any]:
             for _ in range(count - position):
                 await asyncio.sleep(0)
             await gate.wait()
-            return Value(position)
+            return constant(position)
 
         return run
 

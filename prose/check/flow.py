@@ -33,6 +33,7 @@ from prose.lang.flows import default_texts
 from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax import walk
 from prose.syntax.visitor import Visitor
 
 Defs = frozenset[int]
@@ -41,8 +42,10 @@ MAX_BLOCK_DEPTH = 8
 MAX_SHAPE_DEPTH = 4
 MAX_ITERATIONS = 100
 # How many iterations of a `for s in S` loop are followed one by one to tell which
-# stage's output reaches which (each of `S` sees only its predecessor's output).
+# stage's output reaches which (each of `S` sees only its predecessor's output): at least
+# this many, and one more than the names the program writes (`probe_iterations`).
 PROBE_ITERATIONS = 3
+MAX_PROBE_ITERATIONS = 64
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,20 @@ class Value:
 
 
 CONSTANT = Value(fields={})  # a literal: carries nothing, and no member carries anything
+
+
+class Returned(set[int]):
+    """What the `return`s of a collecting body (a loop in value position, a block, a
+    parallel branch, a pipeline stage) give: their labels, and the services they may be
+    (a block may return a slot, a race may be won by a branch that returns one)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.services: set[str] = set()
+
+    def add_value(self, value: Value, label: Defs) -> None:
+        self.update(label)
+        self.services |= _flatten(value).services
 
 
 @dataclass
@@ -360,6 +377,35 @@ def _join_states(outcomes: list[State]) -> dict[str, Value]:
     return joined
 
 
+def probe_iterations(program: n.Program) -> int:
+    """How many iterations of a followed loop reach every flow an unbounded run has.
+
+    Between two iterations a value moves from the names it is held in to the names those
+    are copied into: a relation over the names the program writes. Whatever reaches a
+    call at some iteration reaches it along a path of that relation no longer than the
+    number of names, so following one more iteration than that many (and two for the
+    predecessor's own output to arrive) covers every iteration after it.
+    """
+    written: set[str] = set(walk.bound_names(program))
+    for statement in walk.walk_statements(program.body):
+        if isinstance(statement, n.Assign | n.Append):
+            root = _root_name(statement.target)
+            if root is not None:
+                written.add(root)
+    return min(MAX_PROBE_ITERATIONS, max(PROBE_ITERATIONS, len(written) + 2))
+
+
+def _merged(captured: State, current: State) -> State:
+    """Where a block defined at run time reads: every name of the scope it captured (as it
+    is now, or as the caller's view of the same name, joined), over the current home."""
+    view: dict[str, Value] = {}
+    for name in captured:
+        value = captured[name]
+        other = current.get(name)
+        view[name] = value if other is None or other is value else _join([value, other])
+    return State(view, *current.maps)
+
+
 def _flatten(value: Value) -> Value:
     """The value with its shape forgotten: the label then covers every member."""
     if value.fields is None:
@@ -387,9 +433,15 @@ class _Analyser(Visitor[Value]):
         self._session_calls: dict[int, n.Call] = {}  # a session analysed as a call of its agent
         self.blocks: dict[str, set[n.BlockDef]] = {}
         self.block_homes: dict[int, int] = {}  # a block's isolation depth where it is defined
+        # A block defined while the program runs (not hoisted): the scope it was defined in,
+        # which it reads even when run after that scope ended (a closure, LANGUAGE.md 4.6).
+        self.block_scopes: dict[int, State] = {}
         self.block_depth = 0
         self.pc: Defs = NONE
-        self.collecting: list[set[int]] = []  # returns of the innermost collecting body
+        self.collecting: list[Returned] = []  # returns of the innermost collecting body
+        # One memory per `persist` agent for the whole run (`prose.lang.flows.remembered`):
+        # a definition whose sources grow with every session, wherever it runs.
+        self.memory: dict[str, int] = {}
         self.raised: list[set[int]] = [set()]  # errors the innermost `try` or branch may see
         self.handling: list[Defs] = []  # errors a `catch` body handles (for a bare `throw`)
         self.let_frames: list[set[str]] = [set()]  # names bound by `let` per branch/block scope
@@ -400,6 +452,7 @@ class _Analyser(Visitor[Value]):
         self.followed: str | None = None
         self.in_followed: list[str] = []  # the followed loops the main analysis is inside
         self.iteration: int | None = None
+        self.probe = probe_iterations(program)
         self.predecessor_slots = frozenset(
             invariant.form.slot for invariant in self.decl.invariants
             if getattr(invariant.form, "kind", None) == "predecessor")
@@ -553,14 +606,15 @@ class _Analyser(Visitor[Value]):
             return value
         if isinstance(target, n.Index):
             key = self._expr(target.index, state)
-            keys.append(_flatten(key).label if self.strict else NONE)
+            keys.append(flows.stored_key(self, NONE, _flatten(key).label))
             container = self._store(old, target.obj, Value(), state, keys)
             return Value(container.label, None, container.services)
         assert isinstance(target, n.Member)
         path: list[str] = []
         node: n.Expr = target
         while isinstance(node, n.Member):
-            path.append(node.name)
+            path.append(node.name)  # a key written in the pattern is its literal text
+            keys.append(flows.stored_key(self, NONE, self.text(node.name, node.span)))
             node = node.obj
         if not isinstance(node, n.Name):
             return Value(old.label, None)
@@ -571,7 +625,8 @@ class _Analyser(Visitor[Value]):
         root = _root_name(statement.target)
         if root is not None:
             old = state.get(root, self._name(root, state))
-            merged = Value(old.label | _flatten(value).label | _flatten(old).label)
+            merged = Value(old.label | _flatten(value).label | _flatten(old).label, None,
+                           _flatten(old).services | _flatten(value).services)
             state[root] = self._bind(root, merged, statement.span, "record")
         return CONSTANT
 
@@ -583,7 +638,7 @@ class _Analyser(Visitor[Value]):
         self._exit(statement, state)  # it ends a collecting loop's iteration or a branch
         label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
         if self.collecting:
-            self.collecting[-1].update(label)
+            self.collecting[-1].add_value(value, label)
         elif self.iteration is None:
             self.result.returns.append((statement, replace(value, label=label)))
         return value
@@ -622,6 +677,7 @@ class _Analyser(Visitor[Value]):
             depends = _flatten(iterable).label | self._expr(loop.max, state).label
         saved_pc = self.pc
         collected: set[int] = set()
+        services: set[str] = set()  # the services the iterations' values may be
         errors: set[int] = set()
         following = False
         try:
@@ -651,7 +707,7 @@ class _Analyser(Visitor[Value]):
                 # branch (LANGUAGE.md 4.3); in a plain loop it passes through.
                 collects = collecting or parallel
                 if collects:
-                    self.collecting.append(set())
+                    self.collecting.append(Returned())
                 if parallel:
                     self.raised.append(set())
                     self.let_frames.append(set())
@@ -662,12 +718,13 @@ class _Analyser(Visitor[Value]):
                     last = self._body(loop.body, body_state, collecting=collecting)
                 finally:
                     self.exits.pop()
-                    returned = self.collecting.pop() if collects else set()
+                    returned = self.collecting.pop() if collects else Returned()
                     if parallel:
                         errors |= self.raised.pop()
                         self.let_frames.pop()
                         self.branch.pop()
                 collected |= returned | _flatten(last).label
+                services |= returned.services | _flatten(last).services
                 if parallel:
                     self.raised[-1].update(self._crossing(frozenset(errors), loop, "<errors>"))
                     if self._block_count() == blocks_before:
@@ -693,8 +750,9 @@ class _Analyser(Visitor[Value]):
                 return CONSTANT
             label = flows.bind(self, frozenset(collected), self.pc, self.strict)
             if parallel:
-                return Value(self._crossing(label, loop, "<loop>"))
-            return Value(frozenset({self._define("<loop>", loop.span, "join", label)}))
+                return Value(self._crossing(label, loop, "<loop>"), None, frozenset(services))
+            return Value(frozenset({self._define("<loop>", loop.span, "join", label)}), None,
+                         frozenset(services))
         finally:
             self.pc = saved_pc
             if following:
@@ -710,14 +768,14 @@ class _Analyser(Visitor[Value]):
         saved_raised = self.raised
         self.raised = [set()]  # what these iterations raise is known to the main analysis
         try:
-            for iteration in range(PROBE_ITERATIONS):
+            for iteration in range(self.probe):
                 self.iteration = iteration
                 body = run.fork()
                 body[loop.var] = self._bind(loop.var, element, loop.span, "loop")
                 if loop.index_var:
                     body[loop.index_var] = self._bind(loop.index_var, CONSTANT, loop.span, "loop")
                 exits: dict[str, list[Value]] = {}
-                self.collecting.append(set())
+                self.collecting.append(Returned())
                 self.exits.append((body, exits))
                 try:
                     self._body(loop.body, body)
@@ -737,13 +795,13 @@ class _Analyser(Visitor[Value]):
 
     def exec_Parallel(self, statement: n.Parallel, state: State) -> Value:
         published: dict[str, list[Value]] = {}
-        values: set[int] = set()
+        values = Returned()
         errors: set[int] = set()
         for modifier in statement.modifiers:
             self._expr(modifier.value, state)
         for branch in statement.branches:
             child = state.isolate()
-            self.collecting.append(set())
+            self.collecting.append(Returned())
             self.raised.append(set())
             self.let_frames.append(set())
             self.branch.append(_branch_key(statement))
@@ -753,11 +811,13 @@ class _Analyser(Visitor[Value]):
                 last = self.visit(branch, child)
             finally:
                 self.exits.pop()
-                values |= self.collecting.pop()
+                popped = self.collecting.pop()
+                values |= popped
+                values.services |= popped.services
                 errors |= self.raised.pop()
                 names = self.let_frames.pop()
                 self.branch.pop()
-            values |= _flatten(last).label
+            values.add_value(last, _flatten(last).label)
             for name in names:  # every `let` of the branch, nested ones too (LANGUAGE.md 4.1)
                 published.setdefault(name, []).extend([child[name], *exits.get(name, [])])
         self.raised[-1].update(self._crossing(frozenset(errors), statement, "<errors>"))
@@ -768,7 +828,8 @@ class _Analyser(Visitor[Value]):
             self.let_frames[-1].add(name)
         if _may_continue(statement.modifiers):
             values |= errors
-        return Value(self._crossing(frozenset(values), statement))
+        return Value(self._crossing(frozenset(values), statement), None,
+                     frozenset(values.services))
 
     eval_Parallel = exec_Parallel
 
@@ -860,6 +921,8 @@ class _Analyser(Visitor[Value]):
     def exec_BlockDef(self, statement: n.BlockDef, state: State) -> Value:
         self.blocks.setdefault(statement.name, set()).add(statement)  # a definition that may run
         self.block_homes[id(statement)] = state.depth
+        earlier = self.block_scopes.get(id(statement))
+        self.block_scopes[id(statement)] = state if earlier is None else _merged(earlier, state)
         return CONSTANT
 
     def exec_Use(self, statement: n.Use, state: State) -> Value:
@@ -878,6 +941,9 @@ class _Analyser(Visitor[Value]):
             try:
                 # A block runs in a child of the scope it was defined in (LANGUAGE.md 4.1).
                 home = state.home(self.block_homes.get(id(block), 0))
+                captured = self.block_scopes.get(id(block))
+                if captured is not None and captured is not home:
+                    home = _merged(captured, home)
                 values.append(self._invoke(block.body, block.params, args, home.isolate(),
                                            statement.span))
             finally:
@@ -903,26 +969,41 @@ class _Analyser(Visitor[Value]):
         site.target = "session"
         given: list[Defs] = []
         for prop in session.properties:
-            value = self._expr(prop.value, state)
+            value = self._rendered(self._expr(prop.value, state))
             entry = site.inputs.get(prop.name)
             site.inputs[prop.name] = (InputFlow(prop.name, prop, value) if entry is None
                                       else InputFlow(prop.name, prop, _join([entry.value, value])))
             if prop.name not in CONTROL_PROPERTIES:
                 given.append(_flatten(value).label)
-        if session.prompt is not None:
-            given.append(_flatten(self._expr(session.prompt, state)).label)
-        key = f"<memory {slot}>"  # not a name: the state carries it through loops and joins
-        memory = state.get(key, CONSTANT)
+        if session.prompt is not None:  # an inline prompt is the call's `prompt` channel
+            value = self._rendered(self._expr(session.prompt, state))
+            prop = n.Property("prompt", session.prompt, span=session.prompt.span)
+            entry = site.inputs.get("prompt")
+            site.inputs["prompt"] = (InputFlow("prompt", prop, value) if entry is None
+                                     else InputFlow("prompt", prop, _join([entry.value, value])))
+            given.append(_flatten(value).label)
+        memory = self._memory(slot, session)
         if session.resume:
-            given.append(_flatten(memory).label)
+            given.append(frozenset({memory}))
         joined = self.join(given)
         branch = tuple(self.branch)
         site.branches.add(branch)
         label = flows.call_output(self, slot, joined, session.head, branch, flows.UNKNOWN_INDEX)
         self.raised[-1].update(label)
-        state[key] = Value(flows.remembered(self, _flatten(memory).label, joined, label))
-        self.let_frames[-1].add(key)  # published from a parallel branch like a `let`
+        # The agent's one memory grows by what this session was given and answered (and, in
+        # strict mode, the program counter it ran under), wherever the session runs.
+        grown: Defs = flows.bind(self, flows.remembered(self, NONE, joined, label), self.pc,
+                                 self.strict)
+        self.result.defs[memory].sources.update(grown)
         return Value(label)
+
+    def _memory(self, slot: str, session: n.Session) -> int:
+        """The definition holding `slot`'s memory for the run (made at its first session)."""
+        found = self.memory.get(slot)
+        if found is None:
+            found = self.memory[slot] = len(self.result.defs)
+            self.result.defs.append(Definition(found, f"<memory {slot}>", session.head, "memory"))
+        return found
 
     def eval_Pipeline(self, pipeline: n.Pipeline, state: State) -> Value:
         current = self._expr(pipeline.source, state)
@@ -937,6 +1018,7 @@ class _Analyser(Visitor[Value]):
         element = Value(items, None, current.services)
         acc = element
         values: Defs = NONE
+        services: set[str] = set()
         saved_pc = self.pc
         parallel = stage.op == "pmap"
         self.pc = flows.under(self, self.pc, items, self.strict)
@@ -946,7 +1028,7 @@ class _Analyser(Visitor[Value]):
                 bound = (acc, element) if stage.op == "reduce" else (element,)
                 for param, value in zip(stage.params, bound, strict=True):
                     body[param] = self._bind(param, value, stage.span, "loop")
-                self.collecting.append(set())
+                self.collecting.append(Returned())
                 self.let_frames.append(set())
                 self.exits.append(None)
                 if parallel:
@@ -960,6 +1042,7 @@ class _Analyser(Visitor[Value]):
                     if parallel:
                         self.branch.pop()
                 result = frozenset(returned) | _flatten(last).label
+                services |= returned.services | _flatten(last).services
                 grown = not result <= values
                 values |= result
                 changed = {name: _join([state[name], body[name]]) for name in body.written
@@ -979,16 +1062,18 @@ class _Analyser(Visitor[Value]):
                 label = flows.bind(self, values, self.pc, self.strict)
         finally:
             self.pc = saved_pc
+        kept = frozenset(current.services if stage.op == "filter" else services)
         if parallel:
-            return Value(self._crossing(label, stage, "<pmap>"))
-        return Value(frozenset({self._define(f"<{stage.op}>", stage.span, "join", label)}))
+            return Value(self._crossing(label, stage, "<pmap>"), None, kept)
+        return Value(frozenset({self._define(f"<{stage.op}>", stage.span, "join", label)}), None,
+                     kept)
 
     def _invoke(self, body: tuple[n.Stmt, ...], params: tuple[str, ...], args: list[Value],
                 inner: State, span: Span) -> Value:
         """A block invocation: its own scope; its value is its `return` or last statement."""
         for param, arg in zip(params, args, strict=True):
             inner[param] = self._bind(param, arg, span, "param")
-        self.collecting.append(set())
+        self.collecting.append(Returned())
         self.let_frames.append(set())
         self.exits.append(None)
         try:
@@ -997,9 +1082,9 @@ class _Analyser(Visitor[Value]):
             self.exits.pop()
             returned = self.collecting.pop()
             self.let_frames.pop()
-        if not returned:
+        if not returned and not returned.services:
             return last
-        return _join([last, Value(frozenset(returned))])
+        return _join([last, Value(frozenset(returned), None, frozenset(returned.services))])
 
     # --- expressions -------------------------------------------------------------
 
@@ -1073,7 +1158,7 @@ class _Analyser(Visitor[Value]):
             value = self._name(part.path[0], state)
             for name in part.path[1:]:
                 value = self._member(value, name)
-            values.append(_flatten(value).label)
+            values.append(_flatten(self._rendered(value)).label)
         label = flows.string(self, pieces, values, expr.span)
         if not values:
             return Value(label, {})
@@ -1123,7 +1208,7 @@ class _Analyser(Visitor[Value]):
         given: list[Defs] = []
         visit: dict[str, Value] = {}
         for prop in call.properties:
-            value = visit[prop.name] = self._expr(prop.value, state)
+            value = visit[prop.name] = self._rendered(self._expr(prop.value, state))
             entry = site.inputs.get(prop.name)
             if entry is None:
                 site.inputs[prop.name] = InputFlow(prop.name, prop, value)
@@ -1144,6 +1229,17 @@ class _Analyser(Visitor[Value]):
             self.result.iterations.setdefault(id(call), []).append((self.iteration, visit))
         self.raised[-1].update(label)  # a failed call's error carries the same label
         return Value(label)
+
+    def _rendered(self, value: Value) -> Value:
+        """A value as a message carries it: a service in it is rendered as `<service NAME>`,
+        the pattern's literal text naming the slot (`prose.lang.flows.service`)."""
+        services = _flatten(value).services
+        if not services:
+            return value
+        texts = self.join(flows.service(self, slot, self.decl.slots[slot].span
+                                        if slot in self.decl.slots else n.NO_SPAN)
+                          for slot in sorted(services))
+        return Value(value.label | texts, value.fields, value.services)
 
     def _condition(self, condition: n.Condition, state: State) -> Defs:
         """Analyse a condition; its label (what a decision depends on)."""

@@ -116,6 +116,26 @@ def member(alg: Algebra[L], container: L, element: L | None) -> L:
     return container if element is None else element
 
 
+def length(alg: Algebra[L], container: L) -> L:
+    """`x.length`: the container's whole label, chains included (the count depends on every
+    element)."""
+    return container
+
+
+def stored_key(alg: Algebra[L], container: L, key: L) -> L:
+    """`x[k] = v` and `x.k = v`: the object also carries the key, in both modes. Keys are
+    data: they reach a model as field names of an input's JSON or of a `schema:`. A key
+    computed at run time carries its value's label; a key written in the pattern is its
+    literal text."""
+    return alg.join([container, key])
+
+
+def service(alg: Algebra[L], slot: str, where: Span) -> L:
+    """A slot as a value (`let w = s`, a list of services): rendered into a message it
+    reads `<service NAME>`, which is the pattern's own literal text naming the slot."""
+    return alg.text(f"<service {slot}>", where)
+
+
 def index(alg: Algebra[L], container: L, element: L | None, key: L, strict: bool) -> L:
     """`x[i]`: as a member; in strict mode the index's label too (a selection by `i`)."""
     chosen = member(alg, container, element)
@@ -233,7 +253,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("string literal", "its text as literal text", ""),
     ('interpolation `"a {x}"`', "the interpolated values' labels, plus the pieces as literal text", ""),
     ("array / object literal", "the union of the items; object keys as literal text", ""),
-    ("`x.k`, `x.length`", "the element's own label (`.length`: the container's)", ""),
+    ("`x.k`, `x.length`", "the element's own label (`.length`: the container's, every "
+     "element's chains included)", ""),
     ("`x[i]`", "the element's own label", "the index's label"),
     ("comparison, `is` test as a value", "the operands' labels", ""),
     ("`call S` (result)", "`S`; transitively also everything the call was given", ""),
@@ -244,6 +265,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "taken)"),
     ("`let`, `x = v`, `x.k = v`", "the value's label (`x.k = v` keeps the rest of `x`)",
      "the program counter"),
+    ("object keys (`x[k] = v`, `x.k = v`)", "the object also carries the key: `k`'s label, or a "
+     "key written in the pattern as literal text (keys reach a model as field names)", ""),
     ("`record v in xs`, `append v to xs`", "the list's label and the value's", "the program counter"),
     ("`let { a, b } = v`", "each name the member's label", "the program counter"),
     ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body"),
@@ -258,7 +281,9 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`for s in S` (each of `S` sees only its predecessor's output)", "a call output also "
      "records which service of the list made it", ""),
     ("a service value (`let w = s`, a block parameter)", "the slots it may denote: a call "
-     "through it is a call of each", ""),
+     "through it is a call of each; through lists, loops, races and block returns too", ""),
+    ("a service rendered into a message (`{w}`, a list of services as an input)", "the text "
+     "`<service NAME>`, the pattern's literal text naming the slot", ""),
     ("`parallel:` branch `let`s", "published at the join, also when nested in `if`/`for`/`try`", ""),
     ('`on-fail: "continue"`', "a failed branch's value is its error object", ""),
     ("`if` / `elif` / `else`, `choice`", "nothing", "the conditions' labels (a judge: the "

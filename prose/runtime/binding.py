@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prose.lang.flows import Label, default_texts
+from prose.runtime import values as v
 from prose.runtime.context import RunContext
 from prose.runtime.errors import InformationHidingViolation, InputError
 from prose.runtime.loading import LoadedPattern, iterated_slots, uses
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
-from prose.runtime.values import Service, Value, relabel, wrap
+from prose.runtime.values import relabel, wrap
 from prose.syntax import nodes as n
 from prose.uses import UseRefused, resolve_use
 
@@ -100,10 +101,9 @@ def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[st
     for name, binding in ctx.bindings.items():
         kind = Kind.ALIAS if name in ctx.aliases else Kind.SLOT
         if isinstance(binding, list):
-            services = tuple(Value(Service(name, i)) for i in range(len(binding)))
-            scope.define(name, Value(services), kind)
+            scope.define(name, v.services(name, len(binding)), kind)
         else:
-            scope.define(name, Value(Service(name)), kind)
+            scope.define(name, v.service(name), kind)
     defaults = {item.name: item.default for item in ctx.spec.config} if ctx.spec else {}
     for name, value in config.items():
         texts = default_texts(value) if name in defaults and value == defaults[name] else ()

@@ -72,7 +72,7 @@ class Payload:
     def channels(self) -> list[Channel]:
         schema: Value | None = self.schema
         if self.schema_words:
-            words = v.Value(None, literal=frozenset(self.schema_words))
+            words = v.labelled(None, Label(literal=frozenset(self.schema_words)))
             schema = v.relabel(schema, words.label) if schema is not None else words
         return call_channels(self.inputs, prompt=self.prompt, schema=schema,
                              ensures=self.ensures, role=self.role)

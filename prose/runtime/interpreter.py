@@ -58,7 +58,7 @@ from prose.syntax.visitor import Visitor
 YIELD_EVERY = 256
 
 # What a declared but not yet bound name reads as in a condition (and its members too).
-UNBOUND = Value(None)
+UNBOUND = v.constant(None)
 
 
 class Interpreter(Visitor[Awaitable[Value]]):
@@ -348,12 +348,12 @@ class Interpreter(Visitor[Awaitable[Value]]):
     # --- expressions ---------------------------------------------------------------
 
     async def eval_Literal(self, node: n.Literal, scope: Scope, path: str, lenient: bool) -> Value:
-        return Value(node.value)
+        return v.constant(node.value)
 
     async def eval_String(self, node: n.String, scope: Scope, path: str, lenient: bool) -> Value:
         if len(node.parts) == 1 and isinstance(node.parts[0], str):
             text = node.parts[0]
-            return Value(text, literal=frozenset((text,)) if text.strip() else v.EMPTY)
+            return v.text(text)
         pieces: list[str] = []
         texts: list[str] = []
         values: list[Label] = []
@@ -392,9 +392,10 @@ class Interpreter(Visitor[Awaitable[Value]]):
             return UNBOUND
         key = await self.eval(node.index, scope, path)
         item = v.index(container, key)
-        if self.strict and key.label:  # a selection by a value carries it (strict mode)
+        if self.strict and key.label:  # a selection by a value carries it (strict mode),
+            # members included: reading a field of the selected item cannot shed it
             return v.relabel(item, flows.index(CONCRETE, container.label, item.label, key.label,
-                                               True))
+                                               True), deep=True)
         return item
 
     async def eval_Array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:

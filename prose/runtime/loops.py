@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL, Label
 from prose.runtime import pc
+from prose.runtime import values as v
 from prose.runtime.errors import LoopControlError, ParallelRace, ProseRuntimeError, ValueTypeError
 from prose.runtime.parallel import Modifiers, parse_modifiers, run_branches
 from prose.runtime.scope import Kind, Scope
@@ -61,7 +62,7 @@ class Loops:
                     break
                 assert isinstance(value, Value)
                 collected.append(value)
-            return self.interpreter.bound(Value(tuple(collected))) if collecting else NULL
+            return self.interpreter.bound(v.collected(collected)) if collecting else NULL
 
     async def _items(
         self, node: n.Repeat | n.For, scope: Scope, path: str
@@ -84,9 +85,9 @@ class Loops:
                 if len(items) > limit:
                     self._note_max(node, limit, f"{path}/for@{node.line}:{node.column}")
                     items = items[:limit]
-            return len(items), ((item, Value(i)) for i, item in enumerate(items)), label
+            return len(items), ((item, v.constant(i)) for i, item in enumerate(items)), label
         count, label = await self._count(node.count, scope, path, "repeat")
-        return count, ((Value(i), Value(i)) for i in range(1, count + 1)), label
+        return count, ((v.constant(i), v.constant(i)) for i in range(1, count + 1)), label
 
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
         value = await self.interpreter.eval(expr, scope, path)
@@ -146,13 +147,13 @@ class Loops:
             count += 1
             with pc.raised(depends):
                 if node.var is not None:
-                    scope.define(node.var, self.interpreter.bound(Value(count)), Kind.LOOP)
+                    scope.define(node.var, self.interpreter.bound(v.constant(count)), Kind.LOOP)
                 value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
             if value is _BREAK:
                 break
             collected.append(value)
         with pc.raised(depends):
-            return self.interpreter.bound(Value(tuple(collected))) if collecting else NULL
+            return self.interpreter.bound(v.collected(collected)) if collecting else NULL
 
     def _note_max(self, node: n.Loop | n.For, limit: int, where: str) -> None:
         self.interpreter.ctx.shared.trace.emit(

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prose.lang.flows import CONCRETE
+from prose.runtime import values as v
 from prose.runtime.errors import ProseRuntimeError, TooFewSuccesses, ValueTypeError
 from prose.runtime.values import Value, error_object
 
@@ -169,7 +170,7 @@ async def run_branches(
         await _cancel(tasks)
     if modifiers.mode == "all":
         kept = [value for value in values if value is not None]
-        return Outcome(values, Value(tuple(kept)), finished)
+        return Outcome(values, v.collected(kept), finished)
     if len(successes) < wanted:
         last = f": {failures[-1].message}" if failures else ""
         raise TooFewSuccesses(
@@ -178,4 +179,4 @@ async def run_branches(
         )
     if modifiers.mode == "first":
         return Outcome(values, successes[0], finished)
-    return Outcome(values, Value(tuple(successes[:wanted])), finished)
+    return Outcome(values, v.collected(successes[:wanted]), finished)

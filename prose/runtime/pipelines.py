@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL
 from prose.runtime import pc
+from prose.runtime import values as v
 from prose.runtime.errors import LoopControlError, ProseRuntimeError, ValueTypeError
 from prose.runtime.parallel import parse_modifiers, run_branches
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal
-from prose.runtime.values import NULL, Value, describe, relabel, truthy
+from prose.runtime.values import NULL, Value, describe, truthy
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
@@ -64,11 +65,13 @@ class Pipelines:
             values = [await self._body(stage, (item,), scope, f"{where}#{i}")
                       for i, item in enumerate(items)]
             if stage.op == "map":
-                return interpreter.bound(Value(tuple(values)))
+                return interpreter.bound(v.collected(values))
             kept = tuple(item for item, value in zip(items, values, strict=True) if truthy(value))
             decided = CONCRETE.join(value.label for value in values)
             label = flows.filtered(CONCRETE, NO_LABEL, decided, strict)
-            return interpreter.bound(relabel(Value(kept), label) if label else Value(kept))
+            # Strict mode: every kept item, members included, carries the decisions.
+            kept = tuple(v.relabel(item, label, deep=True) for item in kept) if label else kept
+            return interpreter.bound(v.collected(kept, label))
 
     async def _reduce(self, stage: n.Stage, items: tuple[Value, ...], scope: Scope,
                       where: str) -> Value:

@@ -19,10 +19,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from prose.lang.flows import NO_CHAINS, NO_LABEL, Chains, Label
+from prose.lang import flows
+from prose.lang.flows import CONCRETE, NO_CHAINS, NO_LABEL, Chains, Label
 from prose.runtime.errors import MemberError, ValueTypeError
+from prose.source import Span
 
 EMPTY: frozenset[str] = frozenset()
+_NOWHERE = Span("", 0, 0, 0, 0)  # the concrete algebra does not use where a text was written
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +57,13 @@ class Value:
     literal: frozenset[str]
     chains: Chains
 
-    def __init__(
-        self,
-        data: Data = None,
-        provenance: frozenset[str] = EMPTY,
-        transitive: frozenset[str] = EMPTY,
-        literal: frozenset[str] = EMPTY,
-        chains: Chains = NO_CHAINS,
-    ) -> None:
+    def __init__(self, data: Data, label: Label) -> None:
+        """`data` carrying `label`, and whatever its elements carry (a container's label is
+        the union). There is no default: every value says what it carries, `NO_LABEL` for
+        a constant (LANGUAGE.md 4.2, docs/language.md "Values")."""
         self.data = data
+        provenance, transitive = label.provenance, label.transitive
+        literal, chains = label.literal, label.chains
         if isinstance(data, tuple):
             parts: Iterable[Value] = data
         elif isinstance(data, dict):
@@ -106,7 +107,37 @@ class Value:
 
 def labelled(data: Data, label: Label) -> Value:
     """A value of `data` carrying `label` (and whatever its elements carry)."""
-    return Value(data, label.provenance, label.transitive, label.literal, label.chains)
+    return Value(data, label)
+
+
+def constant(data: bool | int | float | None) -> Value:
+    """A value the program made from nothing it was given: a number, a boolean, null (a
+    loop counter, a literal). Text is never a constant: see `text`."""
+    return Value(data, NO_LABEL)
+
+
+def text(data: str) -> Value:
+    """A string literal of the pattern: its text is the pattern's own literal text."""
+    return Value(data, Label(literal=frozenset((data,))) if data.strip() else NO_LABEL)
+
+
+def service(slot: str, index: int | None = None) -> Value:
+    """A bound slot as a value. Rendered into a message it reads `<service NAME>`, so it
+    carries that text as the pattern's literal text (LANGUAGE.md 4.4: a slot's name is
+    never sent unlabelled; `is unaware of` sees it)."""
+    target = Service(slot, index)
+    return Value(target, flows.service(CONCRETE, target.label(), _NOWHERE))
+
+
+def services(slot: str, count: int) -> Value:
+    """A list-valued slot: the list of its services."""
+    return Value(tuple(service(slot, i) for i in range(count)), NO_LABEL)
+
+
+def collected(items: Iterable[Value], label: Label = NO_LABEL) -> Value:
+    """A list the program gathered (a loop's or a race's values, a pipeline's result):
+    each item keeps its own label, and the list carries `label` too."""
+    return Value(tuple(items), label)
 
 
 def relabel(value: Value, label: Label, *, deep: bool = False) -> Value:
@@ -119,11 +150,10 @@ def relabel(value: Value, label: Label, *, deep: bool = False) -> Value:
         data = tuple(relabel(item, label, deep=True) for item in data)
     elif deep and isinstance(data, dict):
         data = {key: relabel(item, label, deep=True) for key, item in data.items()}
-    joined = value.label | label
-    return Value(data, joined.provenance, joined.transitive, joined.literal, joined.chains)
+    return Value(data, value.label | label)
 
 
-NULL = Value(None)
+NULL = Value(None, NO_LABEL)
 
 
 def type_name(data: Data) -> str:
@@ -155,18 +185,19 @@ def wrap(
     """
     if isinstance(data, Value):
         return data
+    label = Label(provenance, transitive, EMPTY, chains)
     if isinstance(data, Mapping):
         entries = {str(key): wrap(item, provenance, transitive, chains) for key, item in data.items()}
-        return Value(entries, provenance, transitive, chains=chains)
+        return Value(entries, label)
     if isinstance(data, list | tuple):
         items = tuple(wrap(item, provenance, transitive, chains) for item in data)
-        return Value(items, provenance, transitive, chains=chains)
+        return Value(items, label)
     if data is None or isinstance(data, bool | int | str | Service):
-        return Value(data, provenance, transitive, chains=chains)
+        return Value(data, label)
     if isinstance(data, float):
         number = int(data) if data.is_integer() and abs(data) < 2**53 else data
-        return Value(number, provenance, transitive, chains=chains)
-    return Value(str(data), provenance, transitive, chains=chains)
+        return Value(number, label)
+    return Value(str(data), label)
 
 
 def plain(value: Value) -> Any:
@@ -230,10 +261,10 @@ def member(value: Value, name: str) -> Value:
         if name in data:
             return data[name]
         if name == "length":
-            return Value(len(data), value.provenance, value.transitive)
+            return Value(len(data), flows.length(CONCRETE, value.label))
         return NULL
     if name == "length" and isinstance(data, str | tuple):
-        return Value(len(data), value.provenance, value.transitive)
+        return Value(len(data), flows.length(CONCRETE, value.label))
     raise MemberError(f"cannot read `.{name}` of {describe(value)}")
 
 
@@ -267,34 +298,38 @@ def describe(value: Value) -> str:
 
 
 def make_list(items: Iterable[Value], literal: frozenset[str] = EMPTY) -> Value:
-    return Value(tuple(items), literal=literal)
+    return Value(tuple(items), Label(literal=literal))
 
 
 def make_object(entries: Mapping[str, Value], literal: frozenset[str] = EMPTY) -> Value:
-    return Value(dict(entries), literal=literal)
+    return Value(dict(entries), Label(literal=literal))
 
 
 def appended(target: Value, item: Value) -> Value:
     """A new list: `target` with `item` at the end (keeps `target`'s literal text)."""
     if not isinstance(target.data, tuple):
         raise ValueTypeError(f"can only record into a list, not {describe(target)}")
-    return Value((*target.data, item), literal=target.literal)
+    return Value((*target.data, item), Label(literal=target.literal))
 
 
-def with_member(target: Value, name: str, item: Value) -> Value:
-    """A new object: `target` with `name` set to `item`."""
+def with_member(target: Value, name: str, item: Value, key: Label | None = None) -> Value:
+    """A new object: `target` with `name` set to `item`. The key is data (it reaches a
+    model as a field name): the object carries the key's label, or, for a key written in
+    the pattern (`x.name = v`), the key as literal text (`prose.lang.flows.stored_key`)."""
     if not isinstance(target.data, dict):
         raise MemberError(f"cannot set `.{name}` of {describe(target)}")
     entries = dict(target.data)
     entries[name] = item
-    return Value(entries, literal=target.literal)
+    own = Label(literal=target.literal)
+    return Value(entries, flows.stored_key(CONCRETE, own, CONCRETE.text(name, _NOWHERE)
+                                           if key is None else key))
 
 
 def with_index(target: Value, key: Value, item: Value) -> Value:
     """A new list or object: `target[key]` set to `item`."""
     data, at = target.data, key.data
     if isinstance(data, dict) and isinstance(at, str):
-        return with_member(target, at, item)
+        return with_member(target, at, item, key.label)
     if isinstance(data, tuple):
         if not isinstance(at, int) or isinstance(at, bool):
             raise ValueTypeError(f"a list index must be an integer, not {describe(key)}")
@@ -302,7 +337,7 @@ def with_index(target: Value, key: Value, item: Value) -> Value:
             raise MemberError(f"index {at} is out of range for a list of {len(data)} items")
         items = list(data)
         items[at] = item
-        return Value(tuple(items), literal=target.literal)
+        return Value(tuple(items), Label(literal=target.literal))
     raise MemberError(f"cannot set an index of {describe(target)}")
 
 
@@ -326,5 +361,6 @@ def error_object(
             "kind": labelled(kind, label),
             "slot": labelled(slot, label),
             "line": labelled(line, label),
-        }
+        },
+        NO_LABEL,
     )
