@@ -21,6 +21,8 @@ does not know is refused (`prose.syntax.visitor.UnknownNode`), never skipped.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import ChainMap
 from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
@@ -1151,15 +1153,23 @@ class _Analyser(Visitor[Value]):
     def eval_String(self, expr: n.String, state: State) -> Value:
         pieces: list[str] = []
         values: list[Defs] = []
+        options: list[list[str]] | None = []  # each part's possible literal texts, if known
         for part in expr.parts:
             if isinstance(part, str):
                 pieces.append(part)
+                if options is not None:
+                    options.append([part])
                 continue
             value = self._name(part.path[0], state)
             for name in part.path[1:]:
                 value = self._member(value, name)
             values.append(_flatten(self._rendered(value)).label)
-        label = flows.string(self, pieces, values, expr.span)
+            texts = self._literal_only(value)
+            options = None if options is None or texts is None else [*options, texts]
+        joined: list[str] = []
+        if values and options is not None and math.prod(map(len, options)) <= flows.MAX_JOINED_TEXTS:
+            joined = ["".join(combination) for combination in itertools.product(*options)]
+        label = flows.string(self, pieces, values, expr.span, joined)
         if not values:
             return Value(label, {})
         # One definition for the new text, so a path shows "interpolated into a string here".
@@ -1229,6 +1239,27 @@ class _Analyser(Visitor[Value]):
             self.result.iterations.setdefault(id(call), []).append((self.iteration, visit))
         self.raised[-1].update(label)  # a failed call's error carries the same label
         return Value(label)
+
+    def _literal_only(self, value: Value) -> list[str] | None:
+        """The literal texts a value may be, when it may only be the pattern's literal
+        strings (no call output, no parameter); None when that is not known."""
+        texts: list[str] = []
+        seen: set[int] = set()
+        stack = list(_flatten(value).label)
+        if not stack or value.services:
+            return None
+        while stack:
+            current = stack.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            definition = self.result.defs[current]
+            if definition.slots or definition.kind in ("call", "config", "memory", "join"):
+                return None
+            if definition.text is not None:
+                texts.append(definition.text)
+            stack.extend(definition.sources)
+        return sorted(set(texts)) or None
 
     def _rendered(self, value: Value) -> Value:
         """A value as a message carries it: a service in it is rendered as `<service NAME>`,

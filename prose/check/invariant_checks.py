@@ -73,6 +73,7 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
         # decide `requires` and `sees only`).
         reads = policy.unmerged or policy.strict or any(
             rules.hidden or rules.forbidden_words or rules.own_chain_line or rules.predecessor_line
+            or (rules.sees_only is not None and "schema" in props)
             for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
         carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):

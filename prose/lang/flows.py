@@ -105,9 +105,18 @@ CONCRETE = Concrete()
 # --- the rules -------------------------------------------------------------------
 
 
-def string(alg: Algebra[L], pieces: Sequence[str], values: Sequence[L], where: Span) -> L:
-    """`"text {x} text"`: the interpolated values' labels, and the pieces as literal text."""
-    return alg.join([*values, *(alg.text(piece, where) for piece in pieces if piece.strip())])
+MAX_JOINED_TEXTS = 16
+
+
+def string(alg: Algebra[L], pieces: Sequence[str], values: Sequence[L], where: Span,
+           joined: Iterable[str] = ()) -> L:
+    """`"text {x} text"`: the interpolated values' labels, and the pieces as literal text.
+    `joined`: the whole rendered text, when every interpolated value is itself a literal
+    string of the pattern (`"{who}ary"` with `who = "advers"` is the literal text
+    `adversary`); the linter gives each text it can enumerate (at most
+    `MAX_JOINED_TEXTS`)."""
+    return alg.join([*values, *(alg.text(piece, where) for piece in pieces if piece.strip()),
+                     *(alg.text(text, where) for text in joined)])
 
 
 def member(alg: Algebra[L], container: L, element: L | None) -> L:

@@ -163,6 +163,12 @@ class Policy:
                 allowed = ", ".join(f"`{item}`" for item in rules.sees_only)
                 found.append(Violation(slot, SEES_ONLY, f"`{slot}` sees only {allowed}, not `{name}`",
                                        name, line=rules.sees_only_line))
+        elif channel.kind == "schema" and rules.sees_only is not None and channel.provenance:
+            outputs = ", ".join(f"`{other}`" for other in sorted(channel.provenance))
+            found.append(Violation(
+                slot, SEES_ONLY, f"`{slot}` sees only its listed inputs, but `schema` carries "
+                f"output of {outputs} (its field names reach the model)", name,
+                line=rules.sees_only_line))
         elif (channel.kind == "prompt" and self.strict and rules.sees_only is not None
               and channel.provenance):
             outputs = ", ".join(f"`{other}`" for other in sorted(channel.provenance))

@@ -25,6 +25,7 @@ from prose.lang import flows
 from prose.lang.flows import Label
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
+from prose.runtime.content import check_messages
 from prose.runtime.context import RunContext
 from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.exchange import Exchange, exchange
@@ -156,6 +157,9 @@ async def model_attempt(
         prompt=to_text(payload.prompt) if payload.prompt is not None else None,
         inputs=payload.inputs,
     )
+    texts = [message.content for message in messages]
+    if ctx.content.active:
+        check_messages(ctx.content, shared.trace, node, slot, texts, ctx.source)
     send = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
     if "timeout" in service.params:
         send["timeout_s"] = float(service.params["timeout"])
@@ -217,6 +221,8 @@ async def model_attempt(
             label=label,
         ) from None
     _finish(ctx, event, answer.output, started)
+    if ctx.content.active:
+        ctx.content.record(slot, node.line, answer.output, texts)
     return answer.output
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from prose.lang.policy import Policy
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
+from prose.runtime.content import ContentIndex
 from prose.runtime.errors import BudgetExceeded
 from prose.runtime.prompts import PromptBuilder
 from prose.runtime.services import SlotBinding
@@ -174,8 +175,11 @@ class RunContext:
     only_grows: frozenset[str] = field(init=False, default=frozenset())
     # The spec's declaration of each slot called so far (asked on every call).
     _spec_slots: dict[str, Slot | None] = field(init=False, default_factory=dict, repr=False)
+    # What the slots wrote, for the content check at the message boundary.
+    content: ContentIndex = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.content = ContentIndex(self.policy, self.source)
         forms = [inv.form for inv in self.spec.invariants if inv.form] if self.spec else []
         self.unmerged = tuple((f.a, f.b) for f in forms if f.kind == "returns_unmerged")
         self.only_grows = frozenset(f.name for f in forms if f.kind == "only_grows")

@@ -357,6 +357,7 @@ class Interpreter(Visitor[Awaitable[Value]]):
         pieces: list[str] = []
         texts: list[str] = []
         values: list[Label] = []
+        literal = True  # every interpolated value is a literal string of the pattern
         for part in node.parts:
             if isinstance(part, str):
                 pieces.append(part)
@@ -367,7 +368,10 @@ class Interpreter(Visitor[Awaitable[Value]]):
                 value = v.member(value, name)
             pieces.append(v.to_text(value))
             values.append(value.label)
-        return v.labelled("".join(pieces), flows.string(CONCRETE, texts, values, node.span))
+            literal = literal and v.is_literal_text(value)
+        whole = "".join(pieces)
+        return v.labelled(whole, flows.string(CONCRETE, texts, values, node.span,
+                                              (whole,) if literal else ()))
 
     def _lookup(self, name: str, scope: Scope, node: n.Node, lenient: bool) -> Value:
         found = scope.find(name)

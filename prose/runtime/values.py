@@ -212,6 +212,12 @@ def plain(value: Value) -> Any:
     return data
 
 
+def is_literal_text(value: Value) -> bool:
+    """Whether the value is a string that is wholly the pattern's own literal text."""
+    return (isinstance(value.data, str) and not value.provenance and not value.transitive
+            and value.data in value.literal)
+
+
 def to_json(value: Value, *, indent: int | None = None) -> str:
     return json.dumps(plain(value), ensure_ascii=False, indent=indent)
 

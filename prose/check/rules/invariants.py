@@ -68,7 +68,7 @@ class SeesOnlyViolated(Rule):
             allowed = ctx.policy.slots[slot].sees_only or ()
             listed = ", ".join(f"`{name}`" for name in allowed)
             message = (f"`{slot}` sees only {listed}, but this call passes `{violation.channel}`"
-                       if violation.channel != "prompt" else violation.message)
+                       if violation.channel not in ("prompt", "schema") else violation.message)
             yield self.diagnostic(
                 where(found), message,
                 secondary=[*invariant_labels(ctx, violation.line),

@@ -1,0 +1,117 @@
+"""The run's content index: the message-boundary check of `prose.lang.content`.
+
+Every model call's output is recorded (its shingles, and which of them are novel for the
+slot that wrote it); before a model request is sent, its rendered messages are probed
+for novel text of a slot the receiving slot must never see. A hit stops the call with
+R010 and an `error` event whose `rules` name `content`: the labels missed that flow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from prose.lang import content
+from prose.lang.policy import Policy
+from prose.runtime.errors import InformationHidingViolation
+from prose.runtime.trace import ErrorEvent, Trace
+from prose.syntax import nodes as n
+
+CONTENT_RULE = "content"
+
+
+class ContentIndex:
+    """What the slots of one pattern run wrote, for the content check."""
+
+    def __init__(self, policy: Policy, source: str) -> None:
+        self.hidden_from = {
+            slot: frozenset(hidden.other for hidden in rules.hidden)
+            for slot, rules in policy.slots.items() if rules.hidden
+        }
+        self.watched = frozenset().union(*self.hidden_from.values())
+        self.source = source
+        self._known: set[int] | None = None
+        self.novel: dict[int, set[str]] = {}  # shingle -> the watched slots that first wrote it
+        self.written: dict[int, set[str]] = {}  # shingle -> every slot whose output holds it
+        self.lines: dict[str, int] = {}  # a watched slot -> the line of its call that wrote text
+
+    @property
+    def active(self) -> bool:
+        """Whether the pattern hides any slot from another (else the check costs nothing)."""
+        return bool(self.watched)
+
+    def record(self, slot: str, line: int, output: Any, sent: Sequence[str]) -> None:
+        """A call of `slot` (at `line`) was sent `sent` and answered `output`."""
+        if not self.watched:
+            return
+        texts = list(_texts(output))
+        found: set[int] = set()
+        for text in texts:
+            found |= content.shingles(text)
+        for shingle in found:
+            self.written.setdefault(shingle, set()).add(slot)
+        if slot not in self.watched:
+            return
+        known = self.known() | set().union(*(content.shingles(text) for text in sent))
+        fresh = found - known
+        for shingle in fresh:
+            self.novel.setdefault(shingle, set()).add(slot)
+        if fresh:
+            self.lines.setdefault(slot, line)
+
+    def known(self) -> set[int]:
+        """The pattern's own text: never novel."""
+        if self._known is None:
+            self._known = content.shingles(self.source)
+        return self._known
+
+    def leak(self, slot: str, messages: Sequence[str]) -> str | None:
+        """The hidden slot whose novel text the messages to `slot` hold, if any."""
+        hidden = self.hidden_from.get(slot)
+        if not hidden or not self.novel:
+            return None
+        for text in messages:
+            for probe in content.probes(text):
+                owners = self.novel.get(probe)
+                if not owners:
+                    continue
+                for other in owners & hidden:
+                    if self.written.get(probe, set()) <= {other}:
+                        return other
+        return None
+
+
+def check_messages(index: ContentIndex, trace: Trace, node: n.Node, slot: str,
+                   messages: Sequence[str], source: str) -> None:
+    """Stop the call (R010, nothing sent) when its messages hold novel text of a slot
+    `slot` must never see, recording that the labels missed it."""
+    other = index.leak(slot, messages)
+    if other is None:
+        return
+    made = index.lines.get(other)
+    where = f" (made by the call at line {made})" if made else ""
+    message = (f"information hiding: the call to `{slot}` is not sent: its messages hold text "
+               f"that `{other}` wrote{where}, which `{slot}` must never see (the content check "
+               "found what the labels missed)")
+    error = InformationHidingViolation(message, node.span, source=source, slot=slot,
+                                       rules=[CONTENT_RULE])
+    trace.emit(ErrorEvent(code=error.code, kind=error.kind, message=error.message,
+                          file=node.span.file, line=node.line, column=node.column, slot=slot,
+                          rules=[CONTENT_RULE],
+                          refused={"content": {"other": other, "made_at_line": made}}))
+    raise error
+
+
+def _texts(output: Any) -> Iterator[str]:
+    """The strings of an output (object keys too: they are data)."""
+    stack = [output]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            for key, value in item.items():
+                yield str(key)
+                stack.append(value)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
