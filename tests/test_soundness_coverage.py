@@ -1,0 +1,134 @@
+"""The soundness generator covers the whole language (issue 34, item 4).
+
+tests/test_soundness.py is only as good as the programs it draws: a construct
+the generator never writes is a construct whose labels nobody checks. This
+test draws programs from `tests.soundness_programs.patterns` (no linting, no
+running: it is cheap) and holds the generator to two tables:
+
+- every syntax node class of `prose.syntax.nodes` is either in
+  `GENERATED` (and then appears in the drawn programs) or in
+  `NOT_GENERATED` with the reason; a new node class fails here until the
+  generator writes it or the table says why it cannot;
+- every run-time value kind (each member of `prose.runtime.values.Data`,
+  and the kinds that are not data: block closures, agent memory, caught
+  errors, object keys written at run time, loops and blocks in value
+  position) names the constructs that make it, and those appear too.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections import Counter
+
+from hypothesis import HealthCheck, Phase, given, settings
+
+from prose.runtime import values
+from prose.syntax import nodes as n
+from prose.syntax.parser import parse_program
+from prose.syntax.walk import children
+from tests.soundness_programs import GeneratedPattern, patterns
+
+DRAWN = 400
+
+# Node classes the generator cannot write, and why. Everything else must be drawn.
+NOT_GENERATED: dict[type[n.Node], str] = {
+    n.Choice: "`choice` is decided by a judge; the oracle needs deterministic programs "
+              "(a judge's answer carries the condition's labels: tests/fixtures/leaks covers it)",
+    n.Option: "only inside `choice`",
+    n.Orphan: "a parse-error node (an `else`/`catch` with nothing to attach to), not a program",
+    n.Comment: "carries no value",
+    n.Use: "imports a nested pattern from another file; covered by tests/test_nested_hiding.py",
+    n.Program: "the root, always present",
+}
+
+# Value kinds and the constructs (GeneratedPattern.constructs) that make each one.
+VALUE_KINDS: dict[str, frozenset[str]] = {
+    "NoneType": frozenset({"try"}),  # a failed optional read, a `let` in an untaken branch
+    "bool": frozenset({"if", "if/elif/else"}),
+    "int": frozenset({"interpolation"}),
+    "float": frozenset({"interpolation"}),
+    "str": frozenset({"interpolation", "triple-quoted string"}),
+    "tuple": frozenset({"record/append"}),  # lists
+    "dict": frozenset({"object literal", "member assignment"}),  # objects
+    "Service": frozenset({"service variable", "loop over services",
+                          "call through a service value", "call through a block parameter"}),
+    "object key": frozenset({"member assignment"}),
+    "block closure": frozenset({"block", "block defined in an if", "do of a block defined in an if"}),
+    "caught error": frozenset({"catch variable", "throw"}),
+    "agent memory": frozenset({"session (resume: scout)"}),
+    "session": frozenset({"session (session: scout)", "session (inline)"}),
+    "pipeline": frozenset({"pipeline map", "pipeline pmap", "pipeline filter", "pipeline reduce"}),
+    "loop in value position": frozenset({"collecting for", "collecting parallel for",
+                                         "value of a body: collecting loop"}),
+    "block in value position": frozenset({"do in value position", "anonymous do in value position"}),
+    "parallel race": frozenset({"parallel race"}),
+}
+DATA_KINDS = {"NoneType", "bool", "int", "float", "str", "tuple", "dict", "Service"}
+
+
+def node_classes() -> set[type[n.Node]]:
+    """The node classes `prose.syntax.nodes` defines (a slots dataclass replaces the class
+    it decorates, so `Node.__subclasses__()` would list both)."""
+    return {value for value in vars(n).values()
+            if isinstance(value, type) and issubclass(value, n.Node) and value is not n.Node}
+
+
+def data_kinds() -> set[str]:
+    return {getattr(kind, "__name__", None) or typing.get_origin(kind).__name__
+            for kind in typing.get_args(values.Data)}
+
+
+def drawn() -> tuple[Counter[type[n.Node]], Counter[str]]:
+    classes: Counter[type[n.Node]] = Counter()
+    constructs: Counter[str] = Counter()
+
+    @settings(max_examples=DRAWN, deadline=None, derandomize=True, database=None,
+              phases=(Phase.generate,),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                     HealthCheck.filter_too_much])
+    @given(pattern=patterns())
+    def draw(pattern: GeneratedPattern) -> None:
+        constructs.update(pattern.constructs)
+        pending: list[n.Node] = [parse_program(pattern.program)]
+        while pending:
+            node = pending.pop()
+            classes[type(node)] += 1
+            pending.extend(children(node))
+
+    draw()
+    return classes, constructs
+
+
+CLASSES, CONSTRUCTS = drawn()
+
+
+def test_every_node_class_is_generated_or_excluded_with_a_reason() -> None:
+    missing = {cls.__name__ for cls in node_classes() - set(NOT_GENERATED) - {n.Node}
+               if cls not in CLASSES}
+    assert not missing, (
+        f"no generated program of {DRAWN} holds these node classes: {sorted(missing)}; "
+        "teach tests/soundness_programs.py to write them (with the construct's flow rule "
+        "in prose/lang/), or say in NOT_GENERATED why it cannot")
+
+
+def test_exclusions_are_real_node_classes_and_not_drawn() -> None:
+    assert set(NOT_GENERATED) <= node_classes() | {n.Node}
+    drawn_anyway = {cls.__name__ for cls in NOT_GENERATED
+                    if CLASSES[cls] and cls not in (n.Program, n.Comment)}
+    assert not drawn_anyway, f"drawn, so remove them from NOT_GENERATED: {drawn_anyway}"
+
+
+def test_every_value_kind_has_constructs_that_make_it() -> None:
+    unmapped = data_kinds() - DATA_KINDS
+    assert not unmapped, (f"prose.runtime.values.Data holds kinds the generator table does "
+                          f"not name: {sorted(unmapped)}; add them to VALUE_KINDS")
+    unmade = {kind: sorted(made) for kind, made in VALUE_KINDS.items()
+              if not any(CONSTRUCTS[construct] for construct in made)}
+    assert not unmade, f"value kinds no generated program makes (kind: constructs): {unmade}"
+
+
+def test_constructs_named_in_the_table_exist() -> None:
+    named = set().union(*VALUE_KINDS.values())
+    unknown = {name for name in named if not CONSTRUCTS[name]}
+    assert not unknown, (f"constructs in VALUE_KINDS that {DRAWN} programs never record "
+                         f"(renamed, or never drawn): {sorted(unknown)}")
