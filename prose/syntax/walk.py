@@ -206,6 +206,17 @@ def _walk(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt]:
             stack.append(iter(inner))
 
 
+def loops(body: tuple[n.Stmt, ...]) -> Iterator[n.LoopNode | n.Pipeline]:
+    """Every loop (statement or value) and every pipeline, depth first, in source order:
+    the nodes `prose.lang.loops.loop_shape` describes."""
+    for statement in walk_statements(body):
+        if isinstance(statement, n.LoopNode):
+            yield statement
+        pipeline = pipeline_of(statement)
+        if pipeline is not None:
+            yield pipeline
+
+
 def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:
     """The `return`s that end the pattern (not those of collecting loops, LANGUAGE.md 4.3)."""
     stack: list[tuple[tuple[n.Stmt, ...], bool]] = [(body, False)]
