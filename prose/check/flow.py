@@ -32,6 +32,7 @@ from prose.check.declarations import Declarations
 from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.flows import default_texts
+from prose.lang.invariants import Predecessor
 from prose.lang.loops import loop_shape
 from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
@@ -466,7 +467,7 @@ class _Analyser(Visitor[Value]):
         self.probe = probe_iterations(program)
         self.predecessor_slots = frozenset(
             invariant.form.slot for invariant in self.decl.invariants
-            if getattr(invariant.form, "kind", None) == "predecessor")
+            if isinstance(invariant.form, Predecessor))
         # Per loop body (or parallel branch): the states `continue`, `break` and `return`
         # leave it in, which the end of the body does not see (None: a block, whose exits
         # end the block only).

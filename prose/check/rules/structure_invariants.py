@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from prose.check.invariant_checks import forms, of_rule, where
 from prose.check.rule import CheckContext, Rule, rule
 from prose.check.rules.termination import static_bound
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
+from prose.lang.invariants import LoopsBoundedBy, OnlyGrows, ReturnsUnmerged
 from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
 from prose.syntax.walk import loops, statements_in_loops, terminal_returns, walk_statements
@@ -64,8 +64,8 @@ class LoopNotBoundedByConfig(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "loops_bounded_by"):
-            key = getattr(item.form, "config_key", "")
+        for item in forms(ctx, LoopsBoundedBy):
+            key = item.form.config_key
             if key not in ctx.decl.config:
                 continue
             invariant = Label(item.span, f"invariant: {item.text.strip()}")
@@ -139,8 +139,8 @@ class OnlyGrowsViolated(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         looped = statements_in_loops(ctx.program.body)
-        for item in forms(ctx, "only_grows"):
-            name = getattr(item.form, "name", "")
+        for item in forms(ctx, OnlyGrows):
+            name = item.form.name
             first: n.Let | None = None
             for statement in walk_statements(ctx.program.body):
                 if isinstance(statement, n.Let) and name in statement.names:
@@ -199,8 +199,8 @@ class ReturnsMergedViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "returns_unmerged"):
-            form: Any = item.form
+        for item in forms(ctx, ReturnsUnmerged):
+            form = item.form
             label = Label(item.span, f"invariant: {item.text.strip()}")
             returns = {id(statement): statement for statement in terminal_returns(ctx.program.body)}
             for statement, value in ctx.flow.returns:
