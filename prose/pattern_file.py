@@ -12,9 +12,9 @@ again (tests/test_route.py counts it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseSyntaxError
 
@@ -34,6 +34,10 @@ class PatternFile:
     program: Program | None
     # Why `program` is None when the spec has a prose block (a syntax error).
     syntax_error: ProseSyntaxError | None = None
+    # What was worked out from this file once, for every later stage of the command:
+    # `prose.check.lint` keeps the file's checking context and default lint here, so
+    # `prose run --report`'s gate, audit and graph analyse the program once.
+    analyses: dict[tuple[str, bool], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def spec(self) -> PatternSpec | None:
@@ -156,7 +160,7 @@ class PatternFiles:
 
     def get(self, path: str | Path) -> PatternFile:
         """The pattern file at `path`, read on first use (raises as `read_pattern`)."""
-        name = str(path)
+        name = str(Path(path))  # `./a.prose.md` and `a.prose.md` are one file
         found = self._files.get(name)
         if found is None:
             found = self._files[name] = read_pattern(name)

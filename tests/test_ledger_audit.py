@@ -268,3 +268,44 @@ def test_load_trace_numbers_lines_and_finds_the_first_break(traces: dict[str, Pa
     swapped.write_text("".join([lines[0], lines[2], lines[1], *lines[3:]]), encoding="utf-8")
     broken = load_trace(swapped).chain_break
     assert broken is not None and broken.line == 2
+
+
+# --- contract kinds (issue 36) -------------------------------------------------------------
+
+NEWSROOM = FIXTURES / "contracts" / "newsroom"
+
+
+@pytest.mark.parametrize(("name", "script", "sites"), [
+    ("headline-desk", 'slots:\n  condense: ["12 bus lines approved."]\n'
+                      '  headline-writer: ["Twelve new bus lines"]\n', [(23, 13), (25, 13)]),
+    ("condense", 'slots:\n  condense: [{gist: "Twelve bus lines."}]\n', None),
+])
+def test_a_function_run_is_audited_against_its_program(
+        tmp_path: Path, name: str, script: str, sites: list[tuple[int, int]] | None) -> None:
+    """`kind: function` runs are audited with the policy compiled from the file and its call
+    sites, read as `prose run` reads it (before, the audit's own reader found no program in
+    `### Execution` and fell back to the message headings)."""
+    from prose.ledger.call_sites import pattern_source
+    from prose.pattern_file import read_pattern
+
+    (tmp_path / "script.yaml").write_text(script, encoding="utf-8")
+    trace = tmp_path / "trace.jsonl"
+    ran = run_prose_in_process("run", str(NEWSROOM / f"{name}.prose.md"), "--script",
+                               str(tmp_path / "script.yaml"), "--input", "article=long text",
+                               "-q", "--trace", str(trace))
+    assert ran.code == 0, ran.output
+    report = audit_trace(trace)
+    assert report.clean and report.checked_calls >= 1
+    assert report.policy_source.startswith("compiled from ") and "sha256 matches" in report.policy_source
+    assert not [note for note in report.notes if "message headings" in note]
+    source = pattern_source(read_pattern(NEWSROOM / f"{name}.prose.md"))
+    assert source is not None
+    if sites is not None:
+        assert sorted(source.sites) == sites
+        assert source.sites[(23, 13)].inputs == ("article",)
+
+
+def test_the_audit_has_one_reader_of_pattern_files() -> None:
+    import prose.ledger.call_sites as call_sites
+
+    assert not hasattr(call_sites, "read_pattern")

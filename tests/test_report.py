@@ -70,8 +70,8 @@ def test_the_page_has_every_section_and_counts(gate: Path) -> None:
 
 def test_each_edge_counts_the_values_that_crossed_it(gate: Path) -> None:
     report = read_run(gate)
-    assert report.pattern_text is not None and report.pattern_path is not None
-    explanation = explain_pattern(report.pattern_text, str(report.pattern_path))
+    assert report.pattern_file is not None and report.pattern_text == report.pattern_file.text
+    explanation = explain_pattern(report.pattern_file)
     assert explanation is not None
     graph = flow_graph(explanation, (s.event for s in report.steps if s.kind == "call"))
     counts = {(e.source, e.target, e.name): e.count for e in graph.edges}

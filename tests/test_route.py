@@ -157,3 +157,28 @@ def test_a_nested_pattern_called_in_a_loop_is_read_once_per_run(
     assert calls[("read", "inner.prose.md")] == 1
     assert calls[("parse", "inner.prose.md")] == 1
     assert opened("inner.prose.md") == 1
+
+
+def test_prose_run_report_reads_parses_and_analyses_the_pattern_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36: the lint gate, the audit and the report's graph share one read, one parse
+    and one data-flow analysis (before, the audit and the graph each did all three)."""
+    import prose.check.flow
+
+    script = str(EXAMPLES / "dialectic.script.yaml")
+    args = ["run", str(PATTERNS / "dialectic.prose.md"), "--script", script,
+            "--input", "task_brief=Split the monolith?", "--config", "rounds=2",
+            "-q", "--trace", str(tmp_path / "t.jsonl"), "--report"]
+    COUNTED[prose.check.flow.analyse.__code__] = "analyse"
+    try:
+        with counting() as (calls, opened):
+            _run(args, tmp_path, monkeypatch)
+    finally:
+        del COUNTED[prose.check.flow.analyse.__code__]
+    name = "dialectic.prose.md"
+    assert (tmp_path / "report.html").is_file()
+    assert {what: calls[(what, name)] for what in ("read", "load", "parse")} == {
+        "read": 1, "load": 1, "parse": 1}
+    assert sum(count for (what, _), count in calls.items() if what == "analyse") == 1
+    assert opened(name) == 1

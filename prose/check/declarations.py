@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prose.lang.invariants import InvariantForm
 from prose.source import Span
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ class ParameterInfo:
 class InvariantInfo:
     text: str
     span: Span
-    form: Any  # one of prose.spec's invariant form models, or None
+    form: InvariantForm | None  # its checkable form, if it is written in one
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ from prose.check.declarations import Declarations
 from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.flows import default_texts
+from prose.lang.invariants import Predecessor
+from prose.lang.loops import loop_shape
 from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
 from prose.syntax import nodes as n
@@ -149,6 +151,14 @@ class FlowAnalysis:
         # Calls in a followed `for s in S` loop: per call, (iteration, property values).
         self.iterations: dict[int, list[tuple[int, dict[str, Value]]]] = {}
         self._closures: dict[tuple[int, bool], frozenset[str]] = {}
+        # What decides how many times each loop (and pipeline stage) runs, by `id()`.
+        self.iteration_counts: dict[int, Value] = {}
+
+    def count_iterations(self, loop: n.Node, depends: Defs) -> None:
+        """Remember that `loop`'s number of iterations depends on `depends` (joined over
+        every time the analysis passes it)."""
+        known = self.iteration_counts.get(id(loop))
+        self.iteration_counts[id(loop)] = Value(depends if known is None else known.label | depends)
 
     # --- queries -------------------------------------------------------------
 
@@ -457,7 +467,7 @@ class _Analyser(Visitor[Value]):
         self.probe = probe_iterations(program)
         self.predecessor_slots = frozenset(
             invariant.form.slot for invariant in self.decl.invariants
-            if getattr(invariant.form, "kind", None) == "predecessor")
+            if isinstance(invariant.form, Predecessor))
         # Per loop body (or parallel branch): the states `continue`, `break` and `return`
         # leave it in, which the end of the body does not see (None: a block, whose exits
         # end the block only).
@@ -666,17 +676,16 @@ class _Analyser(Visitor[Value]):
     eval_For = eval_Loop = eval_Repeat
 
     def _loop(self, loop: n.LoopNode, state: State, collecting: bool) -> Value:
-        parallel = bool(getattr(loop, "parallel", False))
+        shape = loop_shape(loop)
+        parallel = shape.parallel
         depends: Defs = NONE
         element = Value()
-        if isinstance(loop, n.Repeat):
-            depends = self._expr(loop.count, state).label
-        elif isinstance(loop, n.Loop) and loop.max is not None:
-            depends = self._expr(loop.max, state).label
-        elif isinstance(loop, n.For):
-            iterable = self._expr(loop.iterable, state)
+        if shape.items is not None:
+            iterable = self._expr(shape.items, state)
             element = Value(_flatten(iterable).label, None, iterable.services)
-            depends = _flatten(iterable).label | self._expr(loop.max, state).label
+            depends = _flatten(iterable).label
+        depends = depends | self._expr(shape.bound, state).label
+        self.result.count_iterations(loop, depends)
         saved_pc = self.pc
         collected: set[int] = set()
         services: set[str] = set()  # the services the iterations' values may be
@@ -1009,6 +1018,7 @@ class _Analyser(Visitor[Value]):
 
     def eval_Pipeline(self, pipeline: n.Pipeline, state: State) -> Value:
         current = self._expr(pipeline.source, state)
+        self.result.count_iterations(pipeline, _flatten(current).label)  # every stage's count
         for stage in pipeline.stages:
             current = self._stage(stage, current, state)
         return current

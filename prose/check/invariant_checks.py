@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from prose.check.flow import CallFlow, FlowAnalysis, Resolved, Value
 from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.channels import call_channels
+from prose.lang.invariants import InvariantForm
 from prose.lang.policy import PREDECESSOR, Policy, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
@@ -19,22 +20,23 @@ if TYPE_CHECKING:
     from prose.check.rule import CheckContext  # rule.py imports this module when it runs
 
 
+F = TypeVar("F", bound=InvariantForm)
+
+
 @dataclass(frozen=True)
-class Form:
+class Form(Generic[F]):
     """An invariant in a checkable form whose slot names are all slots."""
 
-    form: object
+    form: F
     text: str
     span: Span
 
 
-def forms(ctx: CheckContext, kind: str) -> Iterator[Form]:
+def forms(ctx: CheckContext, cls: type[F]) -> Iterator[Form[F]]:
+    """The pattern's invariants written in the form `cls` whose names are all slots."""
     for invariant in ctx.decl.invariants:
         form = invariant.form
-        if form is None or getattr(form, "kind", None) != kind:
-            continue
-        slot_names = form.slot_names() if hasattr(form, "slot_names") else ()
-        if all(name in ctx.decl.slots for name in slot_names):
+        if isinstance(form, cls) and all(name in ctx.decl.slots for name in form.slot_names()):
             yield Form(form, invariant.text, invariant.span)
 
 

@@ -46,12 +46,17 @@ def check(spec: PatternSpec, program: n.Program, *, select: Collection[str] | No
 def _run(decl: Declarations, program: n.Program, spec: PatternSpec, select: Collection[str] | None,
          ignore: Collection[str], strict_flow: bool = False) -> tuple[list[Diagnostic], CheckContext]:
     context = CheckContext(decl, program, build_model(decl, program), spec, strict_flow)
+    return _rules(context, select, ignore), context
+
+
+def _rules(context: CheckContext, select: Collection[str] | None,
+           ignore: Collection[str]) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     for rule in all_rules():
         if not _selected(rule.code, select, ignore):
             continue
         found.extend(rule.check(context))
-    return found, context
+    return found
 
 
 def _selected(code: str, select: Collection[str] | None, ignore: Collection[str]) -> bool:
@@ -76,26 +81,52 @@ def lint_text(text: str, path: str, *, profile: str = "compat",
                         ignore=ignore, strict_flow=strict_flow)
 
 
+def check_context(pattern: PatternFile, strict_flow: bool = False) -> CheckContext | None:
+    """The checking context of a pattern file (its declarations, program, policy and, on
+    first use, data flow), made once per file and strictness and kept on the file; None
+    when its spec does not load or its program does not parse."""
+    key = ("context", strict_flow)
+    if key not in pattern.analyses:
+        spec, program = pattern.spec, pattern.program
+        context = None
+        if spec is not None and program is not None:
+            decl = from_spec(spec)
+            context = CheckContext(decl, program, build_model(decl, program), spec, strict_flow)
+        pattern.analyses[key] = context
+    found: CheckContext | None = pattern.analyses[key]
+    return found
+
+
 def lint_pattern(pattern: PatternFile, *, profile: str = "compat",
                  select: Collection[str] | None = None, ignore: Collection[str] = (),
                  strict_flow: bool = False) -> LintResult:
-    """Lint a pattern file already read, loaded and parsed (`prose.pattern_file`)."""
+    """Lint a pattern file already read, loaded and parsed (`prose.pattern_file`).
+
+    The full lint (every rule, the `compat` profile) is kept on the file: the run's lint
+    gate, the audit and the report's graph of one command share it."""
     from prose.diagnostics import from_syntax_error
 
+    whole = profile == "compat" and not select and not ignore
+    key = ("lint", strict_flow)
+    if whole and key in pattern.analyses:
+        kept: LintResult = pattern.analyses[key]
+        return kept
     result = LintResult(pattern.path)
-    spec = result.spec = pattern.spec
+    result.spec = pattern.spec
     diagnostics = [d for d in pattern.spec_diagnostics if _selected(d.code, select, ignore)]
     result.program = pattern.program
     if pattern.syntax_error is not None:
         diagnostics.extend(from_syntax_error(pattern.syntax_error))
-    if result.program is not None and spec is not None:
-        found, result.context = _run(from_spec(spec), result.program, spec, select,
-                                     ignore, strict_flow)
-        diagnostics.extend(found)
+    context = check_context(pattern, strict_flow)
+    if context is not None:
+        diagnostics.extend(_rules(context, select, ignore))
+        result.context = context
     diagnostics = _suppress(diagnostics, result.program)
     if profile == "strict":
         diagnostics = [_escalate(d) for d in diagnostics]
     result.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+    if whole:
+        pattern.analyses[key] = result
     return result
 
 

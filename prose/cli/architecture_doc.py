@@ -369,6 +369,59 @@ def _names(names: Iterable[str]) -> str:
     return ", ".join(f"`{_label(name)}`" for name in sorted(names)) or "-"
 
 
+# How to add each kind of thing: the files it touches, tests and docs included (written by
+# hand; `render` checks that every file named exists).
+HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
+    ("A statement written as sugar",
+     "A new spelling of a construct the language has (as `loop for each` is `for` with a "
+     "`max`, `for x in xs (max: N)` a `For` whose `max` came out of the modifiers): the "
+     "builder makes the existing node, so the linter, the flow analysis and the "
+     "interpreter need nothing. 6 to 8 files.",
+     [("grammar/prose.lark", "the rule"),
+      ("prose/syntax/build.py", "build the existing node from it"),
+      ("prose/syntax/format.py", "only if `prose fmt` must keep the spelling (a flag on the node, "
+       "as `For.each`); else it writes the canonical form"),
+      ("prose/syntax/nodes.py", "only for that flag"),
+      ("prose/lsp/completion.py", "a new keyword"),
+      ("editors/vscode/syntaxes/prose.codeblock.tmLanguage.json", "a new keyword"),
+      ("docs/language.md", "the statement table of section 3"),
+      ("tests/test_prosescript.py", "parse, round trip and run it (or a test file of its own)")]),
+    ("A loop kind",
+     "A construct that runs a body more than once: besides the sugar above, its shape, which "
+     "every bound question (PT301-PT304, the flow analysis, the interpreter) reads.",
+     [("prose/lang/loops.py", "`loop_shape`: its variables, count, max, items, condition, bodies"),
+      ("prose/syntax/walk.py", "`loops` finds it, if it is not a `LoopNode`")]),
+    ("An invariant form",
+     "A new checkable `### Invariants` bullet. 6 to 9 files.",
+     [("prose/lang/invariants.py", "its frozen dataclass, in `InvariantForm` and `FORMS`"),
+      ("prose/spec/invariants.py", "its pattern in `parse_invariant_form`"),
+      ("prose/lang/policy.py", "its `case` in `compile_policy` (mypy fails without one: the "
+       "match ends in `assert_never`); a form about calls is then judged by "
+       "`Policy.violations` for lint, run and audit alike"),
+      ("prose/check/rules/structure_invariants.py", "only for a static property of the program "
+       "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module"),
+      ("tests/fixtures/rules/PT304.yaml", "that rule's failing and passing cases (a file per code)"),
+      ("docs/rules/PT304.md", "generated from the rule's docstring: `python -m prose.check.docgen`"),
+      ("docs/language.md", "the table of section 5"),
+      ("tests/test_spec_invariants.py", "its parse cases")]),
+    ("A call property",
+     "A reserved property of `call` (as `prompt`, `retry`). 4 to 6 files.",
+     [("prose/lang/properties.py", "`RESERVED_PROPERTIES`, and `MODEL_CHANNELS` when its value "
+       "reaches the model (hiding then applies to it)"),
+      ("prose/lang/channels.py", "what it sends into the model, if it does"),
+      ("prose/runtime/calls.py", "read it from the call's reserved properties"),
+      ("docs/language.md", "section 3 and 4.4"),
+      ("tests/test_runtime.py", "a run that uses it")]),
+    ("A lint output format",
+     "A new `prose lint --format NAME`. 4 files.",
+     [("prose/diagnostics/render.py", "its renderer in `RENDERERS` (the CLI's choices are "
+       "that table's names)"),
+      ("prose/diagnostics/render_json.py", "or a module of its own beside it, as render_sarif.py"),
+      ("docs/cli.md", "regenerated: `prose lint --help` lists the format"),
+      ("tests/test_diagnostics_render.py", "its output for the shared diagnostics")]),
+]
+
+
 def render(graph: ImportGraph | None = None) -> str:
     """docs/architecture.md as markdown."""
     graph = graph or build_graph()
@@ -431,6 +484,17 @@ def render(graph: ImportGraph | None = None) -> str:
             raise ValueError(f"the route names modules that no longer exist: {missing}")
         named = ", ".join(f"`{m}`" for m in modules)
         out.append(f"{number}. {named}: {' '.join(textwrap.dedent(text).split())}")
+    out += ["", "## How to add", "",
+            "The files each kind of addition touches (written by hand; the generator checks",
+            "that every file named exists). One definition of each rule lives in `prose/lang/`;",
+            "nothing below copies one."]
+    root = Path(__file__).resolve().parents[2]
+    for title, text, files in HOW_TO_ADD:
+        missing = [name for name, _ in files if not (root / name).exists()]
+        if missing:
+            raise ValueError(f"'how to add' names files that no longer exist: {missing}")
+        out += ["", f"### {title}", "", text, ""]
+        out += [f"- `{name}`: {why}" for name, why in files]
     return "\n".join(out) + "\n"
 
 

@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
+from prose.diagnostics.render import RENDERERS
 
-FORMATS = ("full", "concise", "json", "sarif", "github")
+FORMATS = tuple(RENDERERS)  # the renderers' names, in their table's order
 
 
 def _codes(value: str | None) -> list[str]:

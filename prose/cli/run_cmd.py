@@ -19,6 +19,7 @@ import click
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
+    from prose.pattern_file import PatternFiles
 
 EXIT_USAGE = 2
 
@@ -323,7 +324,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     if result.trace_path is not None and not options["as_json"]:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
     if result.trace_path is not None:
-        _after_run(Path(result.trace_path), options)
+        _after_run(Path(result.trace_path), options, files)
     return result.exit_code
 
 
@@ -352,15 +353,16 @@ def _echo_error(text: str) -> None:
 
 
 
-def _after_run(trace: Path, options: dict[str, Any]) -> None:
-    """--report and --otel, once the trace is closed; a failure is a warning, not the run's."""
+def _after_run(trace: Path, options: dict[str, Any], files: PatternFiles) -> None:
+    """--report and --otel, once the trace is closed; a failure is a warning, not the run's.
+    The report reads the run's pattern files from `files`: nothing is read again."""
     from prose.errors import ProseError
 
     if options.get("write_report"):
         from prose.report import write_report
 
         try:
-            click.echo(f"report: {write_report(trace)}", err=True)
+            click.echo(f"report: {write_report(trace, files=files)}", err=True)
         except (ProseError, OSError) as error:
             click.echo(f"warning: the report was not written: {error}", err=True)
     if options.get("otel"):

@@ -8,6 +8,9 @@ and `prose.ledger` alike (none of those imports another for a rule):
 - `error_kinds`: the kinds an error object can have (`err.kind`) and which a retry cannot fix;
 - `flows`: how provenance and literal text pass through every construct, normal and strict;
 - `channels`: what a call sends into a model, channel by channel;
+- `loops`: one shape per loop (its variables, bound, condition, bodies), read by every
+  "what bounds this loop?" question;
+- `invariants`: the checkable invariant forms, one frozen dataclass each;
 - `policy`: the checkable invariants compiled into a `Policy`, whose `violations` is the
   one judge of a call (the PH rules ask it about static flows, the interpreter about
   carried provenance, the audit about recorded provenance).

@@ -12,10 +12,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from prose.lang.channels import Channel
 from prose.lang.flows import NO_INDEX, BranchPath, own_chain, predecessor, strict_requested
+from prose.lang.invariants import (
+    DistinctModels,
+    Independent,
+    InvariantForm,
+    LoopsBoundedBy,
+    NeverSees,
+    OnlyGrows,
+    OwnChain,
+    Predecessor,
+    ReturnsUnmerged,
+    SeesOnly,
+    UnawareOf,
+)
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
@@ -331,15 +344,15 @@ class SlotSource(Protocol):
 
 
 class InvariantSource(Protocol):
-    """What the policy reads of an invariant (`prose.spec.model.Invariant`); `form` is one
-    of `prose.spec.invariants`' forms, read by its `kind`."""
+    """What the policy reads of an invariant (`prose.spec.model.Invariant`): its text,
+    where it is, and its checkable form (`prose.lang.invariants`), if any."""
 
     @property
     def text(self) -> str: ...
     @property
     def span(self) -> Span: ...
     @property
-    def form(self) -> Any: ...
+    def form(self) -> InvariantForm | None: ...
 
 
 class PolicySource(Protocol):
@@ -389,45 +402,48 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             words[slot].append(ForbiddenWord(word, other, line, text))
 
     for invariant in spec.invariants:
-        form: Any = invariant.form
+        form = invariant.form
         if form is None:
             continue
-        names = form.slot_names() if hasattr(form, "slot_names") else ()
-        if any(name not in slots_by_name for name in names):
+        if any(name not in slots_by_name for name in form.slot_names()):
             continue
         line, text = invariant.span.line, invariant.text.strip()
-        kind = form.kind
-        if kind == "sees_only":
-            allowed = list(dict.fromkeys(form.inputs))
-            if form.slot in sees_only:  # two bullets: the intersection, in declaration order
-                earlier = sees_only[form.slot][0]
-                allowed = [name for name in earlier if name in allowed]
-            sees_only[form.slot] = (allowed, line)
-        elif kind == "never_sees":
-            hide(form.slot, form.other, NEVER_SEES_INDIRECTLY if form.indirectly else NEVER_SEES,
-                 line, text)
-        elif kind == "unaware_of":
-            hide(form.slot, form.other, UNAWARE_OF, line, text)
-            forbid(form.slot, form.other, form.other, line, text)
-            role = slots_by_name[form.other].role_word
-            own = slots_by_name[form.slot].role_word
-            if not (role and own and role.lower() == own.lower()):  # its own job is no secret
-                forbid(form.slot, role, form.other, line, text)
-            forbid(form.slot, pattern or None, form.other, line, text)
-        elif kind == "independent":
-            hide(form.a, form.b, INDEPENDENT, line, text)
-            hide(form.b, form.a, INDEPENDENT, line, text)
-            independent.append((form.a, form.b))
-        elif kind == "distinct_models":
-            independent.append((form.a, form.b))
-        elif kind == "returns_unmerged":
-            unmerged.append(Unmerged(form.a, form.b, line, text))
-        elif kind == "only_grows":
-            only_grows.append(form.name)
-        elif kind == "own_chain":
-            own_chain.setdefault(form.slot, line)
-        elif kind == "predecessor":
-            predecessors.setdefault(form.slot, line)
+        match form:
+            case SeesOnly():
+                allowed = list(dict.fromkeys(form.inputs))
+                if form.slot in sees_only:  # two bullets: the intersection, in declaration order
+                    earlier = sees_only[form.slot][0]
+                    allowed = [name for name in earlier if name in allowed]
+                sees_only[form.slot] = (allowed, line)
+            case NeverSees():
+                hide(form.slot, form.other,
+                     NEVER_SEES_INDIRECTLY if form.indirectly else NEVER_SEES, line, text)
+            case UnawareOf():
+                hide(form.slot, form.other, UNAWARE_OF, line, text)
+                forbid(form.slot, form.other, form.other, line, text)
+                role = slots_by_name[form.other].role_word
+                own = slots_by_name[form.slot].role_word
+                if not (role and own and role.lower() == own.lower()):  # its own job is no secret
+                    forbid(form.slot, role, form.other, line, text)
+                forbid(form.slot, pattern or None, form.other, line, text)
+            case Independent():
+                hide(form.a, form.b, INDEPENDENT, line, text)
+                hide(form.b, form.a, INDEPENDENT, line, text)
+                independent.append((form.a, form.b))
+            case DistinctModels():
+                independent.append((form.a, form.b))
+            case ReturnsUnmerged():
+                unmerged.append(Unmerged(form.a, form.b, line, text))
+            case OnlyGrows():
+                only_grows.append(form.name)
+            case OwnChain():
+                own_chain.setdefault(form.slot, line)
+            case Predecessor():
+                predecessors.setdefault(form.slot, line)
+            case LoopsBoundedBy():
+                pass  # a static property of the program (PT304), nothing to enforce per call
+            case _:
+                assert_never(form)
     slots = {
         name: SlotPolicy(
             slot=name,

@@ -24,13 +24,16 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseError
 from prose.lang.channels import Channel, chains_from, channel_from_dict
 from prose.lang.policy import Policy, Violation
-from prose.ledger.call_sites import PatternSource, read_pattern
+from prose.ledger.call_sites import PatternSource, pattern_source
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, nesting
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFiles
 
 # Output text shorter than this is too likely to occur by chance to prove a leak.
 MIN_LEAK_TEXT = 16
@@ -82,8 +85,16 @@ class AuditReport:
         }
 
 
-def audit_trace(path: str | Path, pattern: str | Path | None = None) -> AuditReport:
-    """Audit the trace at `path`; raises TraceReadError / AuditError when it cannot be audited."""
+def audit_trace(path: str | Path, pattern: str | Path | None = None,
+                files: PatternFiles | None = None) -> AuditReport:
+    """Audit the trace at `path`; raises TraceReadError / AuditError when it cannot be audited.
+
+    Pattern files (the run's, and nested ones) are read through `files`: a command that
+    has read them already (`prose run --report`) hands its own in, and none is read,
+    loaded, parsed or analysed again."""
+    from prose.pattern_file import PatternFiles
+
+    files = files if files is not None else PatternFiles()
     trace = load_trace(path)
     report = AuditReport(trace)
     if trace.chain_break is not None:
@@ -94,8 +105,8 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None) -> AuditRep
     start = trace.run_start
     if start is None:
         return report
-    policy, source = _policy(start, trace.path, pattern, report)
-    _check_calls(trace, policy, source, report)
+    policy, source = _policy(start, trace.path, pattern, report, files)
+    _check_calls(trace, policy, source, report, files)
     _check_totals(trace, report)
     report.findings.sort(key=lambda finding: finding.line or 0)
     return report
@@ -142,8 +153,17 @@ def _is_file(path: Path) -> bool:
         return False
 
 
+def _source(path: Path, files: PatternFiles) -> PatternSource | None:
+    """The pattern file at `path` as the audit reads it, None when it cannot be read,
+    loaded or parsed."""
+    try:
+        return pattern_source(files.get(path))
+    except ProseError:
+        return None
+
+
 def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
-            report: AuditReport) -> tuple[Policy, PatternSource | None]:
+            report: AuditReport, files: PatternFiles) -> tuple[Policy, PatternSource | None]:
     """The policy to check against and the pattern source (for call sites) if it matches."""
     recorded_data = start.event.get("policy")
     recorded = Policy.from_dict(recorded_data) if isinstance(recorded_data, Mapping) else None
@@ -152,7 +172,7 @@ def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
     candidate = Path(pattern) if pattern is not None else recorded_pattern(start, trace_path)
     source: PatternSource | None = None
     if explicit or _is_file(candidate):
-        source = read_pattern(candidate)
+        source = _source(candidate, files)
         if source is None and explicit:
             raise AuditError(f"{candidate}: cannot read the pattern file, or it has errors")
     if source is not None and source.sha256 != expected_sha:
@@ -183,7 +203,7 @@ def _policy(start: TraceLine, trace_path: Path, pattern: str | Path | None,
 
 
 def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | None,
-                 report: AuditReport) -> None:
+                 report: AuditReport, files: PatternFiles) -> None:
     start = trace.run_start
     assert start is not None
     plain_values = _value_texts([start.event.get("inputs"), start.event.get("config")])
@@ -198,7 +218,7 @@ def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | Non
         else:
             file = str(event.get("file", ""))
             if file not in nested:
-                nested[file] = read_pattern(Path(file)) if file else None
+                nested[file] = _source(Path(file), files) if file else None
                 report.notes.append(
                     f"calls inside the nested pattern {file} are checked against that file as it "
                     "is now (the trace records no hash for it)" if nested[file] is not None else

@@ -1,5 +1,7 @@
 """The pattern file a trace was made from: its sha256, its compiled policy and its call sites.
 
+The file is read through `prose.pattern_file` (as `prose run` reads it), never here.
+
 A call event records the file, line and column of its `call`; with the
 pattern at hand the audit reads that call's input names and the literal text
 it sends from the program itself instead of from the rendered messages.
@@ -7,16 +9,18 @@ it sends from the program itself instead of from the rendered messages.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prose.lang.policy import Policy
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.syntax import nodes as n
+from prose.syntax.walk import find_all
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,32 +46,22 @@ class PatternSource:
         return self.sites.get((line, column))
 
 
-def read_pattern(path: Path) -> PatternSource | None:
-    """The pattern at `path`, or None when it cannot be read, loaded or parsed."""
-    from prose.check.declarations import from_spec
-    from prose.check.flow import analyse
-    from prose.errors import ProseError
-    from prose.files import read_text
-    from prose.lang.policy import compile_policy
-    from prose.spec import load_spec
-    from prose.syntax import parse
+def pattern_source(pattern: PatternFile) -> PatternSource | None:
+    """The audit's view of a pattern file (`prose.pattern_file`, read once per command), or
+    None when its spec does not load or its program does not parse.
 
-    filename = str(path)
-    try:
-        text = read_text(filename)  # as the runtime read it (a BOM removed) before hashing
-    except ProseError:
+    Every kind with a program is read alike: a pattern's `### Delegation` and a function's
+    or responsibility's `### Execution` (with its callees as slots). The policy and the
+    data flow are the file's checking context (`prose.check.lint.check_context`), the one
+    the linter used, so a run that linted the file does not analyse it again."""
+    from prose.check.lint import check_context
+
+    context = check_context(pattern)
+    if context is None:
         return None
-    loaded = load_spec(text, filename)
-    if loaded.spec is None:
-        return None
-    try:
-        program = parse(text, filename)
-    except ProseError:
-        return None
-    policy = compile_policy(loaded.spec)
-    flow = analyse(from_spec(loaded.spec), program, strict=policy.strict)
+    flow = context.flow
     sites: dict[tuple[int, int], CallSite] = {}
-    for call in _calls(program):
+    for call in find_all(context.program, n.Call):
         names = tuple(prop.name for prop in call.inputs)
         site = flow.calls.get(id(call))
         found: dict[str, None] = {}
@@ -76,18 +70,5 @@ def read_pattern(path: Path) -> PatternSource | None:
                 found.update(dict.fromkeys(text for text, _ in flow.literal_texts(entry.value)))
         literals = tuple(text for text in found if text not in names)
         sites[(call.line, call.column)] = CallSite(call.line, call.column, names, literals)
-    return PatternSource(path, hashlib.sha256(text.encode("utf-8")).hexdigest(), policy, sites)
-
-
-def _calls(node: Any) -> Iterator[n.Call]:
-    """Every `call` node in the tree, found by walking the dataclass fields."""
-    if isinstance(node, n.Call):
-        yield node
-    if isinstance(node, tuple | list):
-        for item in node:
-            yield from _calls(item)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for item in dataclasses.fields(node):
-            if item.name in ("span", "head"):
-                continue
-            yield from _calls(getattr(node, item.name))
+    sha256 = hashlib.sha256(pattern.text.encode("utf-8")).hexdigest()
+    return PatternSource(Path(pattern.path), sha256, context.policy, sites)

@@ -13,14 +13,11 @@ import re
 from lsprotocol import types as lsp
 
 from prose.lsp.documents import Analysis
+from prose.syntax.keywords import grammar_keywords
 
-# The statement and expression words of LANGUAGE.md 3 (the grammar reserves them in place).
-KEYWORDS = (
-    "let", "const", "call", "return", "repeat", "parallel", "for", "in", "as", "loop", "until",
-    "while", "if", "elif", "else", "choice", "option", "try", "catch", "finally", "throw",
-    "continue", "break", "record", "append", "to", "block", "do", "use", "and", "or", "not",
-    "is", "null", "empty", "true", "false",
-)
+# The statement and expression words of LANGUAGE.md 3, from the grammar (it reserves them
+# in place).
+KEYWORDS = grammar_keywords()
 _KINDS = {
     "slot": lsp.CompletionItemKind.Interface,
     "config": lsp.CompletionItemKind.Property,

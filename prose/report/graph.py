@@ -17,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.check.explain import Explanation
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile
 
 INPUTS = "inputs"
 RESULT = "result"
@@ -46,12 +49,14 @@ class FlowGraph:
     mermaid: str
 
 
-def explain_pattern(text: str, path: str) -> Explanation | None:
-    """`prose explain`'s explanation of a pattern's text, or None when it does not lint far enough."""
-    from prose.check import lint_text
+def explain_pattern(pattern: PatternFile) -> Explanation | None:
+    """`prose explain`'s explanation of a pattern file, or None when it does not lint far
+    enough. The file's lint is the one kept on it (`prose.check.lint.lint_pattern`): after
+    `prose run`'s lint gate, the graph analyses nothing again."""
+    from prose.check import lint_pattern
     from prose.check.explain import explain
 
-    result = lint_text(text, path)
+    result = lint_pattern(pattern)
     return explain(result) if result.context is not None else None
 
 

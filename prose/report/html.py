@@ -271,10 +271,10 @@ def _transcripts() -> str:
 
 def _graph(report: RunReport) -> str:
     head = '<h2 id="flow">Data flow</h2>'
-    if report.pattern_text is None or report.pattern_path is None:
+    if report.pattern_file is None:
         return head + "<p>The pattern file is not at hand, so the graph cannot be drawn (pass " \
                       "<code>--pattern FILE</code>).</p>"
-    explanation = explain_pattern(report.pattern_text, str(report.pattern_path))
+    explanation = explain_pattern(report.pattern_file)
     if explanation is None:
         return head + "<p>The pattern file does not lint far enough to draw its graph.</p>"
     graph = flow_graph(explanation, (s.event for s in report.steps if s.kind == "call"))

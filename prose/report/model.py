@@ -14,13 +14,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseError
 from prose.ledger.audit import AuditReport, Finding, audit_trace
 from prose.ledger.stats import trace_stats
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, slot_label
 from prose.runtime.trace import sha256_text
+
+if TYPE_CHECKING:
+    from prose.pattern_file import PatternFile, PatternFiles
 
 # The audit's rules that say the file changed after the run wrote it (not a policy finding).
 DAMAGE_RULES = ("chain", "seal", "output-digest", "totals", "structure")
@@ -98,6 +101,7 @@ class RunReport:
     pattern_path: Path | None
     pattern_text: str | None
     unchecked_calls: set[str] = field(default_factory=set)
+    pattern_file: PatternFile | None = None  # read, loaded and parsed once (the graph's)
 
     @property
     def start(self) -> Mapping[str, Any]:
@@ -122,9 +126,16 @@ class RunReport:
         return policy if isinstance(policy, Mapping) else {}
 
 
-def read_run(trace_path: str | Path, pattern: str | Path | None = None) -> RunReport:
-    """Read and audit the trace at `trace_path`. Raises TraceReadError when it is no trace."""
-    trace, integrity = _audited(trace_path, pattern)
+def read_run(trace_path: str | Path, pattern: str | Path | None = None,
+             files: PatternFiles | None = None) -> RunReport:
+    """Read and audit the trace at `trace_path`. Raises TraceReadError when it is no trace.
+
+    The pattern file is read once, through `files` (the run's own when `prose run
+    --report` writes the page), for the audit and the graph alike."""
+    from prose.pattern_file import PatternFiles
+
+    files = files if files is not None else PatternFiles()
+    trace, integrity = _audited(trace_path, pattern, files)
     steps, lanes = _steps(trace)
     end = trace.run_end
     begin = trace.run_start
@@ -138,17 +149,19 @@ def read_run(trace_path: str | Path, pattern: str | Path | None = None) -> RunRe
             verdicts.setdefault(finding.call, []).append(f"{finding.rule}: {finding.message}")
     unchecked = {s.id for s in steps if s.kind == "call" and ">" in s.slot} \
         if integrity.error is None else {s.id for s in steps if s.kind == "call"}
-    path, text = _pattern(trace, pattern)
+    file = _pattern(trace, pattern, files)
     return RunReport(trace, integrity, steps, lanes, wall_ms, trace_stats(trace).to_dict(),
-                     verdicts, path, text, unchecked)
+                     verdicts, Path(file.path) if file else None, file.text if file else None,
+                     unchecked, file)
 
 
-def _audited(trace_path: str | Path, pattern: str | Path | None) -> tuple[LoadedTrace, Integrity]:
+def _audited(trace_path: str | Path, pattern: str | Path | None,
+             files: PatternFiles) -> tuple[LoadedTrace, Integrity]:
     """The trace and the audit's verdict; an audit that cannot run still leaves the chain's."""
     from prose.ledger.audit import AuditError
 
     try:
-        audit: AuditReport = audit_trace(trace_path, pattern)
+        audit: AuditReport = audit_trace(trace_path, pattern, files)
     except AuditError as error:
         trace = load_trace(trace_path)
         chain = trace.chain_break
@@ -186,9 +199,9 @@ def _steps(trace: LoadedTrace) -> tuple[list[Step], int]:
     return steps, max(1, len(lane_ends))
 
 
-def _pattern(trace: LoadedTrace, given: str | Path | None) -> tuple[Path | None, str | None]:
+def _pattern(trace: LoadedTrace, given: str | Path | None,
+             files: PatternFiles) -> PatternFile | None:
     """The pattern file the run used, when it is at hand (the graph and source lines need it)."""
-    from prose.files import read_text
     from prose.ledger.audit import recorded_pattern
 
     start = trace.run_start
@@ -197,8 +210,8 @@ def _pattern(trace: LoadedTrace, given: str | Path | None) -> tuple[Path | None,
     elif start is not None:
         path = recorded_pattern(start, trace.path)
     else:
-        return None, None
+        return None
     try:
-        return path, read_text(str(path))
+        return files.get(path)
     except ProseError:
-        return None, None
+        return None

@@ -30,10 +30,11 @@ def pattern_path() -> Path:
 def write_synthetic_trace(path: str | Path, calls: int, seed: int = 7) -> Path:
     """Write a sealed trace of about `calls` call attempts to `path`; returns `path`."""
     from prose.files import read_text
-    from prose.ledger.call_sites import read_pattern
+    from prose.ledger.call_sites import pattern_source
+    from prose.pattern_file import read_pattern
 
     pattern = pattern_path()
-    source = read_pattern(pattern)
+    source = pattern_source(read_pattern(pattern))
     assert source is not None, "the library's two-reviewer gate must load"
     rng = random.Random(seed)
     trace = Trace(path, "synthetic-run")

@@ -170,8 +170,7 @@ class RunContext:
     aliases: dict[str, str] = field(default_factory=dict)
     # The pattern files from the run's own down to this one (resolved), for `use` cycles.
     ancestry: tuple[Path, ...] = ()
-    # From the spec's checkable invariants that the Policy does not carry.
-    unmerged: tuple[tuple[str, str], ...] = field(init=False, default=())
+    # `only grows` lists, from the policy (its one carrier).
     only_grows: frozenset[str] = field(init=False, default=frozenset())
     # The spec's declaration of each slot called so far (asked on every call).
     _spec_slots: dict[str, Slot | None] = field(init=False, default_factory=dict, repr=False)
@@ -180,9 +179,7 @@ class RunContext:
 
     def __post_init__(self) -> None:
         self.content = ContentIndex(self.policy, self.source)
-        forms = [inv.form for inv in self.spec.invariants if inv.form] if self.spec else []
-        self.unmerged = tuple((f.a, f.b) for f in forms if f.kind == "returns_unmerged")
-        self.only_grows = frozenset(f.name for f in forms if f.kind == "only_grows")
+        self.only_grows = frozenset(self.policy.only_grows)
 
     def spec_slot(self, slot: str) -> Slot | None:
         """The spec's declaration of `slot`, if any (looked up once per run)."""

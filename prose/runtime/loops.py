@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL, Label
+from prose.lang.loops import loop_shape
 from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.errors import LoopControlError, ParallelRace, ProseRuntimeError, ValueTypeError
@@ -69,25 +70,27 @@ class Loops:
     ) -> tuple[int, Iterator[tuple[Value, Value]], Label]:
         """How many iterations, (loop variable value, counter) per iteration made one at a
         time (`repeat 1000000000` holds no list), and the label the count depends on."""
-        if isinstance(node, n.For):
-            iterable = await self.interpreter.eval(node.iterable, scope, path)
-            if not isinstance(iterable.data, tuple):
-                raise ValueTypeError(
-                    f"`for` iterates a list, not {describe(iterable)}",
-                    node.iterable.span,
-                    source=self.interpreter.source,
-                )
-            items = iterable.data
-            label = iterable.label
-            if node.max is not None:  # `loop for each x in xs (max: N)`: the first N items
-                limit, bound_label = await self._count(node.max, scope, path, "max")
-                label = label | bound_label
-                if len(items) > limit:
-                    self._note_max(node, limit, f"{path}/for@{node.line}:{node.column}")
-                    items = items[:limit]
-            return len(items), ((item, v.constant(i)) for i, item in enumerate(items)), label
-        count, label = await self._count(node.count, scope, path, "repeat")
-        return count, ((v.constant(i), v.constant(i)) for i in range(1, count + 1)), label
+        shape = loop_shape(node)
+        if shape.count is not None:  # `repeat N`
+            count, label = await self._count(shape.count, scope, path, "repeat")
+            return count, ((v.constant(i), v.constant(i)) for i in range(1, count + 1)), label
+        assert shape.items is not None
+        iterable = await self.interpreter.eval(shape.items, scope, path)
+        if not isinstance(iterable.data, tuple):
+            raise ValueTypeError(
+                f"`for` iterates a list, not {describe(iterable)}",
+                shape.items.span,
+                source=self.interpreter.source,
+            )
+        items = iterable.data
+        label = iterable.label
+        if shape.max is not None:  # `for x in xs (max: N)`: the first N items
+            limit, bound_label = await self._count(shape.max, scope, path, "max")
+            label = label | bound_label
+            if len(items) > limit:
+                self._note_max(node, limit, f"{path}/for@{node.line}:{node.column}")
+                items = items[:limit]
+        return len(items), ((item, v.constant(i)) for i, item in enumerate(items)), label
 
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
         value = await self.interpreter.eval(expr, scope, path)
@@ -125,11 +128,12 @@ class Loops:
             raise
 
     async def _loop(self, node: n.Loop, scope: Scope, path: str, collecting: bool) -> Value:
-        if node.max is None:
+        bound = loop_shape(node).bound
+        if bound is None:
             raise ValueTypeError(
                 "a `loop` needs a bound: `(max: N)`", node.span, source=self.interpreter.source
             )
-        limit, depends = await self._count(node.max, scope, path, "max")
+        limit, depends = await self._count(bound, scope, path, "max")
         depends = flows.under(CONCRETE, NO_LABEL, depends, self.interpreter.strict)
         where = f"{path}/loop@{node.line}:{node.column}"
         collected: list[Value] = []
@@ -155,7 +159,7 @@ class Loops:
         with pc.raised(depends):
             return self.interpreter.bound(v.collected(collected)) if collecting else NULL
 
-    def _note_max(self, node: n.Loop | n.For, limit: int, where: str) -> None:
+    def _note_max(self, node: n.LoopNode, limit: int, where: str) -> None:
         self.interpreter.ctx.shared.trace.emit(
             NoteEvent(
                 what="loop_max",

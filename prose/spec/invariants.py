@@ -1,4 +1,5 @@
-"""The checkable invariant forms of LANGUAGE.md section 5, and their parser.
+"""The parser of LANGUAGE.md section 5's checkable invariant forms (the forms themselves
+are `prose.lang.invariants`' dataclasses).
 
 Parsing is tolerant of case, repeated spaces, a trailing period and `and`
 versus `,` between names, and strict about backticks: a name that is not in
@@ -8,141 +9,27 @@ backticks never makes a bullet checkable.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from prose.lang.invariants import (
+    DistinctModels,
+    Independent,
+    InvariantForm,
+    LoopsBoundedBy,
+    NeverSees,
+    OnlyGrows,
+    OwnChain,
+    Predecessor,
+    ReturnsUnmerged,
+    SeesOnly,
+    UnawareOf,
+)
 
-
-class _Form(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    def slot_names(self) -> tuple[str, ...]:
-        """The names in this form that must be slots."""
-        return ()
-
-
-class SeesOnly(_Form):
-    """`` `A` sees only `x`, `y` ``: every call to A passes only these inputs."""
-
-    kind: Literal["sees_only"] = "sees_only"
-    slot: str
-    inputs: list[str]
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.slot,)
-
-
-class NeverSees(_Form):
-    """`` `A` never sees `B` `` (`indirectly`: ``, even indirectly`` was added)."""
-
-    kind: Literal["never_sees"] = "never_sees"
-    slot: str
-    other: str
-    indirectly: bool = False
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.slot, self.other)
-
-
-class UnawareOf(_Form):
-    """`` `A` is unaware of `B` ``: never sees B, and no literal text names B."""
-
-    kind: Literal["unaware_of"] = "unaware_of"
-    slot: str
-    other: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.slot, self.other)
-
-
-class Independent(_Form):
-    """`` `A` and `B` are independent ``: neither sees the other."""
-
-    kind: Literal["independent"] = "independent"
-    a: str
-    b: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.a, self.b)
-
-
-class DistinctModels(_Form):
-    """`` `A` and `B` are independently configured ``: they must not share a model.
-
-    A configuration claim, not a visibility one (a critic must read what the
-    proponent wrote): `prose run --require-distinct-models` fails when both
-    route to the same model.
-    """
-
-    kind: Literal["distinct_models"] = "distinct_models"
-    a: str
-    b: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.a, self.b)
-
-
-class OwnChain(_Form):
-    """`` each `A` sees only its own chain ``: a call of A receives A's outputs only from
-    its own chain of calls: the same parallel branch (or a branch it runs inside), never
-    a sibling branch's, nor anything collected at a join."""
-
-    kind: Literal["own_chain"] = "own_chain"
-    slot: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.slot,)
-
-
-class Predecessor(_Form):
-    """`` each of `S` sees only its predecessor's output ``: a call of `S[i]` (a list-valued
-    slot) receives the output of `S[i-1]` and no other output of `S` (`S[0]` none)."""
-
-    kind: Literal["predecessor"] = "predecessor"
-    slot: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.slot,)
-
-
-class LoopsBoundedBy(_Form):
-    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
-
-    kind: Literal["loops_bounded_by"] = "loops_bounded_by"
-    config_key: str
-
-
-class OnlyGrows(_Form):
-    """`` `history` only grows ``: the list is only recorded/appended to."""
-
-    kind: Literal["only_grows"] = "only_grows"
-    name: str
-
-
-class ReturnsUnmerged(_Form):
-    """`` the result returns `A` and `B` unmerged ``."""
-
-    kind: Literal["returns_unmerged"] = "returns_unmerged"
-    a: str
-    b: str
-
-    def slot_names(self) -> tuple[str, ...]:
-        return (self.a, self.b)
-
-
-InvariantForm = Annotated[
-    SeesOnly
-    | NeverSees
-    | UnawareOf
-    | Independent
-    | DistinctModels
-    | OwnChain
-    | Predecessor
-    | LoopsBoundedBy
-    | OnlyGrows
-    | ReturnsUnmerged,
-    Field(discriminator="kind"),
+__all__ = [
+    "DistinctModels", "Independent", "InvariantForm", "LoopsBoundedBy", "NeverSees",
+    "OnlyGrows", "OwnChain", "Predecessor", "ReturnsUnmerged", "SeesOnly", "UnawareOf",
+    "backticked_names", "parse_invariant_form",
 ]
+
 
 _NAME = r"`([A-Za-z_][\w-]*)`"
 _NAME_PLAIN = r"`[A-Za-z_][\w-]*`"
@@ -177,7 +64,7 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
     if "`" not in text:
         return None
     if match := _SEES_ONLY.match(text):
-        return SeesOnly(slot=match.group(1), inputs=_ANY_NAME.findall(match.group(2)))
+        return SeesOnly(slot=match.group(1), inputs=tuple(_ANY_NAME.findall(match.group(2))))
     if match := _NEVER_SEES.match(text):
         return NeverSees(slot=match.group(1), other=match.group(2), indirectly=bool(match.group(3)))
     if match := _UNAWARE.match(text):

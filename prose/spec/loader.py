@@ -7,6 +7,7 @@ from typing import Any
 
 from prose.diagnostics.model import Diagnostic, Label
 from prose.errors import InputReadError
+from prose.lang.invariants import LoopsBoundedBy
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.config import parse_config, parse_parameters
@@ -20,7 +21,6 @@ from prose.spec.contract_sections import (
     parse_pattern_instances,
     parse_subscriptions,
 )
-from prose.spec.invariants import LoopsBoundedBy
 from prose.spec.kinds import ALL_SECTIONS, KINDS, RETIRED, ContractKind, kind_of
 from prose.spec.markdown_sections import (
     Document,

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^([ \t]{0,3})(`{3,}|~{3,})[ \t]*([^\s`]*)")
+from prose.markdown_blocks import HEADING as _HEADING
+from prose.markdown_blocks import SECTION_LEVELS, FenceOpening, fence_opening
+from prose.markdown_blocks import normalise_section_name as normalise_section_name
+
 _BULLET = re.compile(r"^([ \t]*)([-*+]|\d{1,9}[.)])(?:[ \t]+(.*?))?[ \t]*$")
 
 
@@ -81,15 +83,6 @@ class Bullet:
         return last
 
 
-def normalise_section_name(heading: str) -> str:
-    """Lowercase, backticks and trailing colons removed, spaces collapsed.
-
-    Synonyms (`requires` -> `parameters` in a pattern) depend on the file's
-    kind and are folded by `prose.spec.kinds.ContractKind.section_name`.
-    """
-    return " ".join(heading.replace("`", "").strip().rstrip(":").lower().split())
-
-
 def split_frontmatter(lines: list[str]) -> tuple[int, int | None, int]:
     """Where the frontmatter is: `(open_index, close_index, body_index)`, 0-based.
 
@@ -111,27 +104,26 @@ def split_document(lines: list[str], body_index: int) -> Document:
     """Title, summary, `##`/`###` sections and fenced blocks of the body."""
     doc = Document()
     current: RawSection | None = None
-    fence: tuple[str, int, Fence] | None = None
+    fence: tuple[FenceOpening, Fence] | None = None
     lead: list[str] = []
     lead_done = False
     for index in range(body_index, len(lines)):
         number = index + 1
         line = lines[index]
         if fence is not None:
-            marker, _, record = fence
-            stripped = line.strip()
-            if stripped.startswith(marker) and not stripped.strip(marker[0]):
+            opening, record = fence
+            if opening.closed_by(line):
                 record.close_line = number
                 fence = None
             if current is not None:
                 current.lines.append((number, line))
                 current.fenced.add(number)
             continue
-        opened = _FENCE.match(line)
+        opened = fence_opening(line)
         if opened:
-            record = Fence(opened.group(3).lower(), number, None, current.name if current else "")
+            record = Fence(opened.info, number, None, current.name if current else "")
             doc.fences.append(record)
-            fence = (opened.group(2), number, record)
+            fence = (opened, record)
             if current is not None:
                 current.lines.append((number, line))
                 current.fenced.add(number)
@@ -141,7 +133,7 @@ def split_document(lines: list[str], body_index: int) -> Document:
         if heading and level == 1 and doc.title is None and current is None:
             doc.title, doc.title_line = heading.group(2).strip(), number
             continue
-        if heading and level in (2, 3):
+        if heading and level in SECTION_LEVELS:
             text = heading.group(2).strip()
             current = RawSection(
                 text, normalise_section_name(text), number, len(heading.group(1)) + 2, level=level
@@ -231,26 +223,21 @@ def prose_fences(section: RawSection) -> list[FencedProse]:
     index = 0
     while index < len(rows):
         number, line = rows[index]
-        opened = _FENCE.match(line)
+        opened = fence_opening(line)
         if not opened or number not in section.fenced:
             index += 1
             continue
-        indent, marker = opened.group(1), opened.group(2)
         end = index + 1
         closed = False
         while end < len(rows):
-            candidate = rows[end][1].strip()
-            if candidate.startswith(marker) and not candidate.strip(marker[0]):
+            if opened.closed_by(rows[end][1]):
                 closed = True
                 break
             end += 1
-        if opened.group(3).lower() == "prose":
-            body = [
-                row[len(indent) :] if row.startswith(indent) else row.lstrip()
-                for _, row in rows[index + 1 : end]
-            ]
+        if opened.info == "prose":
+            body = opened.body(row for _, row in rows[index + 1 : end])
             last = rows[end][0] if end < len(rows) else (rows[-1][0] if rows else number)
-            out.append(FencedProse("\n".join(body) + "\n", number, number, last, closed))
+            out.append(FencedProse(body, number, number, last, closed))
         index = end + 1
     return out
 

@@ -213,9 +213,14 @@ class Builder(Transformer[Token, Any]):
         iterable = rest[in_at + 1]
         modifiers = rest[in_at + 2].items if isinstance(rest[in_at + 2], Modifiers) else ()
         index_var = names[1] if len(names) > 1 else None
-        return n.For(
-            names[0], index_var, iterable, rest[-1], parallel, modifiers, span=self._span(items)
-        )
+        # `for x in xs (max: N)` is `loop for each`'s ceiling: the first `max` is the
+        # loop's bound, not a parallel modifier (a second one stays, and is reported).
+        at = next((i for i, m in enumerate(modifiers) if m.key == "max"), None)
+        maximum = None if at is None else modifiers[at].value
+        if at is not None:
+            modifiers = modifiers[:at] + modifiers[at + 1:]
+        return n.For(names[0], index_var, iterable, rest[-1], parallel, modifiers, max=maximum,
+                     span=self._span(items))
 
     def loop_stmt(self, items: list[Item]) -> n.Loop:
         kind: TypingLiteral["until", "while"] | None = None

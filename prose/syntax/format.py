@@ -441,11 +441,14 @@ class _Formatter:
             index = f", {loop.index_var}" if loop.index_var is not None else ""
             pieces += [f"{'loop for each' if loop.each else 'for'} {loop.var}{index} in ",
                        loop.iterable]
-            if loop.max is not None:
+            if loop.max is not None and loop.each:
                 pieces += [" (max: ", loop.max, ")"]
         if not isinstance(loop, n.For) and loop.var is not None:
             pieces.append(f" as {loop.var}")
         modifiers = () if isinstance(loop, n.Loop) else loop.modifiers
+        if isinstance(loop, n.For) and loop.max is not None and not loop.each:
+            # `for`'s ceiling is written with its modifiers, in one group, last
+            modifiers = (*modifiers, n.Modifier("max", loop.max))
         return [*pieces, *self._modifiers(modifiers), ":"]
 
     @staticmethod

@@ -1,16 +1,22 @@
 """Finds the fenced `prose` block(s) of a `*.prose.md` file's program section.
 
 The section is `### Delegation` in a pattern and `### Execution` in every other kind
-(`prose.spec.kinds`; `prose.spec.loader.program_section` reads it from a file).
+(`prose.spec.kinds`; `prose.spec.loader.program_section` reads it from a file). Fences
+and sections follow `prose.markdown_blocks`, the rules the spec reader uses too, so
+`prose parse` and `prose fmt` find the block `prose lint` finds (CommonMark: a fence
+indented 4 spaces is an indented code block, not a fence).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$")
+from prose.markdown_blocks import (
+    SECTION_LEVELS,
+    fence_opening,
+    normalise_section_name,
+    section_heading,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,30 +62,23 @@ def _fenced_blocks(text: str) -> list[tuple[str, ProseBlock]]:
         index += 1
     while index < len(lines):
         line = lines[index]
-        fence = _FENCE_OPEN.match(line)
+        fence = fence_opening(line)
         if fence:
-            indent, marker, info = fence.group(1), fence.group(2), fence.group(3).lower()
             start = index + 1
             end = start
             closed = False
             while end < len(lines):
-                candidate = lines[end].strip()
-                if candidate.startswith(marker[0] * len(marker)) and not candidate.strip(marker[0]):
+                if fence.closed_by(lines[end]):
                     closed = True
                     break
                 end += 1
-            if info == "prose":
-                body = [
-                    row[len(indent) :] if row.startswith(indent) else row.lstrip()
-                    for row in lines[start:end]
-                ]
-                out.append(
-                    (section, ProseBlock("\n".join(body) + "\n", start, index + 1, end + 1, closed))
-                )
+            if fence.info == "prose":
+                block = ProseBlock(fence.body(lines[start:end]), start, index + 1, end + 1, closed)
+                out.append((section, block))
             index = end + 1
             continue
-        heading = _HEADING.match(line)
-        if heading:
-            section = heading.group(2).strip().lower()
+        heading = section_heading(line)
+        if heading and heading[0] in SECTION_LEVELS:
+            section = normalise_section_name(heading[1])
         index += 1
     return out

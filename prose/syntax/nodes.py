@@ -255,8 +255,9 @@ class Repeat(Node):
 
 @dataclass(frozen=True, slots=True)
 class For(Node):
-    """`[parallel] for var [, index_var] in iterable [(modifiers)]:`, or
-    `loop for each var in iterable (max: N):` (`each`: at most `max` items)."""
+    """`[parallel] for var [, index_var] in iterable [(modifiers, max: N)]:`, or
+    `loop for each var in iterable (max: N):` (`each` records that spelling). With a
+    `max`, at most the first `max` items are iterated (prose.lang.loops)."""
 
     var: str
     index_var: str | None

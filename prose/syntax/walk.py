@@ -15,6 +15,7 @@ import typing
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
+from typing import TypeVar
 
 from prose.syntax import nodes as n
 
@@ -28,6 +29,8 @@ class _Field:
     mixed: bool  # a tuple that holds text too (`String.parts`)
     body: bool  # a tuple of statements
 
+
+N = TypeVar("N", bound=n.Node)
 
 _LAYOUTS: dict[type[n.Node], tuple[_Field, ...]] = {}
 
@@ -82,6 +85,17 @@ def children(node: n.Node) -> Iterator[n.Node]:
             yield from (item for item in value if isinstance(item, n.Node))
         else:
             yield from value
+
+
+def find_all(node: n.Node, cls: type[N] | tuple[type[N], ...]) -> Iterator[N]:
+    """Every node of class `cls` in the tree under `node` (itself included), depth first,
+    in field order (Jinja's `Node.find_all`)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cls):
+            yield current
+        stack.extend(reversed(list(children(current))))
 
 
 def child_nodes(node: n.Node) -> Iterator[tuple[n.Node, bool]]:
@@ -204,6 +218,17 @@ def _walk(body: tuple[n.Stmt, ...]) -> Iterator[n.Stmt]:
         bodies = list(child_bodies(statement))
         for inner in reversed(bodies):
             stack.append(iter(inner))
+
+
+def loops(body: tuple[n.Stmt, ...]) -> Iterator[n.LoopNode | n.Pipeline]:
+    """Every loop (statement or value) and every pipeline, depth first, in source order:
+    the nodes `prose.lang.loops.loop_shape` describes."""
+    for statement in walk_statements(body):
+        if isinstance(statement, n.LoopNode):
+            yield statement
+        pipeline = pipeline_of(statement)
+        if pipeline is not None:
+            yield pipeline
 
 
 def terminal_returns(body: tuple[n.Stmt, ...]) -> Iterator[n.Return]:

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from prose.check.invariant_checks import forms, of_rule, where
 from prose.check.rule import CheckContext, Rule, rule
 from prose.check.rules.termination import static_bound
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import policy as rules
+from prose.lang.invariants import LoopsBoundedBy, OnlyGrows, ReturnsUnmerged
+from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import statements_in_loops, terminal_returns, walk_statements
+from prose.syntax.walk import loops, statements_in_loops, terminal_returns, walk_statements
 
 
 @rule
@@ -19,9 +20,13 @@ class LoopNotBoundedByConfig(Rule):
     """A loop is not bounded by the config key an invariant names.
 
     ## What it does
-    For `` every loop is bounded by `max_rounds` ``, checks that every
-    `repeat` count and every `loop` `max` is that config key, or an integer
-    literal no larger than its default.
+    For `` every loop is bounded by `max_rounds` ``, checks every loop of
+    every kind (`repeat`, `loop`, `for`, `parallel for`, `loop for each`
+    and pipelines): its count or `max` is that config key, or an integer
+    literal no larger than its default; a `for` or pipeline with no `max`
+    over a list a model made (a value carrying slot output) is a finding,
+    since the model then decides how many iterations (or parallel workers)
+    run. A list the pattern or its caller wrote needs no `max`.
 
     ## Why is this bad
     The invariant tells operators that one knob caps the cost of a run; a
@@ -33,13 +38,23 @@ class LoopNotBoundedByConfig(Rule):
       verdict = call critic
         draft: draft
     ```
-    with `` every loop is bounded by `max_rounds` `` and a default of 3.
+    with `` every loop is bounded by `max_rounds` `` and a default of 3, or
+    ```prose
+    let tasks = call planner
+      brief: brief
+    parallel for task in tasks:
+      call worker
+        task: task
+    ```
 
     ## Use instead
     ```prose
     loop until verdict.accepted (max: max_rounds):
       verdict = call critic
         draft: draft
+    parallel for task in tasks (max: max_rounds):
+      call worker
+        task: task
     ```
     """
 
@@ -49,30 +64,45 @@ class LoopNotBoundedByConfig(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "loops_bounded_by"):
-            key = getattr(item.form, "config_key", "")
+        for item in forms(ctx, LoopsBoundedBy):
+            key = item.form.config_key
             if key not in ctx.decl.config:
                 continue
-            default = ctx.decl.config[key].default
-            for loop in walk_statements(ctx.program.body):
-                if isinstance(loop, n.Repeat):
-                    bound: n.Expr | None = loop.count
-                elif isinstance(loop, n.Loop):
-                    bound = loop.max
-                else:
+            invariant = Label(item.span, f"invariant: {item.text.strip()}")
+            for loop in map(loop_shape, loops(ctx.program.body)):
+                bound = loop.bound
+                if bound is None and loop.items is not None:
+                    yield from self._items(ctx, loop, loop.items, key, invariant)
                     continue
                 if bound is None:
                     continue  # PT302 reports it
                 if isinstance(bound, n.Name) and bound.name == key:
                     continue
                 _, value = static_bound(bound, ctx)
+                default = ctx.decl.config[key].default
                 if isinstance(bound, n.Literal) and value is not None and isinstance(default, int) and value <= default:
                     continue
-                yield self.diagnostic(
-                    bound.span,
-                    f"this loop is not bounded by `{key}`",
-                    secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
-                )
+                yield self.diagnostic(bound.span, f"this loop is not bounded by `{key}`", secondary=[invariant])
+
+    def _items(
+        self, ctx: CheckContext, loop: LoopShape, items: n.Expr, key: str, invariant: Label
+    ) -> Iterable[Diagnostic]:
+        """A loop bounded only by its list's length: a finding when a model made the list
+        (its length is then the model's to choose, not the pattern's)."""
+        counted = ctx.flow.iteration_counts.get(id(loop.node))
+        slots = sorted(ctx.flow.provenance(counted)) if counted is not None else []
+        if not slots:
+            return  # a list the pattern or its caller wrote: the caller sets its length
+        made_by = " and ".join(f"`{slot}`" for slot in slots)
+        fix = (f"add `(max: {key})` to the loop" if loop.keyword != "pipeline"
+               else f"iterate it with `for x in ... (max: {key})` instead")
+        yield self.diagnostic(
+            items.span,
+            f"this `{loop.spelling}` runs once per item of a list made by {made_by}: "
+            f"it is not bounded by `{key}`",
+            secondary=[invariant],
+            help=fix,
+        )
 
 
 @rule
@@ -109,8 +139,8 @@ class OnlyGrowsViolated(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         looped = statements_in_loops(ctx.program.body)
-        for item in forms(ctx, "only_grows"):
-            name = getattr(item.form, "name", "")
+        for item in forms(ctx, OnlyGrows):
+            name = item.form.name
             first: n.Let | None = None
             for statement in walk_statements(ctx.program.body):
                 if isinstance(statement, n.Let) and name in statement.names:
@@ -169,8 +199,8 @@ class ReturnsMergedViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for item in forms(ctx, "returns_unmerged"):
-            form: Any = item.form
+        for item in forms(ctx, ReturnsUnmerged):
+            form = item.form
             label = Label(item.span, f"invariant: {item.text.strip()}")
             returns = {id(statement): statement for statement in terminal_returns(ctx.program.body)}
             for statement, value in ctx.flow.returns:

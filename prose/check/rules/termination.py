@@ -6,8 +6,9 @@ from collections.abc import Iterable, Iterator
 
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
+from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import walk_statements
+from prose.syntax.walk import loops
 
 
 def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
@@ -46,10 +47,9 @@ def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
     return False, None
 
 
-def _loops(ctx: CheckContext) -> Iterator[n.Repeat | n.Loop]:
-    for statement in walk_statements(ctx.program.body):
-        if isinstance(statement, n.Repeat | n.Loop):
-            yield statement
+def _loops(ctx: CheckContext) -> Iterator[LoopShape]:
+    for node in loops(ctx.program.body):
+        yield loop_shape(node)
 
 
 @rule
@@ -90,7 +90,7 @@ class UnboundedRepeat(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
-            if not isinstance(loop, n.Repeat):
+            if loop.count is None:
                 continue
             bounded, value = static_bound(loop.count, ctx)
             if not bounded:
@@ -137,9 +137,9 @@ class LoopWithoutMax(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
-            if isinstance(loop, n.Loop) and loop.max is None:
+            if loop.bound is None and loop.items is None:
                 yield self.diagnostic(
-                    loop.span.to(loop.span) if loop.condition is None else loop.span,
+                    loop.node.span,
                     "`loop` has no `(max: N)` bound",
                     help="add `(max: N)` with a literal or a config key",
                 )
@@ -150,8 +150,9 @@ class InvalidMax(Rule):
     """A loop `max` that is not a positive integer.
 
     ## What it does
-    Checks that `(max: N)` is an integer literal >= 1, a config key whose
-    default is such an integer, or a parameter.
+    Checks that `(max: N)` (on `loop`, `for`, `parallel for` and `loop for
+    each`) is an integer literal >= 1, a config key whose default is such an
+    integer, or a parameter.
 
     ## Why is this bad
     `max: 0` never runs the body, and a computed maximum is no bound at all.
@@ -178,7 +179,7 @@ class InvalidMax(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
-            if not isinstance(loop, n.Loop) or loop.max is None:
+            if loop.max is None:
                 continue
             bounded, value = static_bound(loop.max, ctx)
             if not bounded:

@@ -1,0 +1,149 @@
+"""The checkable invariant forms of LANGUAGE.md section 5: one frozen dataclass each.
+
+`prose.spec.invariants` parses a bullet into one of these; `prose.lang.policy.
+compile_policy` turns each into the rules of a `Policy` (an exhaustive `match`: a form
+added here and not there fails `mypy`); the linter's rules ask for a form by its class
+(`prose.check.invariant_checks.forms(ctx, LoopsBoundedBy)`). Adding a form is its class
+here, its pattern in the parser, its case in `compile_policy`, its rule and docs page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class SeesOnly:
+    """`` `A` sees only `x`, `y` ``: every call to A passes only these inputs."""
+
+    slot: str
+    inputs: tuple[str, ...]
+
+    def slot_names(self) -> tuple[str, ...]:
+        """The names in this form that must be slots."""
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class NeverSees:
+    """`` `A` never sees `B` `` (`indirectly`: ``, even indirectly`` was added)."""
+
+    slot: str
+    other: str
+    indirectly: bool = False
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.other)
+
+
+@dataclass(frozen=True, slots=True)
+class UnawareOf:
+    """`` `A` is unaware of `B` ``: never sees B, and no literal text names B."""
+
+    slot: str
+    other: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.other)
+
+
+@dataclass(frozen=True, slots=True)
+class Independent:
+    """`` `A` and `B` are independent ``: neither sees the other."""
+
+    a: str
+    b: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, slots=True)
+class DistinctModels:
+    """`` `A` and `B` are independently configured ``: they must not share a model.
+
+    A configuration claim, not a visibility one (a critic must read what the
+    proponent wrote): `prose run --require-distinct-models` fails when both
+    route to the same model.
+    """
+
+    a: str
+    b: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnChain:
+    """`` each `A` sees only its own chain ``: a call of A receives A's outputs only from
+    its own chain of calls: the same parallel branch (or a branch it runs inside), never
+    a sibling branch's, nor anything collected at a join."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class Predecessor:
+    """`` each of `S` sees only its predecessor's output ``: a call of `S[i]` (a list-valued
+    slot) receives the output of `S[i-1]` and no other output of `S` (`S[0]` none)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopsBoundedBy:
+    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
+
+    config_key: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class OnlyGrows:
+    """`` `history` only grows ``: the list is only recorded/appended to."""
+
+    name: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnsUnmerged:
+    """`` the result returns `A` and `B` unmerged ``."""
+
+    a: str
+    b: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.a, self.b)
+
+
+InvariantForm: TypeAlias = (
+    SeesOnly
+    | NeverSees
+    | UnawareOf
+    | Independent
+    | DistinctModels
+    | OwnChain
+    | Predecessor
+    | LoopsBoundedBy
+    | OnlyGrows
+    | ReturnsUnmerged
+)
+
+# Every form class, in the order the parser tries them (a test holds it to the union).
+FORMS: tuple[type[InvariantForm], ...] = (
+    SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, Predecessor,
+    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged,
+)
