@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,11 @@ def scan(path: Path) -> Prefix:
 
 
 class ResultsFile:
-    """Appends rows in input order from `start` on; `written` is called for each row written."""
+    """Appends rows in input order from `start` on; `written` is called for each row written.
+
+    Every line is written with `secrets` masked (`prose.llm.redact`, the one masking rule of
+    the traces): a provider that echoes a key leaves it in no row's result or error.
+    """
 
     def __init__(
         self,
@@ -112,7 +116,11 @@ class ResultsFile:
         keep_bytes: int | None = None,
         written: Callable[[dict[str, Any]], None] | None = None,
         traces: Path | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
+        from prose.llm.redact import JsonScrubber
+
+        self._scrubber = JsonScrubber(secrets)
         self.path = path
         self.traces = traces
         self.next = start
@@ -133,7 +141,7 @@ class ResultsFile:
             ready.append(self.pending.pop(self.next))
             self.next += 1
         if ready:
-            data = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in ready)
+            data = "".join(self._scrubber.scrub(r)[0] + "\n" for r in ready)
             view = memoryview(data.encode("utf-8"))
             while view:
                 view = view[os.write(self._fd, view):]

@@ -192,7 +192,11 @@ def _batch(options: dict[str, Any]) -> int:
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
     # The rows leave their traces' fsync to the results file's syncs (an fsync per row held
     # the calls in flight back: docs/language-runtime-decisions.md).
-    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size, traces=traces)
+    from prose.llm.redact import run_secrets
+
+    secrets = run_secrets(llm_config.secrets() if llm_config is not None else ())
+    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size, traces=traces,
+                          secrets=secrets)
     executor: Any
     try:
         if options["executor"] == "ray":

@@ -187,7 +187,11 @@ def _steps(trace: LoadedTrace) -> tuple[list[Step], int]:
 
 
 def _pattern(trace: LoadedTrace, given: str | Path | None) -> tuple[Path | None, str | None]:
-    """The pattern file the run used, when it is at hand (the graph and source lines need it)."""
+    """The pattern file the run used, when it is at hand (the graph and source lines need it).
+
+    A path the trace names is read only when the file there is a pattern file (the one whose
+    sha256 run_start records, or one that loads as a pattern): a trace someone sends names
+    what it likes (`~/.aws/credentials`), and its lines would be copied into the page."""
     from prose.files import read_text
     from prose.ledger.audit import recorded_pattern
 
@@ -199,6 +203,22 @@ def _pattern(trace: LoadedTrace, given: str | Path | None) -> tuple[Path | None,
     else:
         return None, None
     try:
-        return path, read_text(str(path))
+        text = read_text(str(path))
     except ProseError:
         return None, None
+    if given is None and not _is_the_pattern(text, str(path), start):
+        return None, None
+    return path, text
+
+
+def _is_the_pattern(text: str, path: str, start: TraceLine | None) -> bool:
+    """Whether `text` is the recorded pattern (by its sha256) or at least a pattern file."""
+    if start is not None and sha256_text(text) == start.event.get("pattern_sha256"):
+        return True
+    from prose.pattern_file import pattern_from_text
+
+    try:
+        loaded = pattern_from_text(text, path)
+    except (ProseError, RecursionError, ValueError):
+        return False
+    return loaded.spec is not None and loaded.program is not None
