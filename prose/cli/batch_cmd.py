@@ -113,9 +113,27 @@ def batch_command(**options: Any) -> None:
     raise SystemExit(code)
 
 
+def _check_out(out: Path, inputs: dict[str, Path]) -> None:
+    """Refuse an --out that is one of the batch's own inputs: it would be cut."""
+    for what, path in inputs.items():
+        try:
+            same = out.exists() and path.exists() and out.samefile(path)
+        except OSError:
+            same = False
+        if same:
+            _fail(f"--out {out} is {what}: the results need a file of their own", EXIT_USAGE)
+
+
 def _batch(options: dict[str, Any]) -> int:
     from prose.batch.driver import drive
-    from prose.batch.output import ResultsFile, scan, summary, summary_text
+    from prose.batch.output import (
+        ResultsBusy,
+        ResultsFile,
+        is_results_file,
+        scan,
+        summary,
+        summary_text,
+    )
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
@@ -157,17 +175,17 @@ def _batch(options: dict[str, Any]) -> int:
     rows_path = Path(options["rows_path"])
     out = Path(options["out_path"] or rows_path.with_name(rows_path.stem + ".results.jsonl"))
     traces = out.with_name(out.stem + ".traces")
+    _check_out(out, {"the inputs file": rows_path, "the pattern": Path(pattern.path),
+                     "the target": Path(options["target"])})
     if options["resume"]:
-        prefix = scan(out)
-        if prefix.rows > total:
-            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
-                  EXIT_USAGE)
+        if not is_results_file(out):
+            _fail(f"{out} is not a results file of prose batch: --resume continues one, "
+                  "and would cut this one", EXIT_USAGE)
     else:
         for existing in (out, traces):
             if existing.exists():
                 _fail(f"{existing} exists: continue that batch with --resume, or remove it",
                       EXIT_USAGE)
-        prefix = scan(out)
     concurrency = options["concurrency"] or (llm_config.concurrency if llm_config else 8)
     plan = BatchPlan(
         pattern_path=pattern.path,
@@ -195,8 +213,22 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.llm.redact import run_secrets
 
     secrets = run_secrets(llm_config.secrets() if llm_config is not None else ())
-    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size, traces=traces,
-                          secrets=secrets)
+    try:
+        results = ResultsFile(out, traces=traces, secrets=secrets)
+    except ResultsBusy:
+        _fail(f"{out} is being written by another prose batch: wait for it to finish "
+              "(then continue with --resume)", EXIT_USAGE)
+    except OSError as error:
+        _fail(f"{out}: cannot write the results: {error.strerror or error}", EXIT_USAGE)
+    try:
+        prefix = scan(out)  # under the lock: no other batch appends to it now
+        if prefix.rows > total:
+            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
+                  EXIT_USAGE)
+        results.keep(prefix)
+    except BaseException:
+        results.close()
+        raise
     executor: Any
     try:
         if options["executor"] == "ray":

@@ -146,7 +146,8 @@ def _fail(message: str, code: int) -> NoReturn:
     "--report",
     "write_report",
     is_flag=True,
-    help="Write report.html beside the trace (as `prose report` does).",
+    help="Write the trace's report beside it (as `prose report` does: report.html beside "
+    "trace.jsonl, else the trace's name with .report.html; a link there is not followed).",
 )
 @click.option(
     "--otel",
