@@ -44,6 +44,8 @@ def _fail(message: str, code: int) -> NoReturn:
               help="Bind a slot to model(s) or python:pkg.mod:func.")
 @click.option("--model", "model", help="The default model for unbound slots (as for prose run).")
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
+@click.option("--allow-model", "allow_models", multiple=True, metavar="MODEL",
+              help="Let the pattern send calls to MODEL where it names one (as for prose run).")
 @click.option("--config-file", type=click.Path(dir_okay=False),
               help="LLM config (LiteLLM model_list YAML plus prose settings).")
 @click.option("--concurrency", type=click.IntRange(1), default=None,
@@ -151,7 +153,7 @@ def _batch(options: dict[str, Any]) -> int:
         import_in_background()  # LiteLLM loads while the pattern and the rows are checked
     project = Path.cwd()
     files = PatternFiles()
-    path, bindings, config, fixed = resolve_target(options["target"], files)
+    path, bindings, config, fixed, allowed = resolve_target(options["target"], files)
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
@@ -206,6 +208,7 @@ def _batch(options: dict[str, Any]) -> int:
         else None,
         strict_flow=options["strict_flow"],
         debug=options["debug"],
+        allow_models=(*allowed, *options["allow_models"]),
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
     # The rows leave their traces' fsync to the results file's syncs (an fsync per row held
