@@ -202,3 +202,18 @@ def test_reports_of_traces_sharing_a_folder_do_not_overwrite_each_other(
         assert f"report: {name}.report.html" in done.stderr
     assert "answer-a" in (project / "a.report.html").read_text(encoding="utf-8")
     assert "answer-b" in (project / "b.report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv"])
+def test_a_byte_order_mark_in_the_rows_is_accepted(
+    tmp_path: Path, server: FakeLLMServer, suffix: str
+) -> None:
+    # Spreadsheets save CSV (and some tools JSONL) with a UTF-8 byte-order mark.
+    project = _project(tmp_path, server)
+    text = '{"task": "t0"}\n' if suffix == "jsonl" else "task\nt0\n"
+    (project / f"bom.{suffix}").write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    done = run_prose_in_process("batch", "echo.prose.md", "--inputs", f"bom.{suffix}", "-q",
+                                cwd=project)
+    assert done.code == 0, done.output
+    (line,) = (project / "bom.results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["status"] == "ok"
