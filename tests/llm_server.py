@@ -55,7 +55,13 @@ class Raw:
     code: int = 200
 
 
-Behaviour = Reply | Status | Delay | Raw
+@dataclass(frozen=True)
+class Echo:
+    """A 200 reply whose text is every header of the request, `name: value` a line: a
+    provider that echoes what it was sent (keys included)."""
+
+
+Behaviour = Reply | Status | Delay | Raw | Echo
 
 
 @dataclass(frozen=True)
@@ -186,8 +192,12 @@ def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 body = {}
             generation, cancel = server._enter(Recorded(self.path, dict(self.headers), body))
             model = str(body.get("model", ""))
+            behaviour = server._next(model)
+            if isinstance(behaviour, Echo):
+                behaviour = Reply("".join(f"{name}: {value}\n"
+                                          for name, value in self.headers.items()))
             try:
-                self._behave(server._next(model), model, cancel)
+                self._behave(behaviour, model, cancel)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test)
             finally:

@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,28 +102,51 @@ def scan(path: Path) -> Prefix:
     return Prefix(tally.rows, size, tally)
 
 
+class ResultsBusy(Exception):
+    """Another process is writing the results file (it holds the file's lock)."""
+
+
 class ResultsFile:
-    """Appends rows in input order from `start` on; `written` is called for each row written."""
+    """Appends rows in input order from `start` on; `written` is called for each row written.
+
+    Every line is written with `secrets` masked (`prose.llm.redact`, the one masking rule of
+    the traces): a provider that echoes a key leaves it in no row's result or error.
+
+    The file is locked (`flock`, exclusive) from opening to `close`: a second batch writing
+    it, or a `--resume` while the first still runs, gets `ResultsBusy` before it reads or
+    cuts anything. Open it, then `scan` it and `keep` the finished prefix.
+    """
 
     def __init__(
         self,
         path: Path,
-        start: int = 0,
-        keep_bytes: int | None = None,
         written: Callable[[dict[str, Any]], None] | None = None,
         traces: Path | None = None,
+        secrets: Sequence[str] = (),
     ) -> None:
+        from prose.llm.redact import JsonScrubber
+
+        self._scrubber = JsonScrubber(secrets)
         self.path = path
         self.traces = traces
-        self.next = start
+        self.next = 0
         self.pending: dict[int, dict[str, Any]] = {}
         self.written = written
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            _lock(self._fd)
+        except BaseException:
+            os.close(self._fd)
+            self._fd = -1
+            raise
         self._synced = time.monotonic()
-        if keep_bytes is not None:
-            os.ftruncate(self._fd, keep_bytes)  # drop what follows the finished prefix
-            os.fsync(self._fd)
+
+    def keep(self, prefix: Prefix) -> None:
+        """Continue after `prefix` (what `scan` found): drop what follows it."""
+        self.next = prefix.rows
+        os.ftruncate(self._fd, prefix.size)
+        os.fsync(self._fd)
 
     def put(self, record: dict[str, Any]) -> int:
         """Add a finished row; write it and every row it was holding back. How many were written."""
@@ -133,7 +156,7 @@ class ResultsFile:
             ready.append(self.pending.pop(self.next))
             self.next += 1
         if ready:
-            data = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in ready)
+            data = "".join(self._scrubber.scrub(r)[0] + "\n" for r in ready)
             view = memoryview(data.encode("utf-8"))
             while view:
                 view = view[os.write(self._fd, view):]
@@ -155,6 +178,36 @@ class ResultsFile:
         if self.traces is not None:
             sync_file_system(self.traces)
         os.fsync(self._fd)
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # not a POSIX system: no lock
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise ResultsBusy() from None
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether the file at `path` is absent, empty, or starts as a results file does (a JSON
+    object naming its row): what `--resume` may cut after its finished rows."""
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(1 << 20)
+    except FileNotFoundError:
+        return True
+    if not first:
+        return True
+    if not first.endswith(b"\n"):  # a first row torn by a crash
+        return first.startswith(b'{"row": 0,')
+    try:
+        line = json.loads(first)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(line, dict) and "row" in line and "status" in line
 
 
 def sync_file_system(folder: Path) -> bool:

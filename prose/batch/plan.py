@@ -50,6 +50,7 @@ class BatchPlan:
     cache_dir: Path | None = None
     strict_flow: bool = False
     debug: bool = False
+    allow_models: tuple[str, ...] = ()
 
     def trace_path(self, index: int) -> Path:
         return self.traces_dir / f"{index // 1000:04d}" / f"row-{index:07d}.jsonl"
@@ -69,6 +70,7 @@ class BatchPlan:
             "cache_dir": self.cache_dir,
             "strict_flow": self.strict_flow,
             "debug": self.debug,
+            "allow_models": self.allow_models,
         }
         settings.update(overrides)
         return RunOptions(**settings)

@@ -108,7 +108,7 @@ class RowSource:
 
     def _records(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
         try:
-            handle = self.path.open(encoding="utf-8", newline="" if self.is_csv else None)
+            handle = self.path.open(encoding="utf-8-sig", newline="" if self.is_csv else None)
         except OSError as error:
             raise RowError(self.name, 0, None, f"cannot read: {error.strerror or error}") from None
         with handle:

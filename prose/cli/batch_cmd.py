@@ -44,6 +44,8 @@ def _fail(message: str, code: int) -> NoReturn:
               help="Bind a slot to model(s) or python:pkg.mod:func.")
 @click.option("--model", "model", help="The default model for unbound slots (as for prose run).")
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
+@click.option("--allow-model", "allow_models", multiple=True, metavar="MODEL",
+              help="Let the pattern send calls to MODEL where it names one (as for prose run).")
 @click.option("--config-file", type=click.Path(dir_okay=False),
               help="LLM config (LiteLLM model_list YAML plus prose settings).")
 @click.option("--concurrency", type=click.IntRange(1), default=None,
@@ -113,9 +115,27 @@ def batch_command(**options: Any) -> None:
     raise SystemExit(code)
 
 
+def _check_out(out: Path, inputs: dict[str, Path]) -> None:
+    """Refuse an --out that is one of the batch's own inputs: it would be cut."""
+    for what, path in inputs.items():
+        try:
+            same = out.exists() and path.exists() and out.samefile(path)
+        except OSError:
+            same = False
+        if same:
+            _fail(f"--out {out} is {what}: the results need a file of their own", EXIT_USAGE)
+
+
 def _batch(options: dict[str, Any]) -> int:
     from prose.batch.driver import drive
-    from prose.batch.output import ResultsFile, scan, summary, summary_text
+    from prose.batch.output import (
+        ResultsBusy,
+        ResultsFile,
+        is_results_file,
+        scan,
+        summary,
+        summary_text,
+    )
     from prose.batch.plan import BatchPlan
     from prose.batch.progress import BatchProgress, choose_mode
     from prose.batch.rows import RowError, RowSource, parse_map
@@ -133,7 +153,7 @@ def _batch(options: dict[str, Any]) -> int:
         import_in_background()  # LiteLLM loads while the pattern and the rows are checked
     project = Path.cwd()
     files = PatternFiles()
-    path, bindings, config, fixed = resolve_target(options["target"], files)
+    path, bindings, config, fixed, allowed = resolve_target(options["target"], files)
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
@@ -157,17 +177,17 @@ def _batch(options: dict[str, Any]) -> int:
     rows_path = Path(options["rows_path"])
     out = Path(options["out_path"] or rows_path.with_name(rows_path.stem + ".results.jsonl"))
     traces = out.with_name(out.stem + ".traces")
+    _check_out(out, {"the inputs file": rows_path, "the pattern": Path(pattern.path),
+                     "the target": Path(options["target"])})
     if options["resume"]:
-        prefix = scan(out)
-        if prefix.rows > total:
-            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
-                  EXIT_USAGE)
+        if not is_results_file(out):
+            _fail(f"{out} is not a results file of prose batch: --resume continues one, "
+                  "and would cut this one", EXIT_USAGE)
     else:
         for existing in (out, traces):
             if existing.exists():
                 _fail(f"{existing} exists: continue that batch with --resume, or remove it",
                       EXIT_USAGE)
-        prefix = scan(out)
     concurrency = options["concurrency"] or (llm_config.concurrency if llm_config else 8)
     plan = BatchPlan(
         pattern_path=pattern.path,
@@ -188,11 +208,30 @@ def _batch(options: dict[str, Any]) -> int:
         else None,
         strict_flow=options["strict_flow"],
         debug=options["debug"],
+        allow_models=(*allowed, *options["allow_models"]),
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
     # The rows leave their traces' fsync to the results file's syncs (an fsync per row held
     # the calls in flight back: docs/language-runtime-decisions.md).
-    results = ResultsFile(out, start=prefix.rows, keep_bytes=prefix.size, traces=traces)
+    from prose.llm.redact import run_secrets
+
+    secrets = run_secrets(llm_config.secrets() if llm_config is not None else ())
+    try:
+        results = ResultsFile(out, traces=traces, secrets=secrets)
+    except ResultsBusy:
+        _fail(f"{out} is being written by another prose batch: wait for it to finish "
+              "(then continue with --resume)", EXIT_USAGE)
+    except OSError as error:
+        _fail(f"{out}: cannot write the results: {error.strerror or error}", EXIT_USAGE)
+    try:
+        prefix = scan(out)  # under the lock: no other batch appends to it now
+        if prefix.rows > total:
+            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
+                  EXIT_USAGE)
+        results.keep(prefix)
+    except BaseException:
+        results.close()
+        raise
     executor: Any
     try:
         if options["executor"] == "ray":

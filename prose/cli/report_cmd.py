@@ -10,7 +10,8 @@ from prose.cli.inputs import EXIT_USAGE
 @click.command("report")
 @click.argument("trace", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Where to write the page [default: report.html beside TRACE].")
+              help="Where to write the page (never through a symbolic link) [default: "
+              "report.html beside a run's trace.jsonl, else TRACE's name with .report.html].")
 @click.option("--pattern", type=click.Path(dir_okay=False),
               help="The pattern file the run used (default: the path run_start records).")
 @click.option("--open", "open_page", is_flag=True, help="Open the page in the default browser.")
@@ -33,7 +34,8 @@ def report_command(trace: str, output: str | None, pattern: str | None, open_pag
     Examples:
       prose report .prose/runs/20260101-120000-abc123/trace.jsonl --open
       prose report trace.jsonl -o run.html
-    Exit codes: 0 written, 2 the trace cannot be read or the page cannot be written.
+    Exit codes: 0 written, 2 the trace cannot be read or the page cannot be written (a
+    symbolic link where the page goes is not followed).
     """
     from prose.ledger import TraceReadError
     from prose.report import write_report

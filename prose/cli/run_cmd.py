@@ -61,6 +61,10 @@ def _fail(message: str, code: int) -> NoReturn:
     "(see Model below).",
 )
 @click.option("--judge-model", help="The model that decides discretion conditions and choices.")
+@click.option("--allow-model", "allow_models", multiple=True, metavar="MODEL",
+              help="Let the pattern send calls to MODEL where it names one (an agent's, a "
+              "call's or a session's `model:`; PK508); without it such a call is refused "
+              "(R018). Repeatable; an instance's `allow_models:` adds to it.")
 @click.option(
     "--config-file",
     type=click.Path(dir_okay=False),
@@ -147,7 +151,8 @@ def _fail(message: str, code: int) -> NoReturn:
     "--report",
     "write_report",
     is_flag=True,
-    help="Write report.html beside the trace (as `prose report` does).",
+    help="Write the trace's report beside it (as `prose report` does: report.html beside "
+    "trace.jsonl, else the trace's name with .report.html; a link there is not followed).",
 )
 @click.option(
     "--otel",
@@ -239,7 +244,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     target: str = options["target"]
     project = Path.cwd()
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
-    path, bindings, config, inputs = resolve_target(target, files)
+    path, bindings, config, inputs, allowed = resolve_target(target, files)
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
@@ -289,6 +294,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         resume_trace=resume_trace,
         resume_force=options["force"],
         require_distinct_models=options["require_distinct_models"],
+        allow_models=(*allowed, *options["allow_models"]),
         strict_flow=options["strict_flow"],
         show_prompts=options["show_prompts"],
         debug=options["debug"],

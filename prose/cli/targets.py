@@ -22,8 +22,9 @@ def declared_type(spec: PatternSpec, name: str) -> str | None:
 
 def resolve_target(
     target: str, files: PatternFiles
-) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The pattern path and the instance's bindings, config and inputs (empty for a pattern)."""
+) -> tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...]]:
+    """The pattern path and the instance's bindings, config, inputs and `allow_models` (empty
+    for a pattern)."""
     if not target.endswith((".yaml", ".yml")):
         if not Path(target).is_file():
             from prose.resources import patterns_dir
@@ -31,8 +32,8 @@ def resolve_target(
             library = patterns_dir() / f"{target}.prose.md"
             if "/" in target or not library.is_file():
                 fail(f"{target}: no such file (nor a library pattern of that name)", EXIT_USAGE)
-            return str(library), {}, {}, {}
-        return target, {}, {}, {}
+            return str(library), {}, {}, {}, ()
+        return target, {}, {}, {}, ()
     from prose.errors import InputReadError
     from prose.runtime.loading import from_instance_binding
     from prose.spec.instance_loader import load_instance_file
@@ -54,6 +55,7 @@ def resolve_target(
         bindings,
         dict(instance.config_values),
         dict(instance.input_values),
+        tuple(instance.allow_models),
     )
 
 

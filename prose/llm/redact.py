@@ -29,14 +29,20 @@ SECRET_FIELD = re.compile(
 )
 # A settings key whose string value is a secret (LiteLLM's `api_key`,
 # `aws_secret_access_key`, `vertex_credentials`, `private_key`, ...): wider.
+# A header name is a settings key too (`extra_headers: {x-api-key: ...}`, Azure's `api-key`,
+# `Ocp-Apim-Subscription-Key`, `x-goog-api-key`, `Cookie`).
 _SECRET_SETTING = re.compile(
-    r"api_?key|(^|_)key$|secret|token|password|credential|authorization", re.I
+    r"api[_-]?key|(^|[_-])key$|secret|token|password|credential|authorization|cookie", re.I
 )
+# The credentials of a URL (`http://user:PASSWORD@host/v1` in an `api_base`): group 1 is
+# what comes before the password, group 2 the password.
+_URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)([^/\s@]+)@")
 # Shapes of keys that providers echo back in error messages.
 _SECRET_SHAPES = (
     re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]+"),
     re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
+    re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+(?=@)"),  # a URL's password
 )
 # Anything in a JSON text that could be a key `SECRET_FIELD` matches: its unanchored words
 # anywhere (values included), and a key ending in `token` (json.dumps writes a key as
@@ -118,39 +124,55 @@ class JsonScrubber:
 
 
 def mask_secrets(value: Any) -> Any:
-    """A copy of settings `value` with the values of secret-looking keys replaced by `***`."""
-    return _masked(value, [], is_secret_key)
+    """A copy of settings `value` with the values of secret-looking keys replaced by `***`,
+    and the password of every URL in it (`http://user:***@host`)."""
+    return _masked(value, [], is_secret_key, urls=True)
 
 
-def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any]) -> Any:
+def url_passwords(text: str) -> set[str]:
+    """The passwords written in URLs in `text` (`http://user:PASS@host` gives `PASS`)."""
+    return {match.group(2) for match in _URL_CREDENTIALS.finditer(text)}
+
+
+def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any],
+            urls: bool = False) -> Any:
     if isinstance(value, bytes):  # written as its text (`prose.runtime.trace.json_default`)
         value = value.decode("utf-8", errors="replace")
     if isinstance(value, str):
         for secret in secrets:
             if secret in value:
                 value = value.replace(secret, MASK)
+        if urls and "@" in value:
+            value = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", value)
         return value
     if isinstance(value, Mapping):
         return {
-            _masked(key, secrets, secret_field): MASK
+            _masked(key, secrets, secret_field, urls): MASK
             if isinstance(key, str) and secret_field(key) and item
-            else _masked(item, secrets, secret_field)
+            else _masked(item, secrets, secret_field, urls)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple | set | frozenset):
-        return [_masked(item, secrets, secret_field) for item in value]
+        return [_masked(item, secrets, secret_field, urls) for item in value]
     return value
 
 
 def secrets_in(settings: Any) -> set[str]:
-    """The secret strings in nested settings; `os.environ/NAME` references are resolved."""
+    """The secret strings in nested settings: the values of secret-named keys (header names
+    included: `x-api-key`, `api-key`, `authorization`), with `os.environ/NAME` references
+    resolved, and the passwords written in URLs (`api_base: http://user:PASS@host/v1`)."""
     found: set[str] = set()
-    if isinstance(settings, Mapping):
+    if isinstance(settings, str):
+        if "@" in settings:
+            found |= url_passwords(settings)
+    elif isinstance(settings, Mapping):
         for key, item in settings.items():
             if isinstance(key, str) and is_secret_key(key) and isinstance(item, str):
                 found.add(item)
                 if item.startswith(_ENV_REFERENCE):
                     found.add(os.environ.get(item[len(_ENV_REFERENCE) :], ""))
+                # `Bearer KEY` as a header's value: the key alone is a secret too
+                found.update(part for part in item.split()[1:2])
             else:
                 found |= secrets_in(item)
     elif isinstance(settings, list | tuple):

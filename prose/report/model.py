@@ -201,7 +201,11 @@ def _steps(trace: LoadedTrace) -> tuple[list[Step], int]:
 
 def _pattern(trace: LoadedTrace, given: str | Path | None,
              files: PatternFiles) -> PatternFile | None:
-    """The pattern file the run used, when it is at hand (the graph and source lines need it)."""
+    """The pattern file the run used, when it is at hand (the graph and source lines need it).
+
+    A path the trace names is used only when the file there is a pattern file (the one whose
+    sha256 run_start records, or one that loads as a pattern): a trace someone sends names
+    what it likes (`~/.aws/credentials`), and its lines would be copied into the page."""
     from prose.ledger.audit import recorded_pattern
 
     start = trace.run_start
@@ -212,6 +216,16 @@ def _pattern(trace: LoadedTrace, given: str | Path | None,
     else:
         return None
     try:
-        return files.get(path)
-    except ProseError:
+        file = files.get(path)
+    except (ProseError, RecursionError, ValueError):
         return None
+    if given is None and not _is_the_pattern(file, start):
+        return None
+    return file
+
+
+def _is_the_pattern(file: PatternFile, start: TraceLine | None) -> bool:
+    """Whether `file` is the recorded pattern (by its sha256) or at least a pattern file."""
+    if start is not None and sha256_text(file.text) == start.event.get("pattern_sha256"):
+        return True
+    return file.spec is not None and file.program is not None

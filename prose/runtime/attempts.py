@@ -151,6 +151,9 @@ async def model_attempt(
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
         model = options.model
+        check_granted(ctx, node, model, f"the call to `{slot}`")
+    elif service.requested and service.model and not shared.scripted:
+        check_granted(ctx, node, service.model, f"the call to `{slot}`")
     messages = shared.prompts.call_messages(
         role=payload.role,
         ensures=payload.ensures,
@@ -319,3 +322,17 @@ async def pattern_attempt(
     output = plain(result)
     _finish(ctx, event, output, started)
     return output
+
+
+def check_granted(ctx: RunContext, node: n.Call, model: str, what: str) -> None:
+    """Stop the run before a call to `model`, which the pattern named, unless the person
+    running it granted that model (R018, `prose.lang.model_choice`)."""
+    from prose.lang.model_choice import granted, how_to_allow
+    from prose.runtime.errors import ModelNotGranted
+
+    if granted(model, ctx.shared.granted_models):
+        return
+    raise ModelNotGranted(
+        f"{what} would go to `{model}`, a model the pattern file names and the run was not "
+        f"given; nothing was sent. A pattern file does not choose the model: "
+        f"{how_to_allow(model)}", node.head, source=ctx.source)

@@ -13,8 +13,11 @@ order gets the same keys and the stored answers.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +106,7 @@ class ResponseCache:
 
         self.directory = Path(directory)
         self.secrets = run_secrets(secrets)
+        self.unwritable = ""  # why the cache could not be written, once it could not
 
     def _file(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -115,14 +119,34 @@ class ResponseCache:
         return CachedResponse.from_dict(data) if isinstance(data, dict) else None
 
     def put(self, key: str, response: CachedResponse) -> None:
-        target = self._file(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_suffix(".tmp")
+        """Store an entry atomically: written to a temporary file of a name no other process
+        uses, then renamed over the entry (processes sharing the folder race on nothing). A
+        cache that cannot be written (a full disk, `.prose/cache` a file) is a warning, once:
+        the call was paid and its answer is the run's whatever the cache does."""
+        import tempfile
+
         from prose.llm.redact import redact
 
+        target = self._file(key)
         entry = redact(response.to_dict(), self.secrets)
-        temporary.write_text(json.dumps(entry, ensure_ascii=False), encoding="utf-8")
-        temporary.replace(target)
+        temporary: str | None = None
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp",
+                                                 dir=target.parent)
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                file.write(json.dumps(entry, ensure_ascii=False))
+            os.replace(temporary, target)
+            temporary = None
+        except OSError as error:
+            if not self.unwritable:
+                self.unwritable = f"{self.directory}: {error.strerror or error}"
+                print(f"warning: the response cache cannot be written ({self.unwritable}); "
+                      "answers are not cached", file=sys.stderr)
+        finally:
+            if temporary is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
 
 
 class ReplayCache:

@@ -79,6 +79,9 @@ class Shared:
     cache: Cache | None = None
     default_model: str = ""
     judge_model: str = ""
+    # The models a pattern may ask for (`prose.lang.model_choice`): those the person running
+    # it chose or allowed.
+    granted_models: frozenset[str] = frozenset()
     scripted: bool = False
     backoff_base_s: float = 1.0
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep

@@ -40,6 +40,8 @@ CODES: dict[str, str] = {
     "R014": "too few parallel branches succeeded",
     "R015": "a `break` or `continue` outside a loop",
     "R016": "a checkable invariant broken at run time (`NAME only grows`)",
+    "R017": "`--resume` of a damaged trace",
+    "R018": "a call to a model the pattern named and the person running it did not grant",
 }
 
 
@@ -233,6 +235,16 @@ class ResumeRefused(InputError):
 
     code = "R017"
     kind = "resume"
+
+
+class ModelNotGranted(ProseRuntimeError):
+    """A call would go to a model the pattern file named (an agent's, a call's or a session's
+    `model:`) that the person running it did not grant (`prose.lang.model_choice`): the
+    run stops at that call, before it is sent."""
+
+    code = "R018"
+    kind = "model-not-granted"
+    catchable = False
 
 
 class RunIOError(InputError):

@@ -133,13 +133,37 @@ def _templates_state(project_dir: str | Path | None) -> tuple[Any, ...]:
     if not folder.is_dir():
         return (str(folder.resolve()), None)
     files = []
+    inside = os.path.join(os.path.realpath(folder), "")
     for path in sorted(folder.rglob("*")):
-        if path.is_file():
+        if not os.path.realpath(path).startswith(inside):  # refused by the loader, never read
+            files.append((str(path), os.path.realpath(path)))
+        elif path.is_file():
             files.append((str(path), hashlib.sha256(path.read_bytes()).hexdigest()))
     return (str(folder.resolve()), tuple(files))
 
 
 _BUILDERS: dict[tuple[Any, ...], PromptBuilder] = {}
+
+
+def _confined_loader(base: Any, folder: str) -> Any:
+    """A `FileSystemLoader` of `folder` that reads only files inside it: a template that is
+    a link out of the folder (to `/proc/self/environ`, a key file) is a template problem,
+    and nothing of what it points at is read or sent."""
+    from jinja2 import TemplateError
+    from jinja2.loaders import split_template_path
+
+    real_folder = os.path.join(os.path.realpath(folder), "")
+
+    class ConfinedLoader(base):  # type: ignore[misc]
+        def get_source(self, environment: Any, template: str) -> Any:
+            path = os.path.join(folder, *split_template_path(template))
+            if os.path.lexists(path) and not os.path.realpath(path).startswith(real_folder):
+                raise TemplateError(
+                    f"`{template}` is a link to a file outside {TEMPLATE_DIR}; "
+                    "templates are read only from inside their folder")
+            return super().get_source(environment, template)
+
+    return ConfinedLoader(folder)
 
 
 class PromptBuilder:
@@ -171,7 +195,7 @@ class PromptBuilder:
             if overrides.is_dir():
                 # One spelling of the folder for the loader and for `_is_override`.
                 self._override_dir = os.path.join(os.path.abspath(overrides), "")
-                loaders.append(FileSystemLoader(self._override_dir))
+                loaders.append(_confined_loader(FileSystemLoader, self._override_dir))
         loaders.append(DictLoader(DEFAULT_TEMPLATES))
         self.env = _bounded_sandbox()(
             loader=ChoiceLoader(loaders),

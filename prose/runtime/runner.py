@@ -46,6 +46,7 @@ from prose.runtime.errors import (
     CallFailed,
     InformationHidingViolation,
     InputError,
+    ModelNotGranted,
     ProseRuntimeError,
     RunIOError,
 )
@@ -106,6 +107,9 @@ class RunOptions:
     # Replay a damaged trace's intact prefix instead of refusing it (`--resume --force`).
     resume_force: bool = False
     require_distinct_models: bool = False
+    # Models a pattern may name (`--allow-model`, an instance's `allow_models:`); the run's
+    # default and judge models and the models the bindings name are granted as well.
+    allow_models: tuple[str, ...] = ()
     # Strict mode for implicit flows (`prose.lang.flows`), besides the pattern's `flow: strict`.
     strict_flow: bool = False
     show_prompts: bool = False
@@ -241,6 +245,8 @@ async def run_pattern(
         )
         if options.require_distinct_models:
             check_distinct_models(instance.policy, instance.bindings, default_model or "")
+        if options.script is None:
+            _refuse_ungranted(loaded, options, default_model, judge_model)
         prompts = resources.prompts if resources is not None else _prompts(options)
         # Before the trace is opened: `--trace` may name the resumed file.
         cache = _cache(options) if resources is None or options.resume_trace else resources.cache
@@ -265,6 +271,7 @@ async def run_pattern(
         cache=cache,
         default_model=default_model or "",
         judge_model=judge_model or "",
+        granted_models=granted_models(options, default_model, judge_model),
         scripted=options.script is not None,
         backoff_base_s=options.backoff_base_s,
         sleep=options.sleep,
@@ -282,7 +289,8 @@ async def run_pattern(
             inputs=instance.inputs,
             config=instance.config,
             bindings=describe_bindings(instance.bindings),
-            models=memo(resources, ("models", default_model, judge_model, options.concurrency,
+            models=memo(resources, ("models", default_model, judge_model, options.allow_models,
+                                    options.concurrency,
                                     repr(options.limits), options.script is not None),
                         lambda: _model_settings(options, default_model, judge_model),
                         owner=options.llm_config),
@@ -541,6 +549,32 @@ def _open_trace(
         raise RunIOError(f"cannot write the trace {path}: {error.strerror or error}") from None
 
 
+def _refuse_ungranted(loaded: LoadedPattern, options: RunOptions, default_model: str | None,
+                      judge_model: str | None) -> None:
+    """Before anything is sent: a model the pattern writes that the run was not given (R018)."""
+    from prose.lang.model_choice import how_to_allow, refused_choices
+
+    allowed = granted_models(options, default_model, judge_model)
+    for choice in refused_choices(loaded.program.body, allowed, options.bindings):
+        raise ModelNotGranted(
+            f"{choice.where} asks for `{choice.model}`, a model the run was not given; "
+            f"nothing was sent. A pattern file does not choose the model: "
+            f"{how_to_allow(str(choice.model))}", choice.span, source=loaded.text)
+
+
+def granted_models(options: RunOptions, default_model: str | None,
+                   judge_model: str | None) -> frozenset[str]:
+    """The models a pattern may ask for (`prose.lang.model_choice`): those allowed outright,
+    the run's default and judge models, and those the run's bindings name."""
+    chosen = {*options.allow_models, default_model or "", judge_model or ""}
+    for binding in options.bindings.values():
+        items = binding if isinstance(binding, list) else [binding]
+        chosen.update(item.model for item in items
+                      if isinstance(item, ModelService) and item.model and not item.requested)
+    chosen.discard("")
+    return frozenset(chosen)
+
+
 def _model_settings(
     options: RunOptions, default_model: str | None, judge_model: str | None
 ) -> dict[str, Any]:
@@ -551,6 +585,8 @@ def _model_settings(
         "limits": options.limits.to_dict(),
         "scripted": options.script is not None,
     }
+    if options.allow_models:
+        settings["allow_models"] = sorted(options.allow_models)
     config = options.llm_config
     if config is not None:
         from prose.llm.redact import mask_secrets

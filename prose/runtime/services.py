@@ -25,12 +25,15 @@ SCRIPT_PREFIX = "prose-script/"
 
 @dataclass(frozen=True, slots=True)
 class ModelService:
-    """A model behind the router. `model` None means the run's default model."""
+    """A model behind the router. `model` None means the run's default model. `requested`:
+    the pattern file named `model` (an agent's `model:`), so the run sends to it only when
+    granted (`prose.lang.model_choice`); an instance's or the command line's binding is not."""
 
     model: str | None = None
     role: str | None = None
     schema: Mapping[str, Any] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    requested: bool = False
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -55,7 +55,7 @@ class Sessions:
         model = _word(agent.property("model")) if agent else None
         role = agent.property("prompt") if agent else None
         role_text = role.value.text if role is not None and isinstance(role.value, n.String) else None
-        service = ModelService(model=model, role=role_text)
+        service = ModelService(model=model, role=role_text, requested=model is not None)
         if ctx.shared.scripted:  # answered by the script under its name (`OUTER.name` nested)
             outer = ctx.prefix.rstrip(">").rsplit(">", 1)[-1]
             key = f"{outer}.{slot}" if ctx.prefix else slot

@@ -158,6 +158,8 @@ class Instance(_Frozen):
     config_span: Span | None = None
     inputs: list[Entry] = Field(default_factory=list)
     inputs_span: Span | None = None
+    # `allow_models:`: models the pattern may ask for (`prose.lang.model_choice`).
+    allow_models: list[str] = Field(default_factory=list)
 
     @property
     def config_values(self) -> dict[str, Any]:

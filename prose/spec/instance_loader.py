@@ -17,6 +17,7 @@ from prose.bounded import MAX_TEXT
 from prose.diagnostics.model import Diagnostic
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
+from prose.lang.model_choice import ALLOW_MODELS_KEY
 from prose.lang.schema_types import json_type, known_words
 from prose.source import Span
 from prose.spec.codes import make
@@ -39,7 +40,7 @@ from prose.spelling import closest, did_you_mean
 
 SpecLoader = Callable[[Path], SpecResult]
 
-TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description"})
+TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY})
 _SERVICE_KEYS = {
     "model": frozenset({"model", "prompt", "role", "schema"}),
     "pattern": frozenset({"pattern", "with", "config"}),
@@ -117,6 +118,25 @@ class _Reader:
         finally:
             loader.dispose()
         return out
+
+    def model_names(self, node: yaml.Node | None) -> list[str]:
+        """`allow_models: [NAME, ...]`: the models a pattern may ask for
+        (`prose.lang.model_choice`); a list of non-empty strings."""
+        if node is None:
+            return []
+        if not isinstance(node, yaml.SequenceNode):
+            self.out.append(make("PS170", f"`{ALLOW_MODELS_KEY}` must be a list of model names",
+                                 self.span(node)))
+            return []
+        names: list[str] = []
+        for item in node.value:
+            if (isinstance(item, yaml.ScalarNode) and item.tag == "tag:yaml.org,2002:str"
+                    and item.value.strip()):
+                names.append(str(item.value).strip())
+            else:
+                self.out.append(make("PS170", f"an item of `{ALLOW_MODELS_KEY}` must be a "
+                                     "model name (a non-empty string)", self.span(item)))
+        return names
 
     def bindings(self, node: yaml.Node | None) -> tuple[dict[str, Binding], list[str]]:
         """The valid bindings, and the slots whose binding is written but invalid (reported)."""
@@ -376,6 +396,7 @@ def load_instance(
         config_span=reader.span(config_key[0]) if config_key[0] is not None else None,
         inputs=reader.entries(inputs_key[1], "inputs"),
         inputs_span=reader.span(inputs_key[0]) if inputs_key[0] is not None else None,
+        allow_models=reader.model_names(keys.get(ALLOW_MODELS_KEY, (None, None))[1]),
     )
     spec = (
         reader.load(reference, path, pattern_span or whole) if reference and pattern_span else None

@@ -11,6 +11,7 @@ from prose.check.rules import conditions as conditions
 from prose.check.rules import contract as contract
 from prose.check.rules import flow_rules as flow_rules
 from prose.check.rules import invariants as invariants
+from prose.check.rules import model_choice as model_choice
 from prose.check.rules import requires as requires
 from prose.check.rules import second_let as second_let
 from prose.check.rules import structure_invariants as structure_invariants
