@@ -177,7 +177,7 @@ def test_prose_run_report_reads_parses_and_analyses_the_pattern_once(
     finally:
         del COUNTED[prose.check.flow.analyse.__code__]
     name = "dialectic.prose.md"
-    assert (tmp_path / "report.html").is_file()
+    assert (tmp_path / "t.report.html").is_file()  # a trace not named trace.jsonl (issue 35)
     assert {what: calls[(what, name)] for what in ("read", "load", "parse")} == {
         "read": 1, "load": 1, "parse": 1}
     assert sum(count for (what, _), count in calls.items() if what == "analyse") == 1
