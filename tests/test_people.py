@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,11 +91,11 @@ def test_the_question_is_the_messages_a_model_would_be_sent(tmp_path: Path) -> N
     role = "You chair the credit committee."
     model_script = _script(with_owner=True)
     model = _run(tmp_path / "model", {"decision_owner": ModelService("m", role)}, model_script)
-    assert model.exit_code == 0  # type: ignore[attr-defined]
-    sent = [c for c in model_script.calls if c.key == "slot:decision_owner"]  # type: ignore[attr-defined]
+    assert model.exit_code == 0
+    sent = [c for c in model_script.calls if c.key == "slot:decision_owner"]
     person = _run(tmp_path / "person", {"decision_owner": Person("chair", ("alice",), role)},
                   _script(with_owner=False))
-    assert person.exit_code == 6  # type: ignore[attr-defined]
+    assert person.exit_code == 6
     pending = json.loads((tmp_path / "person" / "pending.json").read_text())
     [question] = pending["questions"]
     assert [(m["role"], m["content"]) for m in question["messages"]] == list(sent[0].messages)
@@ -102,3 +103,192 @@ def test_the_question_is_the_messages_a_model_would_be_sent(tmp_path: Path) -> N
     assert question["may_answer"] == ["alice"]
     shown = (tmp_path / "person" / "questions" / f"{question['id']}.md").read_text()
     assert role in shown and "## review_log" in shown and "`decision` (string)" in shown
+
+
+# --- waiting, answering, resuming: the real CLI as a subprocess ----------------------------
+
+def prose(cwd: Path, *args: str) -> Any:
+    """`prose ARGS` in a new interpreter (the real CLI); never a traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "from prose.cli.main import main; main()", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def _waiting_instance(tmp_path: Path) -> str:
+    import yaml
+
+    (tmp_path / "review.yaml").write_text(_instance(
+        '{ person: { name: credit committee chair, may_answer: [alice, bob] } }'))
+    data = yaml.safe_load((ROOT / "examples" / "adversarial-review.script.yaml").read_text())
+    del data["slots"]["decision_owner"]
+    (tmp_path / "review.script.yaml").write_text(yaml.safe_dump(data))
+    return "review.yaml"
+
+
+def _events(trace: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in trace.read_text().splitlines()]
+
+
+def test_a_run_waits_is_answered_and_resumes_without_repaying(tmp_path: Path) -> None:
+    target = _waiting_instance(tmp_path)
+    first = prose(tmp_path, "run", target, "--script", "review.script.yaml", "-q")
+    assert first.returncode == 6, first.stderr
+    assert "Traceback" not in first.stderr
+    [run] = [p.name for p in (tmp_path / ".prose" / "runs").iterdir()]
+    folder = tmp_path / ".prose" / "runs" / run
+    assert f"prose answer {run} c6" in first.stderr
+    assert f"--resume {run}" in first.stderr
+    assert (folder / "trace.jsonl.sha256").is_file()  # the trace is closed and sealed
+    end = _events(folder / "trace.jsonl")[-1]
+    assert (end["type"], end["status"], end["exit_code"]) == ("run_end", "waiting", 6)
+    assert prose(tmp_path, "audit", str(folder / "trace.jsonl")).returncode == 0
+    listed = prose(tmp_path, "pending")
+    assert f"{run}" in listed.stdout and "c6  decision_owner" in listed.stdout
+    assert "waiting" in listed.stdout
+
+    bad = prose(tmp_path, "answer", run, "c6", "--as", "alice",
+                "--value", '{"decision": 3, "rationale": "fine"}')
+    assert bad.returncode == 1
+    assert "$.decision: expected string, got integer" in bad.stderr
+    assert "missing required property `conditions`" in bad.stderr
+    assert not (folder / "answers").exists()  # nothing was written
+    stranger = prose(tmp_path, "answer", run, "--as", "mallory", "--value",
+                     '{"decision": "approve", "rationale": "r", "conditions": []}')
+    assert stranger.returncode == 1 and "may not answer" in stranger.stderr
+    assert not (folder / "answers").exists()
+
+    (tmp_path / "ruling.json").write_text(json.dumps(
+        {"decision": "conditional", "rationale": "Within appetite.", "conditions": ["Report."]}))
+    good = prose(tmp_path, "answer", run, "decision_owner", "--file", "ruling.json",
+                 "--as", "alice", "--note", "committee minutes 12")
+    assert good.returncode == 0, good.stderr
+    assert "resume: prose run review.yaml --script review.script.yaml" in good.stdout
+    again = prose(tmp_path, "answer", run, "--as", "bob", "--file", "ruling.json")
+    assert again.returncode == 1 and "answered already, by alice" in again.stderr
+
+    resumed = prose(tmp_path, "run", target, "--script", "review.script.yaml", "--resume", run,
+                    "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["decision"] == "conditional"
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p.name != run]
+    calls = [e for e in _events(new / "trace.jsonl") if e["type"] == "call"]
+    assert [c["cache_hit"] for c in calls if c["slot"] != "decision_owner"] == [True] * 5
+    [owner] = [c for c in calls if c["slot"] == "decision_owner"]
+    assert owner["service"] == "person:credit committee chair"
+    answered = owner["answered"]
+    assert isinstance(answered, dict)
+    assert (answered["by"], answered["via"], answered["note"]) == (
+        "alice", "prose answer", "committee minutes 12")
+    audit = prose(tmp_path, "audit", str(new / "trace.jsonl"))
+    assert audit.returncode == 0, audit.stdout
+    assert "no run is waiting" in prose(tmp_path, "pending").stdout
+
+
+PARALLEL = """---
+name: two-people
+kind: pattern
+version: 0.1.0
+---
+
+# Two people
+
+Two people review one proposal at once.
+
+### Slots
+
+- `proposer` (primary)
+  - ensures: proposal text
+- `legal`
+  - ensures: verdict object with `ok` (boolean)
+- `risk`
+  - ensures: verdict object with `ok` (boolean)
+
+### Invariants
+
+- `legal` and `risk` are independent
+
+### Parameters
+
+- `task_brief`: string -- the task
+
+### Returns
+
+- `result`: both verdicts
+
+### Delegation
+
+```prose
+let proposal = call proposer
+  task_brief: task_brief
+parallel:
+  let a = call legal
+    proposal: proposal
+  let b = call risk
+    proposal: proposal
+return { result: [a.ok, b.ok] }
+```
+"""
+
+
+def test_the_questions_of_parallel_branches_are_asked_at_once(tmp_path: Path) -> None:
+    (tmp_path / "two.prose.md").write_text(PARALLEL)
+    (tmp_path / "two.yaml").write_text(
+        "pattern: two.prose.md\nwith:\n  proposer: { model: m }\n"
+        "  legal: { person: lee }\n  risk: { person: { name: risk office } }\n"
+        "inputs: { task_brief: x }\n")
+    (tmp_path / "two.script.yaml").write_text("slots:\n  proposer: [\"Ship it.\"]\n")
+    first = prose(tmp_path, "run", "two.yaml", "--script", "two.script.yaml", "-q")
+    assert first.returncode == 6, first.stderr
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    questions = json.loads((folder / "pending.json").read_text())["questions"]
+    assert sorted(q["slot"] for q in questions) == ["legal", "risk"]
+    assert len(list((folder / "questions").glob("*.md"))) == 2
+    for question in questions:
+        who = "lee" if question["slot"] == "legal" else "anyone"
+        done = prose(tmp_path, "answer", folder.name, question["slot"], "--as", who,
+                     "--value", '{"ok": true}')
+        assert done.returncode == 0, done.stderr
+    resumed = prose(tmp_path, "run", "two.yaml", "--script", "two.script.yaml", "--resume",
+                    folder.name, "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["result"] == [True, True]
+
+
+def test_the_audit_names_an_answer_by_someone_the_binding_does_not_allow(tmp_path: Path) -> None:
+    import hashlib
+
+    from prose.lang.policy import compile_policy
+    from prose.ledger.audit import audit_trace
+    from prose.runtime.integrity import output_sha256
+    from prose.runtime.trace import CallEvent, RunEnd, RunStart, Trace
+    from prose.spec import load_spec
+
+    text = PATTERN.read_text(encoding="utf-8")
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    spec = load_spec(text, str(PATTERN)).spec
+    assert spec is not None
+    policy = compile_policy(spec).to_dict()
+
+    def trace(by: str | None) -> Path:
+        path = tmp_path / f"{by}.jsonl"
+        out = Trace(path, "r1")
+        out.emit(RunStart(pattern=str(PATTERN), pattern_sha256=sha, policy=policy,
+                          bindings={"decision_owner": {"kind": "person", "person": "chair",
+                                                       "may_answer": ["alice"]}}))
+        value = {"decision": "approve", "rationale": "r", "conditions": []}
+        out.emit(CallEvent(id="c1", slot="decision_owner", service="person:chair", output=value,
+                           sha256=output_sha256(value), key="k",
+                           answered={"by": by, "at": "2026-12-06T10:00:00+00:00"} if by else None))
+        out.emit(RunEnd(status="ok", exit_code=0))
+        out.close()
+        return path
+
+    assert not [f for f in audit_trace(trace("alice")).findings if f.rule == "person"]
+    [forged] = [f for f in audit_trace(trace("mallory")).findings if f.rule == "person"]
+    assert "`mallory` answered `decision_owner`, but only alice may" in forged.message
+    [unsigned] = [f for f in audit_trace(trace(None)).findings if f.rule == "person"]
+    assert "does not record who gave it" in unsigned.message

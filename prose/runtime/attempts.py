@@ -141,7 +141,8 @@ async def attempt(
     if isinstance(service, PersonService):
         from prose.runtime.people import person_attempt
 
-        return await person_attempt(ctx, node, slot, service, payload, options, path, event)
+        form = json_schema(options.schema or ctx.slot_schema(slot))
+        return await person_attempt(ctx, node, slot, service, payload, form, path, event)
     return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 

@@ -37,7 +37,6 @@ from prose.runtime.trace import CallEvent, read_events
 from prose.runtime.values import to_text
 
 if TYPE_CHECKING:
-    from prose.runtime.attempts import CallOptions
     from prose.runtime.calls import Payload
     from prose.runtime.context import RunContext
     from prose.runtime.services import PersonService
@@ -130,13 +129,15 @@ async def person_attempt(
     slot: str,
     service: PersonService,
     payload: Payload,
-    options: CallOptions,
+    schema: Mapping[str, Any] | None,
     path: str,
     event: CallEvent,
 ) -> Any:
-    """One attempt of a call of a person: the answer on record, from the terminal, or wait."""
+    """One attempt of a call of a person: the answer on record, from the terminal, or wait.
+
+    `schema` is the answer's form as a JSON schema (None: a text).
+    """
     from prose.llm.schema import validate
-    from prose.runtime.attempts import json_schema
 
     shared = ctx.shared
     desk: Desk = shared.people if shared.people is not None else Desk()
@@ -150,7 +151,7 @@ async def person_attempt(
     if ctx.content.active:
         check_messages(ctx.content, shared.trace, node, slot, texts, ctx.source)
     sent = messages_to_dicts(messages)
-    schema = json_schema(options.schema or ctx.slot_schema(slot)) or TEXT_ANSWER
+    schema = dict(schema) if schema else TEXT_ANSWER
     key = shared.keys.key(site=f"{node.span.file}:{node.line}:{node.column}", path=path,
                           model=service.label, messages=sent, schema=schema, params={})
     event.model, event.messages, event.key = service.label, sent, key
@@ -168,6 +169,11 @@ async def person_attempt(
         if problems:
             raise InputError(f"the answer recorded for `{question.target}` does not fit its "
                              f"form: {'; '.join(problems)}", node.span, source=ctx.source)
+        by = str(given.answered.get("by") or "")
+        if not given.replayed and not service.allows(by):  # an answer file written by hand
+            raise InputError(f"the answer recorded for `{question.target}` is by `{by or '?'}`,"
+                             f" who may not answer it (may answer: "
+                             f"{', '.join(service.may_answer)})", node.span, source=ctx.source)
         value, answered, event.cache_hit = given.value, given.answered, given.replayed
     elif desk.terminal is not None and service.allows(desk.answerer):
         async with desk._lock:
