@@ -292,3 +292,99 @@ def test_the_audit_names_an_answer_by_someone_the_binding_does_not_allow(tmp_pat
     assert "`mallory` answered `decision_owner`, but only alice may" in forged.message
     [unsigned] = [f for f in audit_trace(trace(None)).findings if f.rule == "person"]
     assert "does not record who gave it" in unsigned.message
+
+
+# --- on a terminal: a pseudo-terminal drives the real CLI ----------------------------------
+
+class Terminal:
+    """The real `prose` CLI on a pseudo-terminal: read until a text shows, then type a line."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        import os
+        import pty
+        import subprocess
+        import sys
+
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from prose.cli.main import main; main()", *args],
+            cwd=cwd, stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, text: str, timeout: float = 120) -> str:
+        import os
+        import select
+        import time
+
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            ready, _, _ = select.select([self.master], [], [], max(deadline - time.monotonic(), 0))
+            assert ready, f"timed out waiting for {text!r}; the terminal shows:\n{self.seen}"
+            try:
+                chunk = os.read(self.master, 4096).decode("utf-8", "replace")
+            except OSError:  # the process ended and closed the terminal
+                chunk = ""
+            assert chunk, f"the terminal closed before {text!r}:\n{self.seen}"
+            self.seen += chunk.replace("\r\n", "\n")
+        before, _, self.seen = self.seen.partition(text)
+        return before + text
+
+    def type(self, line: str) -> None:
+        import os
+
+        os.write(self.master, (line + "\n").encode())
+
+    def wait(self) -> int:
+        import os
+
+        try:
+            while os.read(self.master, 4096):
+                pass
+        except OSError:
+            pass
+        code = self.process.wait(timeout=60)
+        os.close(self.master)
+        return code
+
+
+def test_on_a_terminal_the_person_is_asked_there_and_a_bad_field_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    target = _waiting_instance(tmp_path)
+    terminal = Terminal(tmp_path, "run", target, "--script", "review.script.yaml", "-q",
+                        "--as", "bob")
+    shown = terminal.expect("decision (string): ")
+    assert "A question for `decision_owner` (credit committee chair; may answer: alice, bob)" \
+        in shown
+    assert "## review_log" in shown  # the inputs, as a model reads them
+    terminal.type("approve")
+    terminal.expect("rationale (string): ")
+    terminal.type("Both reviews are clean.")
+    terminal.expect("conditions (list of any value): ")
+    terminal.type("report monthly")  # not JSON: refused, and asked again
+    again = terminal.expect("conditions (list of any value): ")
+    assert "not accepted" in again
+    terminal.type('["Report the default rate monthly."]')
+    terminal.expect("note (optional, Enter to skip): ")
+    terminal.type("asked at the desk")
+    assert terminal.wait() == 0
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    assert not (folder / "pending.json").exists()
+    [owner] = [e for e in _events(folder / "trace.jsonl")
+               if e["type"] == "call" and e["slot"] == "decision_owner"]
+    assert owner["output"] == {"decision": "approve", "rationale": "Both reviews are clean.",
+                               "conditions": ["Report the default rate monthly."]}
+    answered = owner["answered"]
+    assert isinstance(answered, dict)
+    assert (answered["by"], answered["via"], answered["note"]) == (
+        "bob", "terminal", "asked at the desk")
+
+
+def test_on_a_terminal_with_no_ask_the_question_waits(tmp_path: Path) -> None:
+    target = _waiting_instance(tmp_path)
+    terminal = Terminal(tmp_path, "run", target, "--script", "review.script.yaml", "-q",
+                        "--as", "bob", "--no-ask")
+    assert terminal.wait() == 6
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    assert (folder / "pending.json").is_file()

@@ -132,6 +132,12 @@ def _fail(message: str, code: int) -> NoReturn:
     help="Who answers the questions of slots bound to a person on this terminal "
     "[default: the OS user].",
 )
+@click.option(
+    "--no-ask",
+    is_flag=True,
+    help="On a terminal too, do not ask people's questions there: write them beside the "
+    "trace and wait (exit 6).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option(
     "--show-prompts",
@@ -225,6 +231,15 @@ def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
     lines = [f"interrupted: run {run_id}; the trace keeps every finished call: {trace}"]
     lines.append(f"resume: {_resume_command(options, run_id, trace)}")
     return "\n".join(lines)
+
+
+def _terminal(options: Mapping[str, Any]) -> Any:
+    """The asker of people's questions on this terminal; None (they wait) without one."""
+    if options["no_ask"] or options["show_prompts"] or not sys.stdin.isatty():
+        return None
+    from prose.cli.ask import TerminalAsker
+
+    return TerminalAsker()
 
 
 def _resume_command(options: Mapping[str, Any], run_id: str, trace: str) -> str:
@@ -327,6 +342,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         progress=lambda phase, info: progress(phase, redact(info, masked)),
         files=files,
         answerer=options["answer_as"],
+        terminal=_terminal(options),
     )
     if not options["show_prompts"]:
         from prose.runtime.runner import new_run_id
