@@ -388,3 +388,35 @@ def test_on_a_terminal_with_no_ask_the_question_waits(tmp_path: Path) -> None:
     assert terminal.wait() == 6
     [folder] = list((tmp_path / ".prose" / "runs").iterdir())
     assert (folder / "pending.json").is_file()
+
+
+# --- the library example: a person as the decision owner, end to end ------------------------
+
+def test_the_approval_example_waits_is_answered_and_resumes(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "adversarial-review-person.yaml"
+    script = ROOT / "examples" / "adversarial-review-person.script.yaml"
+    lint = prose(tmp_path, "lint", str(ROOT / "patterns" / "adversarial-review.prose.md"))
+    assert lint.returncode == 0, lint.stdout
+    first = prose(tmp_path, "run", str(example), "--script", str(script), "-q")
+    assert first.returncode == 6, first.stderr
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    assert "credit committee chair" in prose(tmp_path, "pending").stdout
+    refused = prose(tmp_path, "answer", folder.name, "--as", "alice",
+                    "--value", '{"decision": "approve", "rationale": "ok", "conditions": "none"}')
+    assert refused.returncode == 1 and "$.conditions: expected array" in refused.stderr
+    ruling = {"decision": "conditional", "rationale": "Back-test within appetite.",
+              "conditions": ["Report the six-month default rate to the committee."]}
+    answered = prose(tmp_path, "answer", folder.name, "--as", "alice", "--value",
+                     json.dumps(ruling))
+    assert answered.returncode == 0, answered.stderr
+    done = prose(tmp_path, "run", str(example), "--script", str(script), "--resume", folder.name,
+                 "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["decision"], result["converged"], result["rounds_used"]) == (
+        "conditional", True, 2)
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p != folder]
+    audit = prose(tmp_path, "audit", str(new / "trace.jsonl"))
+    assert audit.returncode == 0, audit.stdout
+    [owner] = [e for e in _events(new / "trace.jsonl") if e.get("slot") == "decision_owner"]
+    assert owner["answered"]["by"] == "alice"  # type: ignore[index]
