@@ -54,6 +54,12 @@ SKIPPED: dict[str, str] = {
         "sends spans to a collector on the network (tests/test_otel.py uses a loopback one)",
     "prose lsp": "a server that waits for an editor on stdin (tests/test_lsp_server.py drives it)",
     "prose lsp --stdio": "a server that waits for an editor on stdin (tests/test_lsp_server.py)",
+    "prose answer 20261206-101500-ab12cd c6 --value '{\"decision\": \"approve\", "
+    "\"rationale\": \"ok\", \"conditions\": []}'":
+        "answers a run waiting for a person (tests/test_people.py drives a real one)",
+    "prose answer 20261206-101500-ab12cd --file ruling.json --as alice --note \"per committee "
+    "minutes\"":
+        "answers a run waiting for a person (tests/test_people.py drives a real one)",
     "prose report .prose/runs/20260101-120000-abc123/trace.jsonl --open":
         "opens a web browser; `prose report trace.jsonl -o run.html` runs here",
 }

@@ -45,7 +45,8 @@ LEAK_SECTIONS: dict[str, str | None] = {
 }
 # `fail` and `services` are read only by the run-time test (tests/test_runtime_hiding.py).
 # `services` too: how many services a list-valued slot is bound to at run time.
-FILE_KEYS = {"channel", "description", "name", "fail", "services", "leak", "clean", *SECTIONS}
+FILE_KEYS = {"channel", "description", "name", "fail", "services", "people", "leak", "clean",
+             *SECTIONS}
 TWIN_KEYS = {"program", "expect", "xfail", *SECTIONS}  # a twin may override a section
 
 

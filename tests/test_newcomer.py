@@ -143,7 +143,7 @@ def test_a_service_with_a_misspelt_kind_names_the_key(tmp_path: Path) -> None:
                       "  antithesis: {model: b}\ninputs: {task_brief: x}\n")
     codes = [(code, line, message) for code, _, line, _, message in found]
     assert ("PS174", 3, "the binding of `thesis` does not say what answers the slot: it has "
-            "no `model:`, `pattern:` or `python:`") in codes
+            "no `model:`, `pattern:`, `python:` or `person:`") in codes
     assert any(code == "PS173" and "`modle`" in message and "did you mean `model`?" in message
                for code, _, message in codes)
     assert not any("service kind" in message for *_, message in codes)  # the old jargon

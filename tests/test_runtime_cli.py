@@ -237,7 +237,7 @@ def test_budget_stop_exits_3(tmp_path: Path) -> None:
             1,
             "`judge` is not a slot",
         ),
-        (["{dialectic}", "--script", "{script}", "--resume", "some-run"], 2, "cannot be resumed"),
+        (["{dialectic}", "--script", "{script}", "--resume", "some-run"], 2, "no trace for run"),
         (
             [
                 "{dialectic}",

@@ -468,8 +468,12 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     leak = fixture["leak"]["program"]
     path = _shared_pattern(fixture, leak, tmp_path, fixture["leak"])
     script = _shared_script(path, leak, fail, fixture.get("services"))
-    result = run_file(path, tmp_path, script)
+    people = _people(fixture)
+    result = run_file(path, tmp_path, script, bindings=people)
     assert result.exit_code == 5, result.error and result.error.format()
+    # A slot bound to a person: the question was never written (nor recorded as asked).
+    assert not (tmp_path / "pending.json").exists()
+    assert not (tmp_path / "questions").exists()
     assert result.error is not None and result.error.slot is not None
     # Nothing the policy forbids reached the provider: every request the scripted
     # model served to the stopped slot is free of the forbidden slots' outputs.
@@ -485,8 +489,20 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     assert [e for e in result.events if e.type == "call" and e.time > stopped] == []
     clean = fixture["clean"]["program"]
     path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
-    twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services")))
+    twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services")),
+                    bindings=people)
     assert twin.exit_code != 5, twin.error and twin.error.format()
+    if people:  # the twin asks its person, and the question shows nothing hidden
+        assert twin.exit_code == 6, twin.error and twin.error.format()
+        shown = "".join(p.read_text() for p in (tmp_path / "questions").glob("*.md"))
+        assert shown and not any(f"from {slot}" in shown for slot in ("critic", "adversary"))
+
+
+def _people(fixture: dict[str, Any]) -> dict[str, Any]:
+    """The fixture's `people` slots, each bound to a person (docs/people.md)."""
+    from prose.runtime.services import PersonService
+
+    return {slot: PersonService(f"reviewer {slot}") for slot in fixture.get("people") or ()}
 
 
 @pytest.mark.parametrize("fixture_path", SHARED_LEAKS, ids=[p.stem for p in SHARED_LEAKS])

@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("prose.cli.run_cmd", "run_command", "Run a pattern against models (or a script)."),
     "batch": ("prose.cli.batch_cmd", "batch_command", "Run a pattern over every row of a JSONL or CSV file."),
     "test": ("prose.cli.test_cmd", "test_command", "Run pattern tests (*.test.yaml) with scripted models."),
+    "answer": ("prose.cli.people_cmd", "answer_command", "Answer a question a waiting run asks a person."),
+    "pending": ("prose.cli.people_cmd", "pending_command", "List the runs waiting for a person, and their questions."),
     "audit": ("prose.cli.audit_cmd", "audit_command", "Verify a trace's hash chain and information hiding."),
     "export": ("prose.cli.export_cmd", "export_command", "Write a readable ledger folder from a trace."),
     "stats": ("prose.cli.stats_cmd", "stats_command", "Calls, tokens, cost and critic metrics per slot."),
@@ -86,13 +88,14 @@ def cli() -> None:
     format it, lint it, and run it.
 
     \b
-    Exit codes (3, 4 and 5 come from running a pattern: `prose run`, `prose batch`):
+    Exit codes (3 to 6 come from running a pattern: `prose run`, `prose batch`):
       0    success
       1    findings or errors in the input (lint errors, a bad file, a failed test)
       2    usage, or a path that cannot be read
       3    a budget stop (--max-calls, --max-tokens, --max-cost, --timeout)
       4    a model or provider failure
       5    an information-hiding violation at run time (the call was not sent)
+      6    waiting for a person to answer (`prose pending`, `prose answer`, then --resume)
       70   a bug in prose (the message says how to report it)
       130  interrupted (Ctrl-C)
       143  terminated (SIGTERM)

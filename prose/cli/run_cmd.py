@@ -3,7 +3,8 @@
 Exit codes: 0 ok, 1 pattern or input error (lint errors included; a file that
 is not valid YAML, JSON or UTF-8, or past a bound of `prose.bounded`), 2 usage
 or a path that cannot be read, 3 budget stop, 4 model or provider failure, 5
-information-hiding violation at run time, 70 a bug in prose. Heavy modules
+information-hiding violation at run time, 6 waiting for a person to answer
+(docs/people.md), 70 a bug in prose. Heavy modules
 (the runtime, the linter, LiteLLM) are imported only inside the command.
 """
 
@@ -129,6 +130,19 @@ def _fail(message: str, code: int) -> NoReturn:
     is_flag=True,
     help="With --resume: replay a damaged trace's lines before the damage only (and say so).",
 )
+@click.option(
+    "--as",
+    "answer_as",
+    metavar="NAME",
+    help="Who answers the questions of slots bound to a person on this terminal "
+    "[default: the OS user].",
+)
+@click.option(
+    "--no-ask",
+    is_flag=True,
+    help="On a terminal too, do not ask people's questions there: write them beside the "
+    "trace and wait (exit 6).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print only the result as JSON on stdout.")
 @click.option(
     "--show-prompts",
@@ -181,9 +195,11 @@ def run_command(**options: Any) -> None:
     Exit codes: 0 ok, 1 pattern or input error (a file named with its line:
     invalid YAML/JSON/UTF-8, or past a bound on size, nesting or aliases), 2
     usage or a path that cannot be read, 3 budget stop, 4 model failure,
-    5 information-hiding violation, 70 a bug in prose (the message says how to
-    report it), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM); an
-    interrupted run's trace is closed and sealed.
+    5 information-hiding violation, 6 waiting for a person (the questions are
+    written beside the trace: `prose pending`, `prose answer`, then --resume),
+    70 a bug in prose (the message says how to report it), 130 interrupted
+    (Ctrl-C), 143 terminated (SIGTERM); an interrupted or waiting run's trace
+    is closed and sealed.
     """
     from prose.cli.targets import restore_sigterm, stop_on_sigterm
 
@@ -219,13 +235,45 @@ def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
         return "interrupted before the run started: nothing was called"
     run_id, trace = started["run_id"], started["trace"]
     lines = [f"interrupted: run {run_id}; the trace keeps every finished call: {trace}"]
-    if options.get("script"):
-        lines.append("a scripted run is not resumed: run it again")
-    else:
-        again = run_id if options.get("trace_path") is None else trace
-        lines.append(f"resume: prose run {options['target']} --resume {again}")
+    lines.append(f"resume: {_resume_command(options, run_id, trace)}")
     return "\n".join(lines)
 
+
+def _terminal(options: Mapping[str, Any]) -> Any:
+    """The asker of people's questions on this terminal; None (they wait) without one."""
+    if options["no_ask"] or options["show_prompts"] or not sys.stdin.isatty():
+        return None
+    from prose.cli.ask import TerminalAsker
+
+    return TerminalAsker()
+
+
+def _resume_command(options: Mapping[str, Any], run_id: str, trace: str) -> str:
+    """The command that resumes this run (its script, if any, named again)."""
+    again = run_id if options.get("trace_path") is None else trace
+    script = f" --script {options['script']}" if options.get("script") else ""
+    return f"prose run {options['target']}{script} --resume {again}"
+
+
+def _waiting(result: Any, options: Mapping[str, Any]) -> str:
+    """What a run waiting for people prints: each question, and how to answer and resume."""
+    questions = (result.value or {}).get("waiting") or []
+    folder = Path(result.trace_path).parent if result.trace_path is not None else None
+    lines = [f"waiting for a person: run {result.run_id} asks {len(questions)} question(s)"]
+    for question in questions:
+        who = ", ".join(question["may_answer"]) or "anyone"
+        where = f": {folder / 'questions' / (question['question'] + '.md')}" if folder else ""
+        lines.append(f"  {question['question']}  {question['slot']} ({question['person']}; "
+                     f"may answer: {who}){where}")
+    first = questions[0]["question"] if questions else "CALL"
+    lines.append(f"answer: prose answer {result.run_id} {first} --value '{{...}}' "
+                 "(or --file answer.json; --as NAME)")
+    lines.append("then:   " + _resume_command(options, result.run_id, str(result.trace_path)))
+    lines.append(f"list:   prose pending (exit code {EXIT_WAITING}: waiting for a person)")
+    return "\n".join(lines)
+
+
+EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the runtime here
 
 def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -> int:
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
@@ -268,7 +316,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
-    resume_trace = _resume(options["resume"], project, script, inputs, config, options["force"])
+    resume_trace = _resume(options["resume"], project, inputs, config, options["force"])
     progress = Progress(not options["quiet"] and not options["show_prompts"])
     run_options = RunOptions(
         inputs=inputs,
@@ -300,6 +348,8 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         debug=options["debug"],
         progress=lambda phase, info: progress(phase, redact(info, masked)),
         files=files,
+        answerer=options["answer_as"],
+        terminal=_terminal(options),
     )
     if not options["show_prompts"]:
         from prose.runtime.runner import new_run_id
@@ -309,6 +359,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         started["trace"] = str(
             options["trace_path"] or Path(".prose") / "runs" / run_options.run_id / "trace.jsonl"
         )
+        run_options.resume_hint = _resume_command(options, run_options.run_id, started["trace"])
     if options["show_prompts"] and script is None:
         from prose.runtime.placeholder import PlaceholderClient
 
@@ -322,7 +373,9 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         progress.close()
     if options["show_prompts"]:
         _print_prompts(redact(result.prompts, masked))
-    if result.error is not None:
+    if result.exit_code == EXIT_WAITING:
+        click.echo(redact(_waiting(result, options), masked), err=True)
+    elif result.error is not None:
         _echo_error(redact(result.error.format(), masked))
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
     if (result.exit_code == 0 or partial) and not options["show_prompts"]:
@@ -387,7 +440,6 @@ def _after_run(trace: Path, options: dict[str, Any], files: PatternFiles) -> Non
 def _resume(
     run_id: str | None,
     project: Path,
-    script: Script | None,
     inputs: dict[str, Any],
     config: dict[str, Any],
     force: bool = False,
@@ -401,11 +453,6 @@ def _resume(
         if force:
             _fail("--force goes with --resume", EXIT_USAGE)
         return None
-    if script is not None:
-        _fail(
-            "a scripted run cannot be resumed (scripted runs never use the cache): run it again",
-            EXIT_USAGE,
-        )
     from prose.runtime.integrity import check_trace
 
     path = (

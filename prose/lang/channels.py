@@ -20,6 +20,13 @@ from prose.lang.flows import NO_CHAINS, Chains
 ChannelKind = Literal["input", "prompt", "schema", "ensures", "role"]
 EMPTY: frozenset[str] = frozenset()
 
+# The kinds of service whose call is sent as messages built from every channel below
+# (the role prompt, the slot's `ensures`, the prompt, the schema, the inputs). A person
+# is one of them: the question is rendered from exactly what a model would be sent by
+# the same call, and the policy and the content check judge it the same way
+# (docs/people.md). A Python function or a nested pattern gets the inputs and prompt only.
+MESSAGE_KINDS = frozenset({"model", "person"})
+
 
 class Carried(Protocol):
     """What a value carries (a run-time value, or a label the linter resolved)."""

@@ -20,6 +20,9 @@ PYTHON = "python"
 THROWN = "thrown"
 CANCELLED = "cancelled"
 CONFIG = "config"
+# Not an error of the program: a person has not answered yet, and the run waits for them
+# (docs/people.md). Never caught by `catch`; the run ends with exit code 6.
+WAITING = "waiting"
 
 # A model error of these kinds fails the same way on every attempt: `retry:` skips them.
 NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})

@@ -13,7 +13,9 @@ alone (plus the pattern file when it is at hand):
    pattern's literal text it sent against `is unaware of`, its recorded
    provenance against `never sees` (direct and indirect), its messages against
    the outputs of the slots it must never see (a check that does not trust
-   the recorded provenance), and its output against its recorded sha256.
+   the recorded provenance), and its output against its recorded sha256;
+4. every answer a person gave records who gave it and when, and that person
+   may answer for the slot (`prose.ledger.people`).
 """
 
 from __future__ import annotations
@@ -107,6 +109,9 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None,
         return report
     policy, source = _policy(start, trace.path, pattern, report, files)
     _check_calls(trace, policy, source, report, files)
+    from prose.ledger.people import person_findings
+
+    report.findings.extend(Finding(*found) for found in person_findings(trace))
     _check_totals(trace, report)
     report.findings.sort(key=lambda finding: finding.line or 0)
     return report

@@ -105,6 +105,14 @@ def reserve_scripted(client: object, model: str) -> str:
     return script_model(script.reserve(model[len(_PREFIX) :]))
 
 
+def skip_scripted(client: object, model: str) -> None:
+    """For a scripted model, drop its next response (a call replayed from a resumed trace
+    used it when it was first made); nothing for another model."""
+    script = getattr(client, "script", None)
+    if isinstance(script, Script) and model.startswith(_PREFIX):
+        script.skip(model[len(_PREFIX) :])
+
+
 class Script:
     """Queues of scripted responses, one per key. Records every call in `calls`."""
 
@@ -199,6 +207,13 @@ class Script:
             self._next_ticket += 1
             self._tickets[ticket] = (key, queue.popleft() if queue else _EXHAUSTED)
         return f"{key}{_TICKET}{ticket}"
+
+    def skip(self, key: str) -> None:
+        """Drop `key`'s next response (if it has one): it was used by a call now replayed."""
+        with self._lock:
+            queue = self._queue(key)
+            if queue:
+                queue.popleft()
 
     def _queue(self, key: str) -> deque[Any] | None:
         queue = self._queues.get(key)

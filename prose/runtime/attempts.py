@@ -31,7 +31,13 @@ from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts, render_value
-from prose.runtime.services import ModelService, PatternService, PythonService, ServiceSpec
+from prose.runtime.services import (
+    ModelService,
+    PatternService,
+    PersonService,
+    PythonService,
+    ServiceSpec,
+)
 from prose.runtime.trace import CallEvent
 from prose.runtime.values import Service, Value, plain, to_text, wrap
 from prose.syntax import nodes as n
@@ -132,6 +138,11 @@ async def attempt(
         return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
     if isinstance(service, PythonService):
         return await python_attempt(ctx, node, service, payload, event, label)
+    if isinstance(service, PersonService):
+        from prose.runtime.people import person_attempt
+
+        form = json_schema(options.schema or ctx.slot_schema(slot))
+        return await person_attempt(ctx, node, slot, service, payload, form, path, event)
     return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 

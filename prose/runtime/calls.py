@@ -16,7 +16,7 @@ from typing import Any
 
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
-from prose.lang.channels import Channel, call_channels, channel_to_dict
+from prose.lang.channels import MESSAGE_KINDS, Channel, call_channels, channel_to_dict
 from prose.lang.flows import CONCRETE, Label
 from prose.runtime import pc
 from prose.runtime import values as v
@@ -28,7 +28,7 @@ from prose.runtime.errors import (
     InputError,
     ValueTypeError,
 )
-from prose.runtime.services import ModelService, ServiceSpec
+from prose.runtime.services import ModelService, PersonService, ServiceSpec
 from prose.runtime.trace import ErrorEvent
 from prose.runtime.values import Service, Value, wrap
 from prose.syntax import nodes as n
@@ -88,9 +88,10 @@ def payload_for(
     options: CallOptions,
 ) -> Payload:
     """What a call to `slot` bound to `service` sends (LANGUAGE.md 4.4)."""
-    if not isinstance(service, ModelService):
-        return Payload(inputs, options.prompt)
-    fields = options.schema or service.schema or ctx.slot_schema(slot) or {}
+    if service.kind not in MESSAGE_KINDS or not isinstance(service, ModelService | PersonService):
+        return Payload(inputs, options.prompt)  # the one rule of what each kind is sent
+    own = service.schema if isinstance(service, ModelService) else None
+    fields = options.schema or own or ctx.slot_schema(slot) or {}
     return Payload(inputs, options.prompt, options.schema_value, tuple(schema_words(fields)),
                    ctx.slot_ensures(slot), service.role)
 

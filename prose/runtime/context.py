@@ -99,6 +99,9 @@ class Shared:
     # Seconds the model client took to start (LiteLLM's import, the router), before the
     # first call; None when this run did not start it (`runner._start_client`).
     client_start_s: float | None = None
+    # The run's desk for slots bound to a person (`prose.runtime.people.Desk`): the answers
+    # given so far, the questions waiting, the terminal to ask on.
+    people: Any = None
 
 
 class BudgetPool(Protocol):

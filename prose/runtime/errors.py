@@ -1,7 +1,8 @@
 """Run-time errors: each has a stable code, a source span, a code frame and an exit code.
 
 Exit codes (the CLI's contract): 1 a pattern or input error, 3 a budget stop,
-4 a model or provider failure, 5 an information-hiding violation. Which
+4 a model or provider failure, 5 an information-hiding violation, 6 waiting for a
+person to answer (not a failure: `prose answer`, then `prose run --resume`). Which
 errors a `try`/`catch` may handle is decided here too (`catchable`): a
 violation, a budget stop, an exhausted script and a refused node end the run
 whatever the program says.
@@ -21,6 +22,7 @@ EXIT_USAGE = 2
 EXIT_BUDGET = 3
 EXIT_MODEL = 4
 EXIT_HIDING = 5
+EXIT_WAITING = 6
 
 # Stable codes of run-time errors (documented in docs/language-runtime-decisions.md).
 CODES: dict[str, str] = {
@@ -42,6 +44,7 @@ CODES: dict[str, str] = {
     "R016": "a checkable invariant broken at run time (`NAME only grows`)",
     "R017": "`--resume` of a damaged trace",
     "R018": "a call to a model the pattern named and the person running it did not grant",
+    "R019": "the run waits for a person to answer (exit 6; docs/people.md)",
 }
 
 
@@ -251,3 +254,13 @@ class RunIOError(InputError):
     """A file the run needs cannot be read or written (a trace, a resumed trace): exit 2."""
 
     exit_code = EXIT_USAGE
+
+
+class WaitingForPerson(ProseRuntimeError):
+    """A slot bound to a person has a question nobody has answered yet: the run stops
+    (the questions are written beside the trace) and resumes once they are answered."""
+
+    code = "R019"
+    kind = "waiting"
+    exit_code = EXIT_WAITING
+    catchable = False

@@ -131,6 +131,12 @@ async def exchange(
     )
     record.key = key
     if cached is not None:
+        if shared.scripted:
+            from prose.llm.script import skip_scripted
+
+            # A resumed scripted run: the replayed call used its response the first time,
+            # so the calls after it get the responses after it.
+            skip_scripted(shared.client, request.model)
         record.cache_hit = True
         record.usage = Usage(
             prompt_tokens=cached.prompt_tokens,

@@ -16,6 +16,7 @@ from prose.runtime.errors import InputError
 from prose.runtime.services import (
     ModelService,
     PatternService,
+    PersonService,
     PythonService,
     ServiceSpec,
     SlotBinding,
@@ -103,6 +104,8 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
     kind = getattr(service, "kind", None)
     if kind == "python":
         return PythonService(service.python, import_callable(service.python, base_dir))
+    if kind == "person":
+        return PersonService(service.name, tuple(service.may_answer), service.prompt)
     if kind == "pattern":
         if service.pattern_path is None:
             raise InputError(f"the nested pattern `{service.pattern}` is not found", service.span)

@@ -49,6 +49,7 @@ from prose.runtime.errors import (
     ModelNotGranted,
     ProseRuntimeError,
     RunIOError,
+    WaitingForPerson,
 )
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
@@ -77,8 +78,9 @@ if TYPE_CHECKING:
     from prose.llm.script import Script
 
 T = TypeVar("T")
-Status = Literal["ok", "error", "budget", "violation", "interrupted"]
-STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation"}
+Status = Literal["ok", "error", "budget", "violation", "interrupted", "waiting"]
+STATUS_BY_EXIT: dict[int, Status] = {0: "ok", 1: "error", 3: "budget", 4: "error", 5: "violation",
+                                     6: "waiting"}
 
 
 @dataclass
@@ -120,6 +122,12 @@ class RunOptions:
     clock: Callable[[], float] = time.monotonic
     backoff_base_s: float = 1.0
     debug: bool = False
+    # People (docs/people.md): who answers on this run's terminal (`--as`, else the OS
+    # user), the terminal to ask on (None: questions wait, exit 6), and the command that
+    # resumes the run, written with the waiting questions.
+    answerer: str | None = None
+    terminal: Any = None
+    resume_hint: str | None = None
     # Shared with other runs (`shared_resources`): then `client`, `script`'s client,
     # `concurrency`, `cache_dir` and `files` are theirs, and `limits` bound this run alone
     # while the pool's bound them all. `resume_trace` still replays this run's own calls.
@@ -250,6 +258,7 @@ async def run_pattern(
         prompts = resources.prompts if resources is not None else _prompts(options)
         # Before the trace is opened: `--trace` may name the resumed file.
         cache = _cache(options) if resources is None or options.resume_trace else resources.cache
+        desk = _desk(options)
         trace = _open_trace(options, trace_path, run_id, resources)
     except ProseRuntimeError as error:
         return RunResult(
@@ -280,6 +289,7 @@ async def run_pattern(
         run_nested=run_nested,
         files=files,
         roots=roots,
+        people=desk,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
     trace.emit(
@@ -307,7 +317,24 @@ async def run_pattern(
             f"only lines 1-{damage.line - 1} were replayed",
             detail={"line": damage.line, "reason": damage.reason},
         ))
-    return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path)
+    return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
+                          options.resume_hint)
+
+
+def _desk(options: RunOptions) -> Any:
+    """The run's desk for people: the answers it resumes with, its terminal, who answers."""
+    from prose.runtime.people import Desk, default_answerer, load_answers
+
+    answers = {}
+    if options.resume_trace is not None:
+        try:
+            answers = load_answers(options.resume_trace)
+        except OSError as error:
+            raise RunIOError(f"cannot read the answers of {options.resume_trace}: "
+                             f"{error.strerror or error}") from None
+    return Desk(answers=answers, terminal=options.terminal,
+                answerer=options.answerer or default_answerer(),
+                capacity=max(options.concurrency, 1))
 
 
 @dataclass(frozen=True)
@@ -379,6 +406,7 @@ async def _execute(
     inputs: dict[str, Any],
     run_id: str,
     trace_path: Path | None,
+    resume_hint: str | None = None,
 ) -> RunResult:
     """Run the program and write `run_end` whatever happens (interruptions included)."""
     trace, budget = ctx.shared.trace, ctx.shared.budget
@@ -405,6 +433,8 @@ async def _execute(
         raise
     if isinstance(failure, BudgetExceeded):
         value = partial_result(trace.events, failure.budget)
+    if isinstance(failure, WaitingForPerson):
+        value = _write_questions(ctx, run_id, trace_path, resume_hint)
     exit_code = failure.exit_code if failure is not None else EXIT_OK
     if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
         span = failure.span
@@ -444,6 +474,24 @@ async def _execute(
         trace.events,
         ctx.shared.shown or [],
     )
+
+
+def _write_questions(ctx: RunContext, run_id: str, trace_path: Path | None,
+                     resume_hint: str | None) -> dict[str, Any]:
+    """Write the waiting questions beside the trace; what `run_end` records of them."""
+    from prose.runtime.questions import write_pending
+
+    questions = list(ctx.shared.people.pending)
+    if trace_path is not None:
+        try:
+            write_pending(trace_path.parent, run_id, questions, resume_hint, str(trace_path))
+        except OSError as error:
+            ctx.shared.trace.emit(NoteEvent(
+                what="questions_not_written",
+                message=f"the waiting questions could not be written beside {trace_path}: "
+                        f"{error.strerror or error}; the trace records them"))
+    return {"waiting": [{"question": q.id, "slot": q.target, "person": q.person,
+                         "may_answer": q.may_answer} for q in questions]}
 
 
 def _start_client(ctx: RunContext) -> None:

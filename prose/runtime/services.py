@@ -47,6 +47,10 @@ class ModelService:
     def label(self) -> str:
         return f"model:{self.model or 'default'}"
 
+    @property
+    def kind(self) -> str:
+        return "model"
+
 
 @dataclass(frozen=True, slots=True)
 class PythonService:
@@ -61,6 +65,10 @@ class PythonService:
     @property
     def label(self) -> str:
         return f"python:{self.ref}"
+
+    @property
+    def kind(self) -> str:
+        return "python"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +91,48 @@ class PatternService:
     def label(self) -> str:
         return f"pattern:{self.path}"
 
+    @property
+    def kind(self) -> str:
+        return "pattern"
 
-ServiceSpec = ModelService | PythonService | PatternService
+
+@dataclass(frozen=True, slots=True)
+class PersonService:
+    """A person answers the slot (docs/people.md): asked what a model would be sent.
+
+    `name` is who the person is; `may_answer` who may give the answer (empty:
+    anyone); `role` is shown as a model service's role prompt would be.
+    """
+
+    name: str
+    may_answer: tuple[str, ...] = ()
+    role: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "person", "person": self.name, "may_answer": list(self.may_answer),
+                "role": self.role is not None}
+
+    @property
+    def label(self) -> str:
+        return f"person:{self.name}"
+
+    @property
+    def kind(self) -> str:
+        return "person"
+
+    def allows(self, who: str) -> bool:
+        """Whether `who` may answer for this person."""
+        return not self.may_answer or who in self.may_answer
+
+
+ServiceSpec = ModelService | PythonService | PatternService | PersonService
 SlotBinding = ServiceSpec | list[ServiceSpec]
 
 
 def _describe(binding: Any) -> Any:
     if isinstance(binding, list):
         return [_describe(item) for item in binding]
-    if isinstance(binding, ModelService | PythonService | PatternService):
+    if isinstance(binding, ModelService | PythonService | PatternService | PersonService):
         return binding.describe()
     return binding
 
@@ -148,11 +189,14 @@ def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -
         return ModelService(model=data)
     if not isinstance(data, Mapping):
         raise InputError(f"{where}: a service is a mapping (`model:`, `pattern:` or `python:`)")
-    kinds = [key for key in ("model", "pattern", "python") if key in data]
+    kinds = [key for key in ("model", "pattern", "python", "person") if key in data]
     if len(kinds) > 1:
         raise InputError(
-            f"{where}: a service has one of `model:`, `pattern:`, `python:`, not {kinds}"
+            f"{where}: a service has one of `model:`, `pattern:`, `python:`, `person:`, "
+            f"not {kinds}"
         )
+    if "person" in data:
+        return person_from(data["person"], where)
     if "python" in data:
         if not allow_python:
             raise InputError(
@@ -192,6 +236,22 @@ def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -
     params = {key: data[key] for key in ("temperature", "max_tokens", "timeout") if key in data}
     model = data.get("model")
     return ModelService(str(model) if model is not None else None, role, schema, params)
+
+
+def person_from(data: Any, where: str) -> PersonService:
+    """`person: NAME` or `person: {name, may_answer, prompt}` (docs/people.md)."""
+    if isinstance(data, str) and data.strip():
+        return PersonService(data.strip(), (data.strip(),))
+    if not isinstance(data, Mapping):
+        raise InputError(f"{where}: `person:` is a name or a mapping (`name`, `may_answer`, "
+                         "`prompt`)")
+    allowed = data.get("may_answer") or []
+    allowed = [allowed] if isinstance(allowed, str) else allowed
+    if not isinstance(allowed, list) or not all(isinstance(x, str) for x in allowed):
+        raise InputError(f"{where}: `may_answer` is a list of names")
+    prompt = data.get("prompt")
+    return PersonService(str(data.get("name") or where), tuple(allowed),
+                         str(prompt) if prompt is not None else None)
 
 
 def binding_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> SlotBinding:

@@ -153,6 +153,9 @@ class CallEvent(Event):
     finish_reason: str | None = None
     # A failed attempt's last reply as the model gave it (a reply that failed its schema).
     reply: str | None = None
+    # A person's answer (docs/people.md): who answered, when (ISO 8601, UTC), how
+    # (`terminal`, `prose answer`, `script`), and their note.
+    answered: dict[str, Any] | None = None
 
     checkpoint: ClassVar[bool] = True
 
@@ -217,7 +220,7 @@ class ErrorEvent(Event):
 @dataclass(slots=True, kw_only=True)
 class RunEnd(Event):
     type: str = field(default="run_end", init=False)
-    status: Literal["ok", "error", "budget", "violation", "interrupted"]
+    status: Literal["ok", "error", "budget", "violation", "interrupted", "waiting"]
     exit_code: int
     result: Any = None
     error: dict[str, Any] | None = None

@@ -3,7 +3,7 @@
 An instance names its pattern (a path relative to the instance file, or a
 library name), binds every slot to a service under `with`, may set `config`
 and may supply `inputs`. A service is a model service, a nested pattern
-instance, or a Python callable.
+instance, a Python callable, or a person.
 
 Python callables exist only here. The pattern spec model
 (`prose.spec.model.PatternSpec`) has no field that can name one: a pattern
@@ -116,7 +116,25 @@ class PatternService(_Frozen):
         return {entry.name: entry.value for entry in self.config}
 
 
-Service = Annotated[ModelService | PatternService | PythonService, Field(discriminator="kind")]
+class PersonService(_Frozen):
+    """`{ person: NAME }` or `{ person: { name: NAME, may_answer: [...], prompt: TEXT } }`.
+
+    A person answers the slot (docs/people.md). `name` says who the person is (in
+    the question, and for `--require-distinct-models`); `may_answer` lists who may
+    give the answer (empty: anyone; `person: NAME` alone: NAME only); `prompt` is
+    what a model service's prompt would be, shown above the question.
+    """
+
+    kind: Literal["person"] = "person"
+    name: str
+    may_answer: list[str] = Field(default_factory=list)
+    prompt: str | None = None
+    span: Span
+
+
+Service = Annotated[
+    ModelService | PatternService | PythonService | PersonService, Field(discriminator="kind")
+]
 
 
 class Binding(_Frozen):
@@ -132,7 +150,7 @@ class Binding(_Frozen):
         return isinstance(self.value, list)
 
     @property
-    def services(self) -> list[ModelService | PatternService | PythonService]:
+    def services(self) -> list[ModelService | PatternService | PythonService | PersonService]:
         """The bound services as a list (one item for a single binding)."""
         return list(self.value) if isinstance(self.value, list) else [self.value]
 

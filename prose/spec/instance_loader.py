@@ -28,6 +28,7 @@ from prose.spec.instance import (
     InstanceResult,
     ModelService,
     PatternService,
+    PersonService,
     PythonService,
     is_file,
     resolve_pattern,
@@ -45,7 +46,9 @@ _SERVICE_KEYS = {
     "model": frozenset({"model", "prompt", "role", "schema"}),
     "pattern": frozenset({"pattern", "with", "config"}),
     "python": frozenset({"python"}),
+    "person": frozenset({"person"}),
 }
+_PERSON_KEYS = frozenset({"name", "may_answer", "prompt"})
 # What a misspelt top-level key would have supplied: not reported missing as well.
 _CONSEQUENCES = {"inputs": "PS182", "with": "PS177"}
 _PYTHON_TARGET = re.compile(
@@ -168,7 +171,7 @@ class _Reader:
 
     def service(
         self, node: yaml.Node, slot: str
-    ) -> ModelService | PatternService | PythonService | None:
+    ) -> ModelService | PatternService | PythonService | PersonService | None:
         span = self.span(node)
         if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str" and node.value:
             return ModelService(model=node.value, span=span)
@@ -178,17 +181,19 @@ class _Reader:
                     "PS174",
                     f"the binding of `{slot}` is not a service mapping",
                     span,
-                    help="write `{ model: ALIAS }`, `{ pattern: REF }` or `{ python: pkg.mod:func }`",
+                    help="write `{ model: ALIAS }`, `{ pattern: REF }`, `{ python: pkg.mod:func }` "
+                    "or `{ person: NAME }`",
                 )
             )
             return None
         keys = key_nodes(node)
-        kinds = [kind for kind in ("model", "pattern", "python") if kind in keys]
+        kinds = [kind for kind in ("model", "pattern", "python", "person") if kind in keys]
         if len(kinds) != 1:
             problem = (
-                "does not say what answers the slot: it has no `model:`, `pattern:` or `python:`"
+                "does not say what answers the slot: it has no `model:`, `pattern:`, `python:` "
+                "or `person:`"
                 if not kinds
-                else "gives more than one of `model:`, `pattern:` and `python:`"
+                else "gives more than one of `model:`, `pattern:`, `python:` and `person:`"
             )
             self.out.append(
                 make(
@@ -196,7 +201,8 @@ class _Reader:
                     f"the binding of `{slot}` {problem}",
                     span,
                     help="give exactly one: `{ model: NAME }` (a model), `{ pattern: REF }` "
-                    "(a nested pattern) or `{ python: pkg.mod:func }` (a Python function)",
+                    "(a nested pattern), `{ python: pkg.mod:func }` (a Python function) or "
+                    "`{ person: NAME }` (a person)",
                 )
             )
             if not kinds:  # a misspelt kind (`modle:`) is named at its key
@@ -205,6 +211,8 @@ class _Reader:
             return None
         kind = kinds[0]
         self.unknown_keys(node, _SERVICE_KEYS[kind], f"the `{kind}` service of `{slot}`")
+        if kind == "person":
+            return self.person(keys["person"][1], slot, span)
         values = {
             key: self.text(value, slot, key)
             for key, (_, value) in keys.items()
@@ -247,6 +255,35 @@ class _Reader:
             function=match.group(2),
             span=self.span(node),
         )
+
+    def person(self, node: yaml.Node, slot: str, span: Span) -> PersonService | None:
+        """`person: NAME`, or `person: {name, may_answer, prompt}` (docs/people.md)."""
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str":
+            name = self.text(node, slot, "person")
+            return PersonService(name=name.strip(), may_answer=[name.strip()], span=span) \
+                if name else None
+        if not isinstance(node, yaml.MappingNode):
+            self.out.append(make("PS174", f"`person` of `{slot}` must be a name or a mapping "
+                                 "(`name`, `may_answer`, `prompt`)", self.span(node)))
+            return None
+        self.unknown_keys(node, _PERSON_KEYS, f"the person of `{slot}`")
+        keys = key_nodes(node)
+        name = self.text(keys["name"][1], slot, "name") if "name" in keys else slot
+        prompt = self.text(keys["prompt"][1], slot, "prompt") if "prompt" in keys else None
+        allowed: list[str] = []
+        if "may_answer" in keys:
+            value = keys["may_answer"][1]
+            items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            for item in items:
+                text = self.text(item, slot, "may_answer")
+                if text is not None:
+                    allowed.append(text.strip())
+            if not items:
+                self.out.append(make("PS174", f"`may_answer` of `{slot}` names nobody: leave it "
+                                     "out to let anyone answer", self.span(value)))
+        if name is None or ("prompt" in keys and prompt is None):
+            return None
+        return PersonService(name=name.strip(), may_answer=allowed, prompt=prompt, span=span)
 
     def model_service(
         self, values: dict[str, str | None], keys: dict[str, Any], span: Span, slot: str
