@@ -43,6 +43,7 @@ from prose.runtime.values import Service, Value, plain, to_text, wrap
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
+    from prose.llm.types import Message
     from prose.runtime.calls import Payload
 
 
@@ -146,6 +147,22 @@ async def attempt(
     return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 
+def checked_messages(ctx: RunContext, node: n.Node, slot: str, payload: Payload) -> list[Message]:
+    """The messages a call sends (to a model or to a person: the same rendering), after the
+    content check at the message boundary (docs/language.md 5.3)."""
+    shared = ctx.shared
+    messages = shared.prompts.call_messages(
+        role=payload.role,
+        ensures=payload.ensures,
+        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
+        inputs=payload.inputs,
+    )
+    if ctx.content.active:
+        check_messages(ctx.content, shared.trace, node, slot,
+                       [message.content for message in messages], ctx.source)
+    return messages
+
+
 async def model_attempt(
     ctx: RunContext,
     node: n.Call,
@@ -165,15 +182,8 @@ async def model_attempt(
         check_granted(ctx, node, model, f"the call to `{slot}`")
     elif service.requested and service.model and not shared.scripted:
         check_granted(ctx, node, service.model, f"the call to `{slot}`")
-    messages = shared.prompts.call_messages(
-        role=payload.role,
-        ensures=payload.ensures,
-        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
-        inputs=payload.inputs,
-    )
+    messages = checked_messages(ctx, node, slot, payload)
     texts = [message.content for message in messages]
-    if ctx.content.active:
-        check_messages(ctx.content, shared.trace, node, slot, texts, ctx.source)
     send = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
     if "timeout" in service.params:
         send["timeout_s"] = float(service.params["timeout"])

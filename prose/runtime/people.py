@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prose.runtime.content import check_messages
+from prose.runtime.attempts import checked_messages
 from prose.runtime.errors import InputError, WaitingForPerson
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts
@@ -34,7 +34,6 @@ from prose.runtime.questions import (
     read_answers,
 )
 from prose.runtime.trace import CallEvent, read_events
-from prose.runtime.values import to_text
 
 if TYPE_CHECKING:
     from prose.runtime.calls import Payload
@@ -141,15 +140,8 @@ async def person_attempt(
 
     shared = ctx.shared
     desk: Desk = shared.people if shared.people is not None else Desk()
-    messages = shared.prompts.call_messages(
-        role=payload.role,
-        ensures=payload.ensures,
-        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
-        inputs=payload.inputs,
-    )
+    messages = checked_messages(ctx, node, slot, payload)
     texts = [message.content for message in messages]
-    if ctx.content.active:
-        check_messages(ctx.content, shared.trace, node, slot, texts, ctx.source)
     sent = messages_to_dicts(messages)
     schema = dict(schema) if schema else TEXT_ANSWER
     key = shared.keys.key(site=f"{node.span.file}:{node.line}:{node.column}", path=path,
