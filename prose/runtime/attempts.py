@@ -25,7 +25,7 @@ from prose.lang import flows
 from prose.lang.flows import Label
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
-from prose.runtime.content import check_messages
+from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
 from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
 from prose.runtime.exchange import Exchange, exchange
@@ -43,7 +43,6 @@ from prose.runtime.values import Service, Value, plain, to_text, wrap
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
-    from prose.llm.types import Message
     from prose.runtime.calls import Payload
 
 
@@ -145,22 +144,6 @@ async def attempt(
         form = json_schema(options.schema or ctx.slot_schema(slot))
         return await person_attempt(ctx, node, slot, service, payload, form, path, event)
     return await pattern_attempt(ctx, node, slot, service, payload, event, label)
-
-
-def checked_messages(ctx: RunContext, node: n.Node, slot: str, payload: Payload) -> list[Message]:
-    """The messages a call sends (to a model or to a person: the same rendering), after the
-    content check at the message boundary (docs/language.md 5.3)."""
-    shared = ctx.shared
-    messages = shared.prompts.call_messages(
-        role=payload.role,
-        ensures=payload.ensures,
-        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
-        inputs=payload.inputs,
-    )
-    if ctx.content.active:
-        check_messages(ctx.content, shared.trace, node, slot,
-                       [message.content for message in messages], ctx.source)
-    return messages
 
 
 async def model_attempt(

@@ -9,13 +9,19 @@ R010 and an `error` event whose `rules` name `content`: the labels missed that f
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prose.lang import content
 from prose.lang.policy import Policy
 from prose.runtime.errors import InformationHidingViolation
 from prose.runtime.trace import ErrorEvent, Trace
+from prose.runtime.values import to_text
 from prose.syntax import nodes as n
+
+if TYPE_CHECKING:
+    from prose.llm.types import Message
+    from prose.runtime.calls import Payload
+    from prose.runtime.context import RunContext
 
 CONTENT_RULE = "content"
 
@@ -115,3 +121,19 @@ def _texts(output: Any) -> Iterator[str]:
                 stack.append(value)
         elif isinstance(item, list | tuple):
             stack.extend(item)
+
+
+def checked_messages(ctx: RunContext, node: n.Node, slot: str, payload: Payload) -> list[Message]:
+    """The messages a call sends (to a model or to a person: the same rendering), after the
+    content check at the message boundary (docs/language.md 5.3)."""
+    shared = ctx.shared
+    messages = shared.prompts.call_messages(
+        role=payload.role,
+        ensures=payload.ensures,
+        prompt=to_text(payload.prompt) if payload.prompt is not None else None,
+        inputs=payload.inputs,
+    )
+    if ctx.content.active:
+        check_messages(ctx.content, shared.trace, node, slot,
+                       [message.content for message in messages], ctx.source)
+    return messages

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prose.runtime.attempts import checked_messages
+from prose.runtime.content import checked_messages
 from prose.runtime.errors import InputError, WaitingForPerson
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts
