@@ -41,13 +41,6 @@ class BadCallTarget(Finding):
 
 
 @dataclass(frozen=True, kw_only=True)
-class NotAService(BadCallTarget):
-    """`call x` where the variable `x`, bound at `bound`, holds no service (PN102)."""
-
-    bound: Span
-
-
-@dataclass(frozen=True, kw_only=True)
 class ReadOnlyAssigned(Finding):
     """A slot, config key, parameter, constant, loop, catch variable or block is assigned
     (PN103); `what` says which, `bound` where it was bound (None for a declared name)."""

@@ -59,6 +59,9 @@ class Value:
     label: Defs = NONE
     fields: Mapping[str, Value] | None = None
     services: frozenset[str] = frozenset()
+    # The list-valued slot itself, whole and in binding order (the slot's name or a copy
+    # of it: `let chain = stages`); any operation on it makes a value that is not.
+    whole: str | None = None
 
 
 CONSTANT = Value(fields={})  # a literal: carries nothing, and no member carries anything
@@ -115,6 +118,7 @@ class CallFlow:
     # A call of a list slot the linter does not follow iteration by iteration (which service
     # of the list it reaches is unknown there).
     unfollowed: bool = False
+    holds_service: bool = False  # the target held a service in some analysed visit
 
     @property
     def slot(self) -> str | None:
@@ -366,6 +370,9 @@ def _join(values: Iterable[Value], depth: int = 0) -> Value:
     if len(items) == 1 or all(item is items[0] for item in items):
         return items[0]
     services = frozenset().union(*(item.services for item in items))
+    whole = items[0].whole if all(item.whole == items[0].whole for item in items) else None
+    if whole is not None:
+        return Value(frozenset().union(*(item.label for item in items)), None, services, whole)
     if depth >= MAX_SHAPE_DEPTH or any(item.fields is None for item in items):
         return Value(frozenset().union(*(_flatten(item).label for item in items)), None, services)
     keys: dict[str, None] = {}
@@ -527,7 +534,7 @@ class _Analyser(Visitor[Value]):
         label = flows.bind(self, _flatten(value).label, self.pc, self.strict)
         def_id = self._define(name, span, kind, label)
         shaped = value if not (self.strict and self.pc) else _flatten(value)
-        return Value(frozenset({def_id}), shaped.fields, value.services)
+        return Value(frozenset({def_id}), shaped.fields, value.services, value.whole)
 
     # --- statements ------------------------------------------------------------
 
@@ -680,8 +687,10 @@ class _Analyser(Visitor[Value]):
         parallel = shape.parallel
         depends: Defs = NONE
         element = Value()
+        whole: str | None = None
         if shape.items is not None:
             iterable = self._expr(shape.items, state)
+            whole = iterable.whole
             element = Value(_flatten(iterable).label, None, iterable.services)
             depends = _flatten(iterable).label
         depends = depends | self._expr(shape.bound, state).label
@@ -693,14 +702,15 @@ class _Analyser(Visitor[Value]):
         following = False
         try:
             self.pc = flows.under(self, self.pc, depends, self.strict)
+            # `for s in S` over the list slot S itself (or a copy of it) is followed
+            # iteration by iteration: iteration i calls S's i-th service.
             following = (isinstance(loop, n.For) and not parallel
-                         and isinstance(loop.iterable, n.Name)
-                         and loop.iterable.name in self.predecessor_slots
+                         and whole in self.predecessor_slots
                          and self.iteration is None)
             if following:
-                assert isinstance(loop, n.For) and isinstance(loop.iterable, n.Name)
-                self._follow(loop, state, element)
-                self.in_followed.append(loop.iterable.name)
+                assert isinstance(loop, n.For) and whole is not None
+                self._follow(loop, state, element, whole)
+                self.in_followed.append(whole)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
                 body_state = state.isolate() if parallel else state.fork()
@@ -769,12 +779,11 @@ class _Analyser(Visitor[Value]):
             if following:
                 self.in_followed.pop()
 
-    def _follow(self, loop: n.For, state: State, element: Value) -> None:
+    def _follow(self, loop: n.For, state: State, element: Value, slot: str) -> None:
         """Follow the first iterations of `for s in S` one by one, each starting where the
         previous one ended, with definitions of their own: a call then knows which
         iteration made each output of S it receives (its own definitions say so)."""
-        assert isinstance(loop.iterable, n.Name)
-        self.followed = loop.iterable.name
+        self.followed = slot
         run = state.fork()
         saved_raised = self.raised
         self.raised = [set()]  # what these iterations raise is known to the main analysis
@@ -1146,7 +1155,7 @@ class _Analyser(Visitor[Value]):
         if known is not None:
             return known
         if name in self.decl.slots:
-            known = Value(services=frozenset({name}))
+            known = Value(services=frozenset({name}), whole=name)
         elif name in self.decl.config:  # a default's strings are the pattern's own literal text
             config = self.decl.config[name]
             label: set[int] = set()
@@ -1218,6 +1227,7 @@ class _Analyser(Visitor[Value]):
             site = self.result.calls[id(call)] = CallFlow(call)
         site.slots |= {slot for slot in target.services if slot in self.decl.slots}
         site.target_defs |= target.label
+        site.holds_service = site.holds_service or bool(target.services)
         if self.iteration is None and any(slot in self.predecessor_slots and slot not in
                                           self.in_followed for slot in target.services):
             site.unfollowed = True

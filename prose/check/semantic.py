@@ -26,7 +26,6 @@ from prose.check.findings import (
     LoopControlMisplaced,
     LoopVariableShadows,
     NameUndefined,
-    NotAService,
     ReadBeforeJoin,
     ReadOnlyAssigned,
     SiblingsBindSameName,
@@ -91,6 +90,7 @@ class CallSite:
     slot: str | None  # the declared slot called, directly or through a loop variable
     target: Literal["slot", "service-variable", "alias", "block", "unknown"]
     index_var: str | None = None
+    bound: Span | None = None  # where a service variable was bound
 
 
 @dataclass
@@ -564,13 +564,11 @@ class _Walker(Visitor[None]):
                 self.model.calls.append(CallSite(call, None, "alias"))
             elif binding.kind == "block":
                 self.model.calls.append(CallSite(call, None, "block"))
-            elif binding.service_of is None and binding.kind != "param":
-                self.model.calls.append(CallSite(call, None, "unknown"))
-                self.model.findings.append(
-                    NotAService(name=name, span=target.span, bound=binding.span)
-                )
             else:
-                self.model.calls.append(CallSite(call, binding.service_of, "service-variable"))
+                # Whether the variable holds a service is a question of data flow (a copy
+                # of a list slot, a block's parameter): the flow analysis answers it (PN102).
+                self.model.calls.append(CallSite(call, binding.service_of, "service-variable",
+                                                 bound=binding.span))
                 if binding.service_of:
                     self.model.slot_uses[binding.service_of] = self.model.slot_uses.get(binding.service_of, 0) + 1
             self.model.references.append(Reference(name, root.span, "call-target", "variable"))

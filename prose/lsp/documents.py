@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from prose.pattern_file import PatternFile
 
 # The rules that read the provenance analysis (`CheckContext.flow` / `.violations`);
-# tests/test_lsp_analysis.py checks that no other rule does.
-DEFERRED = ("PH6", "PT304", "PK503", "PK504")
+# tests/test_lsp_analysis.py checks that no other rule does. PN102 and PN106 ask whether a
+# variable holds a service and which slots a call reaches, which is data flow.
+DEFERRED = ("PH6", "PT304", "PK503", "PK504", "PN102", "PN106")
 
 
 def uri_to_path(uri: str) -> str:

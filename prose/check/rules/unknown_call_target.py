@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.findings import BadCallTarget, NotAService
+from prose.check.findings import BadCallTarget
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.syntax import nodes as n
 
 
 @rule
@@ -43,16 +44,28 @@ class UnknownCallTarget(Rule):
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
         for finding in ctx.model.findings_of(BadCallTarget):
-            if isinstance(finding, NotAService):
-                yield self.diagnostic(
-                    finding.span,
-                    f"`{finding.name}` does not hold a service: it is not bound to a slot",
-                    secondary=[Label(finding.bound, f"`{finding.name}` is bound here")],
-                    help="call a slot, or a variable bound to one (such as a loop variable over a list-valued slot)",
-                )
-                continue
             if finding.name:
                 message = f"`{finding.name}` is not a slot, service variable, `use` alias or block"
             else:
                 message = "a call target must be a name"
             yield self.diagnostic(finding.span, message, help=f"declared slots: {slots}")
+        for site in ctx.model.calls:
+            if site.target != "service-variable" or site.bound is None:
+                continue
+            flow = ctx.flow.calls.get(id(site.call))
+            if flow is None or flow.holds_service:
+                continue  # never run (a block nobody calls), or it may hold one
+            name = _target_name(site.call.target)
+            yield self.diagnostic(
+                site.call.target.span,
+                f"`{name}` does not hold a service: no slot reaches it",
+                secondary=[Label(site.bound, f"`{name}` is bound here")],
+                help="call a slot, or a variable bound to one (such as a loop variable over a "
+                     "list-valued slot, or a block parameter given a slot)",
+            )
+
+
+def _target_name(target: n.Expr) -> str:
+    while isinstance(target, n.Member | n.Index):
+        target = target.obj
+    return target.name if isinstance(target, n.Name) else ""

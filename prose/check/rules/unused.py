@@ -74,8 +74,9 @@ class UnusedSlot(Rule):
     severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        reached = {slot for site in ctx.flow.calls.values() for slot in site.slots}
         for name, slot in ctx.decl.slots.items():
-            if not ctx.model.slot_uses.get(name):
+            if not ctx.model.slot_uses.get(name) and name not in reached:
                 yield self.diagnostic(slot.span, f"slot `{name}` is never called")
 
 
