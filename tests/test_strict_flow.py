@@ -93,6 +93,52 @@ PROGRAMS = {
           count: count
         return { result: w }
         """,
+    "race-won-after-a-hidden-failure": """
+        let verdict = call critic
+          task_brief: task_brief
+        let pick = parallel for x in ["a", "b"] ("first", on-fail: "ignore"):
+          if x == "a":
+            if verdict is not empty:
+              throw "no"
+            let slow = call other
+              text: x
+          return x
+        let w = call writer
+          pick: pick
+        return { result: w }
+        """,
+    "after-a-block-that-could-throw": """
+        let verdict = call critic
+          task_brief: task_brief
+        block check(v):
+          if v is empty:
+            throw "bad"
+          return "ok"
+        let tone = "calm"
+        try:
+          do check(verdict)
+          tone = "harsh"
+        catch:
+          tone = "caught"
+        let w = call writer
+          tone: tone
+        return { result: w }
+        """,
+    "after-a-catch-that-leaves-the-loop": """
+        let verdict = call critic
+          task_brief: task_brief
+        let seen = 0
+        for step in [1, 2]:
+          try:
+            if verdict is empty:
+              throw "bad"
+          catch:
+            break
+          seen = step
+        let w = call writer
+          seen: seen
+        return { result: w }
+        """,
 }
 
 
@@ -198,3 +244,25 @@ def test_an_early_exit_under_a_condition_raises_the_rest_of_the_body(tmp_path: P
     assert _run(path, strict=False) == 0
     assert _hiding_errors(path, strict=True) == ["PH604"]
     assert _run(path, strict=True) == 5
+
+
+def test_an_index_error_carries_the_index_in_both_modes(tmp_path: Path) -> None:
+    """`table[verdict.length]` out of range: the error's message quotes the index (a number
+    the critic's output decided), so `catch as err` carries the critic in both modes."""
+    program = """
+        let verdict = call critic
+          task_brief: task_brief
+        let table = ["a", "b"]
+        let note = "none"
+        try:
+          let pick = table[verdict.length]
+        catch as err:
+          note = err.message
+        let w = call writer
+          note: note
+        return { result: w }
+        """
+    path = _write(tmp_path, program)
+    for strict in (False, True):
+        assert _hiding_errors(path, strict=strict) == ["PH604"]
+        assert _run(path, strict=strict) == 5

@@ -457,6 +457,7 @@ class _Analyser(Visitor[Value]):
         self.block_scopes: dict[int, State] = {}
         self.block_depth = 0
         self.pc: Defs = NONE
+        self.escaping: Defs = NONE  # what conditional `throw`s raised (`_raise_rest`)
         self.collecting: list[Returned] = []  # returns of the innermost collecting body
         # One memory per `persist` agent for the whole run (`prose.lang.flows.remembered`):
         # a definition whose sources grow with every session, wherever it runs.
@@ -547,6 +548,18 @@ class _Analyser(Visitor[Value]):
                 state[statement.alias] = Value(services=frozenset({statement.alias}))
         self._body(self.program.body, state)
 
+    def _raise_rest(self, label: Defs, escaping: bool) -> None:
+        """Strict mode: the rest of the body runs under `label` (an arm could have left it
+        early); `escaping`, the arm could `throw`, so the raise outlives the body (and a
+        block's) up to the `try` that catches it (`prose.runtime.pc.raise_rest`)."""
+        self.pc = flows.under(self, self.pc, label, True)
+        if escaping:
+            self.escaping = self.escaping | label
+
+    def _restore_pc(self, saved: Defs) -> None:
+        """The end of a body: the pc it started with, and what conditional throws raised."""
+        self.pc = saved | self.escaping if self.escaping else saved
+
     def _body(self, body: tuple[n.Stmt, ...], state: State, collecting: bool = False) -> Value:
         """Run a block; its value is the last statement's (a collecting body's iteration value)."""
         last = CONSTANT
@@ -561,7 +574,7 @@ class _Analyser(Visitor[Value]):
                     last = self.visit(statement, state)
             self._snapshot(state)
         finally:
-            self.pc = saved_pc
+            self._restore_pc(saved_pc)
         return last
 
     def _snapshot(self, state: State) -> None:
@@ -767,6 +780,8 @@ class _Analyser(Visitor[Value]):
                     break
             if parallel and _may_continue(getattr(loop, "modifiers", ())):
                 collected |= errors
+            elif parallel:
+                collected |= flows.raced(self, frozenset(errors), self.strict)
             if not collecting:
                 return CONSTANT
             label = flows.bind(self, frozenset(collected), self.pc, self.strict)
@@ -775,7 +790,7 @@ class _Analyser(Visitor[Value]):
             return Value(frozenset({self._define("<loop>", loop.span, "join", label)}), None,
                          frozenset(services))
         finally:
-            self.pc = saved_pc
+            self._restore_pc(saved_pc)
             if following:
                 self.in_followed.pop()
 
@@ -848,6 +863,8 @@ class _Analyser(Visitor[Value]):
             self.let_frames[-1].add(name)
         if _may_continue(statement.modifiers):
             values |= errors
+        else:
+            values |= flows.raced(self, frozenset(errors), self.strict)
         return Value(self._crossing(frozenset(values), statement), None,
                      frozenset(values.services))
 
@@ -869,10 +886,10 @@ class _Analyser(Visitor[Value]):
                 self._body(statement.orelse, other)
             outcomes.append(other)
         finally:
-            self.pc = saved_pc
+            self._restore_pc(saved_pc)
         state.merge(_join_states(outcomes))
         if self.strict and flows.exits_early(statement):  # the rest runs only if no arm left
-            self.pc = flows.under(self, self.pc, depends, True)
+            self._raise_rest(depends, flows.may_throw(statement))
         return CONSTANT
 
     def exec_Choice(self, statement: n.Choice, state: State) -> Value:
@@ -886,21 +903,26 @@ class _Analyser(Visitor[Value]):
                 self._body(option.body, child)
                 outcomes.append(child)
         finally:
-            self.pc = saved_pc
+            self._restore_pc(saved_pc)
         state.merge(_join_states(outcomes))
         if self.strict and flows.exits_early(statement):  # the rest runs only if no option left
-            self.pc = flows.under(self, self.pc, depends, True)
+            self._raise_rest(depends, flows.may_throw(statement))
         return CONSTANT
 
     def exec_Try(self, statement: n.Try, state: State) -> Value:
         body = state.fork()
         self.raised.append(set())
         self.try_states.append({})
+        before, outer = self.pc, self.escaping
+        if statement.handler is not None:  # a `throw` inside stops at this `try`
+            self.escaping = NONE
         try:
             self._body(statement.body, body)
         finally:
             errors = frozenset(self.raised.pop())
             history = self.try_states.pop()
+            if statement.handler is not None:
+                self.pc, self.escaping = before, outer
         if statement.handler is None:
             self.raised[-1].update(errors)
             state.merge({name: body[name] for name in body.written})
@@ -920,12 +942,15 @@ class _Analyser(Visitor[Value]):
             try:
                 self._body(statement.handler, handler)
             finally:
-                self.pc = saved_pc
+                self._restore_pc(saved_pc)
                 self.handling.pop()
                 for name, value in self.try_states.pop().items():
                     seen = history.get(name)
                     history[name] = value if seen is None else _join([seen, value])
             state.merge(_join_states([body, handler]))
+            if self.strict and flows.exits_early(statement.handler):
+                # The rest runs only because the body raised nothing the `catch` left on.
+                self._raise_rest(label, flows.may_throw(statement.handler))
         if statement.final is not None:
             # `finally` also runs after an error, a `return`, `break` or `continue` in the
             # body or the handler: from any state they passed through.
@@ -1082,7 +1107,7 @@ class _Analyser(Visitor[Value]):
             else:
                 label = flows.bind(self, values, self.pc, self.strict)
         finally:
-            self.pc = saved_pc
+            self._restore_pc(saved_pc)
         kept = frozenset(current.services if stage.op == "filter" else services)
         if parallel:
             return Value(self._crossing(label, stage, "<pmap>"), None, kept)
@@ -1218,6 +1243,9 @@ class _Analyser(Visitor[Value]):
         label = flows.index(self, _flatten(container).label,
                             None if element is None else _flatten(element).label,
                             _flatten(key).label, self.strict)
+        # Out of range or of the wrong type, the error describes the index and the list.
+        self.raised[-1].update(flows.value_error(
+            self, [_flatten(key).label, flows.length(self, _flatten(container).label)]))
         return Value(label, element.fields if element is not None else None, container.services)
 
     def eval_Call(self, call: n.Call, state: State) -> Value:

@@ -213,6 +213,21 @@ def filtered(alg: Algebra[L], pc: L, decided: L, strict: bool) -> L:
     return alg.join([pc, decided]) if strict else alg.nothing()
 
 
+def raced(alg: Algebra[L], failures: L, strict: bool) -> L:
+    """A parallel statement's value (`parallel for`, `parallel:`, a pipeline's `pmap`) when
+    branches may fail without failing it (`"first"`, `"any"`, `on-fail: "ignore"` or
+    `"continue"`): in strict mode it also carries the failed branches' errors, because
+    which branch won, or which values are kept, depends on which failed."""
+    return failures if strict else alg.nothing()
+
+
+def value_error(alg: Algebra[L], operands: Sequence[L]) -> L:
+    """A run-time error about values (an index out of range, a value of the wrong type):
+    its message describes them (the index, the list's length, a type), so the error, and a
+    `catch as err` of it, carries their labels, in both modes."""
+    return alg.join(operands)
+
+
 def remembered(alg: Algebra[L], memory: L, given: L, output: L) -> L:
     """A `persist` agent's memory after one of its sessions: what it held, plus what the
     session was given and what it answered. `resume: agent` sends the memory again (its
@@ -232,14 +247,27 @@ def default_texts(default: Any) -> tuple[str, ...]:
     return ()
 
 
-def exits_early(statement: n.If | n.Choice) -> bool:
-    """Whether an arm of an `if` or `choice` may end its body early (`break`, `continue`,
-    `return`, `throw`): then, in strict mode, the statements after it in the body run
-    only because that arm did not, so they run under its condition too."""
+def exits_early(statement: n.If | n.Choice | tuple[n.Stmt, ...]) -> bool:
+    """Whether an arm of an `if` or `choice` (or a `catch` body) may end its body early
+    (`break`, `continue`, `return`, `throw`): then, in strict mode, the statements after
+    it in the body run only because that arm did not, so they run under its condition
+    too."""
+    return _contains(statement, (n.Break, n.Continue, n.Return, n.Throw))
+
+
+def may_throw(statement: n.If | n.Choice | tuple[n.Stmt, ...]) -> bool:
+    """Whether an arm may `throw`: a throw leaves every enclosing body up to the `try`
+    that catches it (a block's body included), so in strict mode the raise of
+    `exits_early` lasts until that `try` ends; after it, only if its `catch` may itself
+    leave early (then the rest runs only because nothing was caught)."""
+    return _contains(statement, (n.Throw,))
+
+
+def _contains(statement: Any, kinds: tuple[type[n.Node], ...]) -> bool:
     stack: list[Any] = [statement]
     while stack:
         node = stack.pop()
-        if isinstance(node, n.Break | n.Continue | n.Return | n.Throw):
+        if isinstance(node, kinds):
             return True
         if isinstance(node, tuple):
             stack.extend(node)
@@ -282,6 +310,10 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`repeat N`, `loop ... (max: N)`", "the counter carries nothing", "`N`'s label and the "
      "condition's in the body"),
     ("loop / `parallel for` in value position", "the union of the iterations' values", "the program counter"),
+    ("a race or a tolerant `parallel` (`\"first\"`, `\"any\"`, `on-fail` other than fail-fast)",
+     "the branches that succeeded", "the failed branches' errors (which won, or which are kept, depends on them)"),
+    ("a run-time error about values (index out of range, wrong type)",
+     "the labels of the values its message describes", ""),
     ("`do block(args)` (parameters, value)", "each parameter its argument's label; the value "
      "the block's `return` or last statement", "the program counter"),
     ("`block` definitions", "any definition that may run (also inside `if`) is followed", ""),

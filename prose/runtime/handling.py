@@ -39,8 +39,17 @@ class ErrorHandling:
 
     async def run_try(self, node: n.Try, scope: Scope, path: str) -> None:
         cancelled = False
+        # Strict mode: a `throw` the `catch` stops no longer raises the pc after the `try`,
+        # unless the `catch` may leave early (then the rest runs only because none came).
+        outer = pc.enter_try() if node.handler is not None else None
         try:
-            await self.interpreter.exec_body(node.body, scope, path)
+            try:
+                await self.interpreter.exec_body(node.body, scope, path)
+            finally:
+                inner = pc.leave_try(outer) if outer is not None else NO_LABEL
+            if (self.interpreter.strict and node.handler is not None
+                    and flows.exits_early(node.handler)):
+                pc.raise_rest(inner, flows.may_throw(node.handler))
         except ProseRuntimeError as error:
             if not error.catchable or node.handler is None:
                 raise

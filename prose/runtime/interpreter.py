@@ -110,7 +110,7 @@ class Interpreter(Visitor[Awaitable[Value]]):
                 value = await self.exec_stmt(statement, scope, path, collecting and position == last)
         finally:
             if self.strict:
-                pc.restore(saved)
+                pc.restore(saved)  # keeps what a conditional `throw` raised (pc.raise_rest)
         return value
 
     async def exec_stmt(
@@ -252,13 +252,13 @@ class Interpreter(Visitor[Awaitable[Value]]):
                 with pc.raised(depends):
                     await self.exec_body(branch.body, scope, path)
                 if self.strict and flows.exits_early(node):  # it could have left early
-                    pc.raise_rest(depends)
+                    pc.raise_rest(depends, flows.may_throw(node))
                 return NULL
         if node.orelse is not None:
             with pc.raised(depends):
                 await self.exec_body(node.orelse, scope, path)
         if self.strict and flows.exits_early(node):  # the rest runs only because no arm left
-            pc.raise_rest(depends)
+            pc.raise_rest(depends, flows.may_throw(node))
         return NULL
 
     async def exec_Append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
@@ -295,7 +295,7 @@ class Interpreter(Visitor[Awaitable[Value]]):
         with pc.raised(depends):
             await self.exec_body(option.body, scope, path)
         if self.strict and flows.exits_early(node):  # the rest runs only if no option left
-            pc.raise_rest(depends)
+            pc.raise_rest(depends, flows.may_throw(node))
         return NULL
 
     async def exec_Orphan(self, node: n.Orphan, scope: Scope, path: str, collecting: bool) -> Value:

@@ -220,6 +220,7 @@ class Loops:
             [branch(i, item, counter) for i, (item, counter) in enumerate(items)],
             modifiers,
             on_dropped=self._dropped(node, where),
+            strict=self.interpreter.strict,
         )
         return outcome.value
 
@@ -255,6 +256,7 @@ class Loops:
             [branch(i, statement) for i, statement in enumerate(node.branches)],
             modifiers,
             on_dropped=self._dropped(node, where),
+            strict=self.interpreter.strict,
         )
         publishing: dict[str, Value] = {}
         for position, statement in enumerate(node.branches):

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from prose.lang import flows
 from prose.lang.flows import CONCRETE
 from prose.runtime import values as v
 from prose.runtime.errors import ProseRuntimeError, TooFewSuccesses, ValueTypeError
@@ -125,6 +126,7 @@ async def run_branches(
     modifiers: Modifiers,
     *,
     on_dropped: Callable[[int, ProseRuntimeError], None],
+    strict: bool = False,
 ) -> Outcome:
     """Run `branches` concurrently under `modifiers`; see the module docstring."""
     tasks = [asyncio.ensure_future(branch()) for branch in branches]
@@ -168,9 +170,11 @@ async def run_branches(
                     finished[position] = True
     finally:
         await _cancel(tasks)
+    # Strict mode: which branch won, or which values are kept, depends on the failures.
+    failed = flows.raced(CONCRETE, CONCRETE.join(f.label for f in failures), strict)
     if modifiers.mode == "all":
         kept = [value for value in values if value is not None]
-        return Outcome(values, v.collected(kept), finished)
+        return Outcome(values, v.relabel(v.collected(kept), failed, deep=True), finished)
     if len(successes) < wanted:
         last = f": {failures[-1].message}" if failures else ""
         raise TooFewSuccesses(
@@ -178,5 +182,5 @@ async def run_branches(
             label=CONCRETE.join(failure.label for failure in failures),
         )
     if modifiers.mode == "first":
-        return Outcome(values, successes[0], finished)
-    return Outcome(values, v.collected(successes[:wanted]), finished)
+        return Outcome(values, v.relabel(successes[0], failed, deep=True), finished)
+    return Outcome(values, v.relabel(v.collected(successes[:wanted]), failed, deep=True), finished)

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from prose.lang.flows import NO_LABEL, BranchPath, Label
 
 _pc: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_pc", default=NO_LABEL)
+# What conditional `throw`s raised: it outlives the body that raised it (`raise_rest`).
+_escaping: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_escaping", default=NO_LABEL)
 _branch: contextvars.ContextVar[BranchPath] = contextvars.ContextVar("prose_branch", default=())
 _serials = itertools.count(1)
 
@@ -43,15 +45,39 @@ def current() -> Label:
     return _pc.get()
 
 
-def raise_rest(label: Label) -> None:
+def raise_rest(label: Label, escaping: bool = False) -> None:
     """Raise the pc for the rest of the running body (after an `if` whose arm could have
-    left it early); the body restores it when it ends (`restore`)."""
+    left it early); the body restores it when it ends (`restore`). `escaping`: the arm
+    could `throw`, which leaves every enclosing body up to the `try` that catches it, so
+    the raise outlives this body (and a block's) until then (`enter_try`)."""
     if label:
         _pc.set(_pc.get() | label)
+        if escaping:
+            _escaping.set(_escaping.get() | label)
 
 
 def restore(saved: Label) -> None:
-    _pc.set(saved)
+    """End a body: back to the pc it started with, keeping what a conditional `throw`
+    raised (`raise_rest(..., escaping=True)`)."""
+    _pc.set(saved | _escaping.get())
+
+
+def enter_try() -> tuple[Label, Label]:
+    """Start a `try` body that has a `catch`: a `throw` inside it stops there. Returns what
+    `leave_try` needs."""
+    outer = (_pc.get(), _escaping.get())
+    _escaping.set(NO_LABEL)
+    return outer
+
+
+def leave_try(outer: tuple[Label, Label]) -> Label:
+    """End a `try` body (before its `catch` runs): the pc and the escaping raise as they
+    were before it. Returns what conditional throws inside it raised: the statements
+    after the `try` depend on it only if its `catch` can leave early."""
+    inner = _escaping.get()
+    _pc.set(outer[0])
+    _escaping.set(outer[1])
+    return inner
 
 
 @contextmanager
@@ -60,8 +86,9 @@ def raised(label: Label) -> Iterator[None]:
     if not label:
         yield
         return
-    token = _pc.set(_pc.get() | label)
+    saved = _pc.get()
+    _pc.set(saved | label)
     try:
         yield
     finally:
-        _pc.reset(token)
+        restore(saved)

@@ -275,19 +275,28 @@ def member(value: Value, name: str) -> Value:
 
 
 def index(value: Value, key: Value) -> Value:
-    """`value[key]`: a list by integer position (negative from the end), an object by string."""
+    """`value[key]`: a list by integer position (negative from the end), an object by string.
+    An error describes the index and the container, so it carries their labels."""
     data, at = value.data, key.data
     if isinstance(data, tuple):
         if not isinstance(at, int) or isinstance(at, bool):
-            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}")
+            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}",
+                                 label=_about(value, key))
         if -len(data) <= at < len(data):
             return data[at]
-        raise MemberError(f"index {at} is out of range for a list of {len(data)} items")
+        raise MemberError(f"index {at} is out of range for a list of {len(data)} items",
+                          label=_about(value, key))
     if isinstance(data, dict):
         if not isinstance(at, str):
-            raise ValueTypeError(f"an object key must be a string, not {describe(key)}")
+            raise ValueTypeError(f"an object key must be a string, not {describe(key)}",
+                                 label=_about(value, key))
         return data.get(at, NULL)
-    raise MemberError(f"cannot index {describe(value)}")
+    raise MemberError(f"cannot index {describe(value)}", label=_about(value, key))
+
+
+def _about(container: Value, key: Value) -> Label:
+    """What an index error's message describes: the index, and the container's length."""
+    return flows.value_error(CONCRETE, [key.label, flows.length(CONCRETE, container.label)])
 
 
 def describe(value: Value) -> str:
@@ -338,9 +347,11 @@ def with_index(target: Value, key: Value, item: Value) -> Value:
         return with_member(target, at, item, key.label)
     if isinstance(data, tuple):
         if not isinstance(at, int) or isinstance(at, bool):
-            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}")
+            raise ValueTypeError(f"a list index must be an integer, not {describe(key)}",
+                                 label=_about(target, key))
         if not -len(data) <= at < len(data):
-            raise MemberError(f"index {at} is out of range for a list of {len(data)} items")
+            raise MemberError(f"index {at} is out of range for a list of {len(data)} items",
+                              label=_about(target, key))
         items = list(data)
         items[at] = item
         return Value(tuple(items), Label(literal=target.literal))
