@@ -266,3 +266,26 @@ def test_an_index_error_carries_the_index_in_both_modes(tmp_path: Path) -> None:
     for strict in (False, True):
         assert _hiding_errors(path, strict=strict) == ["PH604"]
         assert _run(path, strict=strict) == 5
+
+
+def test_memory_kept_under_a_condition_carries_it(tmp_path: Path) -> None:
+    """A `persist` agent remembers a session that ran only because the critic's verdict
+    was not empty; `resume:` sends that memory, so in strict mode it carries the critic."""
+    program = """
+        agent other:
+          persist: true
+          prompt: "You keep notes."
+        let verdict = call critic
+          task_brief: task_brief
+        if verdict is not empty:
+          let noted = session: other
+            prompt: "Note that a review happened."
+        let recap = resume: other
+          prompt: "What did you note?"
+        return { result: recap }
+        """
+    path = _write(tmp_path, program, invariants="- `other` never sees `critic`")
+    assert _hiding_errors(path, strict=False) == []
+    assert _run(path, strict=False) == 0
+    assert _hiding_errors(path, strict=True) == ["PH604"]
+    assert _run(path, strict=True) == 5

@@ -31,6 +31,7 @@ from typing import Any
 from prose.check.declarations import Declarations
 from prose.diagnostics.model import Label
 from prose.lang import flows
+from prose.lang.channels import MEMORY_INPUT
 from prose.lang.flows import default_texts
 from prose.lang.invariants import Predecessor
 from prose.lang.loops import loop_shape
@@ -781,7 +782,8 @@ class _Analyser(Visitor[Value]):
             if parallel and _may_continue(getattr(loop, "modifiers", ())):
                 collected |= errors
             elif parallel:
-                collected |= flows.raced(self, frozenset(errors), self.strict)
+                failed: Defs = flows.raced(self, frozenset(errors), self.strict)
+                collected |= failed
             if not collecting:
                 return CONSTANT
             label = flows.bind(self, frozenset(collected), self.pc, self.strict)
@@ -864,7 +866,8 @@ class _Analyser(Visitor[Value]):
         if _may_continue(statement.modifiers):
             values |= errors
         else:
-            values |= flows.raced(self, frozenset(errors), self.strict)
+            failed: Defs = flows.raced(self, frozenset(errors), self.strict)
+            values |= failed
         return Value(self._crossing(frozenset(values), statement), None,
                      frozenset(values.services))
 
@@ -1028,8 +1031,14 @@ class _Analyser(Visitor[Value]):
                                      else InputFlow("prompt", prop, _join([entry.value, value])))
             given.append(_flatten(value).label)
         memory = self._memory(slot, session)
-        if session.resume:
+        if session.resume:  # the memory is sent as an input named `memory`
             given.append(frozenset({memory}))
+            held = Value(frozenset({memory}))
+            entry = site.inputs.get(MEMORY_INPUT)
+            prop = (entry.prop if entry is not None else
+                    n.Property(MEMORY_INPUT, n.Name(f"<memory {slot}>", span=session.head),
+                               span=session.head))
+            site.inputs[MEMORY_INPUT] = InputFlow(MEMORY_INPUT, prop, held)
         joined = self.join(given)
         branch = tuple(self.branch)
         site.branches.add(branch)
@@ -1244,8 +1253,9 @@ class _Analyser(Visitor[Value]):
                             None if element is None else _flatten(element).label,
                             _flatten(key).label, self.strict)
         # Out of range or of the wrong type, the error describes the index and the list.
-        self.raised[-1].update(flows.value_error(
-            self, [_flatten(key).label, flows.length(self, _flatten(container).label)]))
+        described: Defs = flows.value_error(
+            self, [_flatten(key).label, flows.length(self, _flatten(container).label)])
+        self.raised[-1].update(described)
         return Value(label, element.fields if element is not None else None, container.services)
 
     def eval_Call(self, call: n.Call, state: State) -> Value:

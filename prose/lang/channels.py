@@ -26,6 +26,8 @@ EMPTY: frozenset[str] = frozenset()
 # the same call, and the policy and the content check judge it the same way
 # (docs/people.md). A Python function or a nested pattern gets the inputs and prompt only.
 MESSAGE_KINDS = frozenset({"model", "person"})
+# The input `resume: AGENT` sends the agent's memory under (LANGUAGE.md 3.2).
+MEMORY_INPUT = "memory"
 
 
 class Carried(Protocol):

@@ -20,8 +20,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prose.lang import flows
+from prose.lang.channels import MEMORY_INPUT
 from prose.lang.flows import CONCRETE
 from prose.lang.properties import RESERVED_PROPERTIES
+from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.calls import call_options, call_service
 from prose.runtime.errors import NameNotDefined, ValueTypeError
@@ -33,7 +35,6 @@ from prose.syntax import nodes as n
 if TYPE_CHECKING:
     from prose.runtime.interpreter import Interpreter
 
-MEMORY_INPUT = "memory"
 
 
 class Sessions:
@@ -96,8 +97,10 @@ class Sessions:
                 given["prompt"] = reserved["prompt"]
             entry = v.make_object({"given": v.make_object(given), "reply": output})
             held = self.memory.setdefault(slot, [])
-            held.append(v.relabel(entry, flows.remembered(
-                CONCRETE, CONCRETE.join(item.label for item in held), entry.label, output.label)))
+            # Strict mode: what a session adds also carries the pc it ran under.
+            held.append(v.relabel(entry, flows.bind(CONCRETE, flows.remembered(
+                CONCRETE, CONCRETE.join(item.label for item in held), entry.label, output.label),
+                pc.current(), interpreter.strict)))
         return output
 
 
