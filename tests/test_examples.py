@@ -25,11 +25,6 @@ from conftest import ROOT, Result, run_prose_in_process
 EXAMPLES = ROOT / "examples"
 PATTERNS = sorted(path.name.removesuffix(".prose.md") for path in (ROOT / "patterns").glob("*.prose.md"))
 
-# A known false positive of `prose audit` (/work/ref/examples-notes.md, bug 1): the
-# content check flags a checker's output text that merely repeats what it was given
-# (its criterion, a test name from the verification record) when a later call
-# legitimately receives the same text from elsewhere.
-
 
 def test_the_library_is_all_there() -> None:
     assert len(PATTERNS) == 19
