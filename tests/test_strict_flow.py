@@ -139,6 +139,20 @@ PROGRAMS = {
           seen: seen
         return { result: w }
         """,
+    "block-defined-under-a-condition": """
+        let verdict = call critic
+          task_brief: task_brief
+        if verdict is not empty:
+          block tone():
+            return "harsh"
+        else:
+          block tone():
+            return "calm"
+        let chosen = do tone()
+        let w = call writer
+          tone: chosen
+        return { result: w }
+        """,
 }
 
 

@@ -457,6 +457,7 @@ class _Analyser(Visitor[Value]):
         # which it reads even when run after that scope ended (a closure, LANGUAGE.md 4.6).
         self.block_scopes: dict[int, State] = {}
         self.block_depth = 0
+        self.block_pcs: dict[int, Defs] = {}  # the pc each block definition was made under
         self.pc: Defs = NONE
         self.escaping: Defs = NONE  # what conditional `throw`s raised (`_raise_rest`)
         self.collecting: list[Returned] = []  # returns of the innermost collecting body
@@ -968,6 +969,7 @@ class _Analyser(Visitor[Value]):
 
     def exec_BlockDef(self, statement: n.BlockDef, state: State) -> Value:
         self.blocks.setdefault(statement.name, set()).add(statement)  # a definition that may run
+        self.block_pcs[id(statement)] = self.block_pcs.get(id(statement), NONE) | self.pc
         self.block_homes[id(statement)] = state.depth
         earlier = self.block_scopes.get(id(statement))
         self.block_scopes[id(statement)] = state if earlier is None else _merged(earlier, state)
@@ -992,8 +994,20 @@ class _Analyser(Visitor[Value]):
                 captured = self.block_scopes.get(id(block))
                 if captured is not None and captured is not home:
                     home = _merged(captured, home)
-                values.append(self._invoke(block.body, block.params, args, home.isolate(),
-                                           statement.span))
+                # Strict mode: which definition runs depends on where it was defined.
+                chosen: Defs = flows.defined(self, self.block_pcs.get(id(block), NONE),
+                                             self.strict)
+                saved_pc = self.pc
+                self.pc = self.pc | chosen
+                try:
+                    value = self._invoke(block.body, block.params, args, home.isolate(),
+                                         statement.span)
+                finally:
+                    self._restore_pc(saved_pc)
+                if chosen:
+                    value = _flatten(value)
+                    value = Value(value.label | chosen, None, value.services)
+                values.append(value)
             finally:
                 self.block_depth -= 1
         return _join(values) if values else CONSTANT

@@ -213,6 +213,13 @@ def filtered(alg: Algebra[L], pc: L, decided: L, strict: bool) -> L:
     return alg.join([pc, decided]) if strict else alg.nothing()
 
 
+def defined(alg: Algebra[L], pc: L, strict: bool) -> L:
+    """A `block` definition made under a condition (an `if` arm, a `choice` option, two
+    arms defining the same name): which body a later `do` runs depends on it, so in strict
+    mode the block runs under the pc it was defined under, and its value carries it."""
+    return pc if strict else alg.nothing()
+
+
 def raced(alg: Algebra[L], failures: L, strict: bool) -> L:
     """A parallel statement's value (`parallel for`, `parallel:`, a pipeline's `pmap`) when
     branches may fail without failing it (`"first"`, `"any"`, `on-fail: "ignore"` or
@@ -316,7 +323,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "the labels of the values its message describes", ""),
     ("`do block(args)` (parameters, value)", "each parameter its argument's label; the value "
      "the block's `return` or last statement", "the program counter"),
-    ("`block` definitions", "any definition that may run (also inside `if`) is followed", ""),
+    ("`block` definitions", "any definition that may run (also inside `if`) is followed",
+     "a `do` runs the block under the pc it was defined under (which definition runs)"),
     ("parallel branch (each `A` sees only its own chain)", "a call output also records the "
      "branch it was made in; collected at a join it is no longer the consumer's own", ""),
     ("`for s in S` (each of `S` sees only its predecessor's output)", "a call output also "

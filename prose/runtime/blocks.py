@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from prose.lang import flows
+from prose.lang.flows import CONCRETE, NO_LABEL, Label
+from prose.runtime import pc
 from prose.runtime.errors import LoopControlError, NameNotDefined, ValueTypeError
 from prose.runtime.scope import Kind, Scope
 from prose.runtime.signals import BreakSignal, ContinueSignal, ReturnSignal
-from prose.runtime.values import Value
+from prose.runtime.values import Value, relabel
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
@@ -25,19 +28,22 @@ class Blocks:
 
     def __init__(self, interpreter: Interpreter) -> None:
         self.interpreter = interpreter
-        self.defined: dict[str, tuple[n.BlockDef, Scope]] = {}
+        # Each block's definition, its home scope and the pc it was defined under.
+        self.defined: dict[str, tuple[n.BlockDef, Scope, Label]] = {}
 
     def define(self, node: n.BlockDef, home: Scope) -> None:
-        self.defined[node.name] = (node, home)
+        self.defined[node.name] = (node, home, pc.current())
 
     async def do(self, node: n.Do, scope: Scope, path: str) -> Value:
+        chosen = NO_LABEL
         if node.name is None:
             body, local = node.body, scope.child()
         else:
             found = self.defined.get(node.name)
             if found is None:
                 raise NameNotDefined(f"there is no block `{node.name}`")
-            block, home = found
+            block, home, where_defined = found
+            chosen = flows.defined(CONCRETE, where_defined, self.interpreter.strict)
             if len(node.args) != len(block.params):
                 raise ValueTypeError(
                     f"block `{block.name}` takes {len(block.params)} argument(s), {len(node.args)} given"
@@ -48,10 +54,12 @@ class Blocks:
                 local.define(name, self.interpreter.bound(value), Kind.VAR)
             body = block.body
         where = f"{path}/do@{node.line}:{node.column}"
-        try:
-            return await self.interpreter.exec_body(body, local, where, collecting=True)
-        except ReturnSignal as signal:
-            return signal.value
-        except (BreakSignal, ContinueSignal) as signal:
-            raise LoopControlError("`break` and `continue` cannot leave a block", signal.span,
-                                   source=self.interpreter.source) from None
+        with pc.raised(chosen):
+            try:
+                value = await self.interpreter.exec_body(body, local, where, collecting=True)
+            except ReturnSignal as signal:
+                value = signal.value
+            except (BreakSignal, ContinueSignal) as signal:
+                raise LoopControlError("`break` and `continue` cannot leave a block", signal.span,
+                                       source=self.interpreter.source) from None
+        return relabel(value, chosen, deep=True)
