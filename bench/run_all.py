@@ -8,7 +8,8 @@ name; each in a new process (so every one starts cold and none inherits
 another's imports). `local` runs only when the `local` extra is installed;
 `langgraph_compare` skips itself when LangGraph is not installed;
 `pdl_compare`, `map_reduce_layers` and `head_to_head` run only when the `bench`
-extra (PDL and LangGraph) is installed; `commits` compares two commits and runs only by hand.
+extra (PDL and LangGraph) is installed; `profile_parallel` and `hiding_cost`
+only with py-spy (the `bench` extra); `commits` compares two commits and runs only by hand.
 Exit status: 1 if any benchmark failed.
 """
 
@@ -52,6 +53,9 @@ def skip_reason(name: str) -> str | None:
         needs = ("pdl", "langgraph") if name == "pdl_compare" else ("langgraph",)
         if any(find_spec(module) is None for module in needs):
             return "the `bench` extra is not installed (pip install -e '.[bench]')"
+    if name in ("profile_parallel", "hiding_cost"):
+        if not (Path(sys.executable).with_name("py-spy")).exists():
+            return "py-spy is not installed (pip install -e '.[bench]')"
     return None
 
 
