@@ -3,7 +3,8 @@
 A call of a slot bound to a person is checked like any call (its messages
 against the policy, its output against its digest, in the hash chain). On top,
 its answer must say who gave it and when, and that person must be one the
-binding recorded in `run_start` allows (`may_answer`; empty: anyone).
+binding recorded in `run_start` allows (`may_answer`; empty: anyone). An answer a
+script gave (`people:`, `via: script`) stands for any of them, in a scripted run only.
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def person_findings(trace: LoadedTrace) -> Iterator[PersonFinding]:
             yield ("person", f"the answer of `{slot}` does not record who gave it and "
                           "when", line.number, call, slot, where)
             continue
+        if answered.get("via") == "script":
+            models = start.event.get("models") if start is not None else None
+            if not (isinstance(models, Mapping) and models.get("scripted")):
+                yield ("person", f"the answer of `{slot}` says a script gave it, but the run "
+                              "was not scripted", line.number, call, slot, where)
+            continue  # a test's scripted answer stands for whoever may answer
         allowed = _allowed(bindings, slot, event.get("index"))
         if allowed and answered["by"] not in allowed:
             yield ("person", f"`{answered['by']}` answered `{slot}`, but only "

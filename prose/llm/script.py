@@ -44,7 +44,7 @@ SCRIPT_PROVIDER = "prose-script"
 ERROR_KEY = "$error"
 _INDEX = re.compile(r"\[\d+\]$")
 _EMPHASIS = re.compile(r"\*{2,3}")
-_SECTIONS = ("slots", "conditions", "choices")
+_SECTIONS = ("slots", "conditions", "choices", "people")
 
 
 def script_model(key: str) -> str:
@@ -59,6 +59,11 @@ def count_tokens(text: str) -> int:
 
 def slot_key(name: str, index: int | None = None) -> str:
     return f"slot:{name}" if index is None else f"slot:{name}[{index}]"
+
+
+def person_key(name: str) -> str:
+    """The queue of a slot bound to a person (`people:` in a script, docs/people.md)."""
+    return f"person:{name}"
 
 
 def condition_key(text: str) -> str:
@@ -131,7 +136,8 @@ class Script:
     @classmethod
     def from_yaml(cls, text: str, file: str = "<script>") -> Script:
         """Read `slots: {name: [responses] | [[per service]...]}`,
-        `conditions: {text: [bools]}` and `choices: {text: [labels]}`.
+        `conditions: {text: [bools]}`, `choices: {text: [labels]}` and
+        `people: {slot: [answers]}` (a slot bound to a person).
 
         `file` names the text in YAML errors (`ScriptFormatError` with the line
         and column: invalid YAML, or past a bound of `prose.bounded`).
@@ -173,6 +179,8 @@ class Script:
                     script.add(slot_key(name, index), *service)
             else:
                 script.add(slot_key(name), *entries)
+        for name, items in _section(data, "people").items():
+            script.add(person_key(name), *_entries(f"person `{name}`", items))
         for text, items in _section(data, "conditions").items():
             script.add(condition_key(text), *(_condition(text, v) for v in _entries(text, items)))
         for text, items in _section(data, "choices").items():
@@ -246,6 +254,15 @@ class Script:
         prompt = sum(count_tokens(content) for _, content in pairs)
         return ScriptedReply(text, structured, prompt, count_tokens(text))
 
+    def answer(self, slot: str) -> tuple[bool, Any]:
+        """The next scripted answer of the person bound to `slot`: (True, answer), or
+        (False, None) when the script has none left (then the question waits)."""
+        with self._lock:
+            queue = self._queues.get(person_key(slot))
+            if not queue:
+                return False, None
+            return True, queue.popleft()
+
     def __repr__(self) -> str:
         return f"Script({self.remaining()!r})"
 
@@ -253,7 +270,8 @@ class Script:
         """The slots the script answers (`outer.inner` for a nested pattern's), in order."""
         with self._lock:
             keys = list(self._queues)
-        names = [_INDEX.sub("", key.removeprefix("slot:")) for key in keys if key.startswith("slot:")]
+        names = [_INDEX.sub("", key.split(":", 1)[1]) for key in keys
+                 if key.startswith(("slot:", "person:"))]
         return list(dict.fromkeys(names))
 
 

@@ -71,6 +71,9 @@ class Desk:
     answers: dict[str, Given] = field(default_factory=dict)
     # Asks on the terminal; None when the run has none (then questions wait).
     terminal: Any = None
+    # Answers for people from a script (`people:`, `prose.llm.script.Script.answer`), asked
+    # before the terminal; None when the run has no script.
+    script: Any = None
     answerer: str = field(default_factory=default_answerer)
     capacity: int = 1
     pending: list[Question] = field(default_factory=list)
@@ -167,6 +170,16 @@ async def person_attempt(
                              f" who may not answer it (may answer: "
                              f"{', '.join(service.may_answer)})", node.span, source=ctx.source)
         value, answered, event.cache_hit = given.value, given.answered, given.replayed
+        if given.replayed and answered.get("via") == "script" and desk.script is not None:
+            desk.script.answer(slot)  # the replayed answer used up its scripted one
+    elif desk.script is not None and (scripted := desk.script.answer(slot))[0]:
+        value = scripted[1]
+        problems = validate(value, schema)
+        if problems:
+            raise InputError(f"the script's answer for the person of `{question.target}` does "
+                             f"not fit its form: {'; '.join(problems)}", node.span,
+                             source=ctx.source)
+        answered = {"by": "script", "at": now_iso(), "via": "script"}
     elif desk.terminal is not None and service.allows(desk.answerer):
         async with desk._lock:
             value, note = await desk.terminal(question)

@@ -332,7 +332,7 @@ def _desk(options: RunOptions) -> Any:
         except OSError as error:
             raise RunIOError(f"cannot read the answers of {options.resume_trace}: "
                              f"{error.strerror or error}") from None
-    return Desk(answers=answers, terminal=options.terminal,
+    return Desk(answers=answers, terminal=options.terminal, script=options.script,
                 answerer=options.answerer or default_answerer(),
                 capacity=max(options.concurrency, 1))
 

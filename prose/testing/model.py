@@ -6,7 +6,7 @@
     expect:
       result: { result: { proposal: "..." } }       # a subset of the returned value
       calls: { proposer: 1, adversary: 1 }          # calls per slot (attempts)
-      status: ok                                    # ok | error | budget | violation
+      status: ok                                    # ok | error | budget | violation | waiting
       exit_code: 0                                  # 0 ok, 1 error, 3 budget, 4 model, 5 hiding
       error: "information hiding"                   # a substring of the error message
 
@@ -31,7 +31,7 @@ TEST_KEYS = frozenset({"name", "description", "instance", "script", "inputs", "c
                        "require_distinct_models", "check", "expect"})
 EXPECT_KEYS = frozenset({"result", "calls", "status", "exit_code", "error"})
 LIMIT_KEYS = frozenset({"max_calls", "max_tokens", "max_cost", "timeout"})
-STATUSES = ("ok", "error", "budget", "violation", "interrupted")
+STATUSES = ("ok", "error", "budget", "violation", "interrupted", "waiting")
 SUFFIX = ".test.yaml"
 
 

@@ -1,0 +1,75 @@
+"""Scripted people (docs/people.md): `people:` answers in script files and pattern tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from tests.test_people import ROOT, _events, prose
+
+EXAMPLE = ROOT / "examples" / "adversarial-review-person.yaml"
+SCRIPT = ROOT / "examples" / "adversarial-review-person.script.yaml"
+RULING = {"decision": "conditional", "rationale": "Back-test within appetite.",
+          "conditions": ["Report the six-month default rate to the committee."]}
+
+
+def _script(tmp_path: Path, people: dict[str, list[object]]) -> Path:
+    data = yaml.safe_load(SCRIPT.read_text(encoding="utf-8"))
+    data["people"] = people
+    path = tmp_path / "people.script.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def test_a_script_answers_for_a_person_on_the_record(tmp_path: Path) -> None:
+    script = _script(tmp_path, {"decision_owner": [RULING]})
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["decision"] == "conditional"
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    [owner] = [e for e in _events(folder / "trace.jsonl") if e.get("slot") == "decision_owner"]
+    assert owner["service"] == "person:credit committee chair"
+    assert owner["answered"]["via"] == "script"  # type: ignore[index]
+    assert owner["output"] == RULING
+    audit = prose(tmp_path, "audit", str(folder / "trace.jsonl"))
+    assert audit.returncode == 0, audit.stdout
+
+
+def test_a_scripted_answer_that_does_not_fit_its_form_is_an_error(tmp_path: Path) -> None:
+    script = _script(tmp_path, {"decision_owner": [{"decision": "approve", "rationale": "ok",
+                                                    "conditions": "none"}]})
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script))
+    assert done.returncode == 1, done.stderr
+    assert "the script's answer for the person of `decision_owner` does not fit its form" in (
+        done.stderr)
+    assert "$.conditions: expected array" in done.stderr
+
+
+def test_a_script_that_runs_out_of_answers_waits_and_resumes(tmp_path: Path) -> None:
+    script = _script(tmp_path, {})
+    first = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "-q")
+    assert first.returncode == 6, first.stderr
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    answered = prose(tmp_path, "answer", folder.name, "--as", "bob", "--value", json.dumps(RULING))
+    assert answered.returncode == 0, answered.stderr
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "--resume", folder.name,
+                 "--json")
+    assert done.returncode == 0, done.stderr
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p != folder]
+    [owner] = [e for e in _events(new / "trace.jsonl") if e.get("slot") == "decision_owner"]
+    assert owner["answered"]["by"] == "bob"  # type: ignore[index]
+
+
+def test_a_script_naming_no_slot_for_a_person_is_refused(tmp_path: Path) -> None:
+    script = _script(tmp_path, {"decision_ownr": [RULING]})
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script))
+    assert done.returncode == 1, done.stderr
+    assert "`decision_ownr`" in done.stderr and "did you mean `decision_owner`" in done.stderr
+
+
+def test_pattern_tests_answer_for_people(tmp_path: Path) -> None:
+    done = prose(tmp_path, "test", str(ROOT / "examples" / "adversarial-review-person.test.yaml"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
