@@ -73,3 +73,26 @@ def test_pattern_tests_answer_for_people(tmp_path: Path) -> None:
     done = prose(tmp_path, "test", str(ROOT / "examples" / "adversarial-review-person.test.yaml"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "2 passed" in done.stdout
+
+
+def test_the_report_shows_the_questions_who_answered_and_what_waits(tmp_path: Path) -> None:
+    script = _script(tmp_path, {})
+    first = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "-q")
+    assert first.returncode == 6, first.stderr
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    waiting = prose(tmp_path, "report", str(folder / "trace.jsonl"))
+    assert waiting.returncode == 0, waiting.stderr
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert "Questions to people" in page and "credit committee chair" in page
+    assert "waiting for 1 answer(s)" in page
+
+    answered = prose(tmp_path, "answer", folder.name, "--as", "alice", "--note", "minutes 12",
+                     "--value", json.dumps(RULING))
+    assert answered.returncode == 0, answered.stderr
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "--resume", folder.name)
+    assert done.returncode == 0, done.stderr
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p != folder]
+    assert prose(tmp_path, "report", str(new / "trace.jsonl")).returncode == 0
+    page = (new / "report.html").read_text(encoding="utf-8")
+    assert "alice (prose answer," in page and "note: minutes 12" in page
+    assert "Back-test within appetite." in page

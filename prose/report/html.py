@@ -50,7 +50,8 @@ def render_html(report: RunReport) -> str:
            "img-src data:; base-uri 'none'; form-action 'none'")
     name = report.trace.pattern_name or "run"
     body = [
-        _banner(report), _header(report), _timeline(report), _transcripts(), _graph(report),
+        _banner(report), _header(report), _timeline(report), _people(report), _transcripts(),
+        _graph(report),
         _policy(report), _budget(report), _stats(report), _domain(report), _result(report),
         f'<footer>Written by <code>prose report</code> from {escape(str(report.trace.path))} '
         f"({report.trace.line_count} lines) on "
@@ -130,13 +131,52 @@ def _step(step: Step, report: RunReport, source: Sequence[str]) -> dict[str, Any
     }
     if step.kind == "call":
         out.update(out=_text(event.get("output")), prov=list(event.get("provenance") or []),
-                   trans=list(event.get("transitive") or []), verdict=_verdict(step, report))
+                   trans=list(event.get("transitive") or []), verdict=_verdict(step, report),
+                   by=_answered(event.get("answered")))
     else:
         out.update(kind=event.get("kind"), text=event.get("text") or "",
                    decision=event.get("decision"), reason=event.get("reason") or "",
                    values=_text(event.get("values")) if event.get("values") else "", prov=[],
                    trans=[])
     return out
+
+
+def _answered(answered: Any) -> str:
+    """Who answered a person's question, how and when (docs/people.md), as one line."""
+    if not isinstance(answered, Mapping):
+        return ""
+    how = ", ".join(str(answered[key]) for key in ("via", "at") if answered.get(key))
+    note = f"; note: {answered['note']}" if answered.get("note") else ""
+    return f"{answered.get('by') or '?'}" + (f" ({how})" if how else "") + note
+
+
+def _people(report: RunReport) -> str:
+    """The questions put to people: each answer with who gave it, and those still waiting."""
+    rows = []
+    for step in report.steps:
+        event = step.event
+        if step.kind != "call" or not str(event.get("service", "")).startswith("person:"):
+            continue
+        error = event.get("error")
+        waiting = isinstance(error, Mapping) and error.get("kind") == "waiting"
+        state = ("waiting" if waiting else _error_text(error) if error
+                 else _answered(event.get("answered")))
+        rows.append((step.id, step.slot, str(event.get("service", "")).removeprefix("person:"),
+                     state, _text(event.get("output")) if not error else ""))
+    if not rows:
+        return ""
+    end = report.end or {}
+    result = end.get("result")  # a waiting run's result lists its questions
+    listed = result.get("waiting") if isinstance(result, Mapping) else None
+    waiting = [w for w in listed or [] if isinstance(w, Mapping)]
+    note = (f"<p>The run is waiting for {len(waiting)} answer(s): <code>prose pending</code> lists "
+            "them, <code>prose answer RUN CALL</code> gives one, then <code>--resume</code>.</p>"
+            if waiting else "")
+    return "\n".join([
+        '<section id="people"><h2>Questions to people</h2>', note,
+        _table(("call", "slot", "person", "answered by", "answer"), rows, "people-table"),
+        "</section>",
+    ])
 
 
 def _verdict(step: Step, report: RunReport) -> str:

@@ -138,6 +138,7 @@
     field(grid, "loop path", s.path);
     field(grid, "branch", s.branch);
     field(grid, "cached", s.cache ? "yes (served from the cache)" : "");
+    field(grid, "answered by", s.by);
     body.appendChild(grid);
     if (s.src) body.appendChild(el("pre", "source", s.line + " | " + s.src));
     if (s.k === "judge") {
