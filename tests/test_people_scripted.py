@@ -96,3 +96,28 @@ def test_the_report_shows_the_questions_who_answered_and_what_waits(tmp_path: Pa
     page = (new / "report.html").read_text(encoding="utf-8")
     assert "alice (prose answer," in page and "note: minutes 12" in page
     assert "Back-test within appetite." in page
+
+
+def test_require_distinct_models_counts_a_person_who_may_answer_both(tmp_path: Path) -> None:
+    """Two independent slots answered by one person are not distinct (nor is a person
+    anyone may answer, beside another person); two people with no one in common are."""
+    from tests.test_people import PARALLEL
+
+    (tmp_path / "two.prose.md").write_text(PARALLEL)
+    (tmp_path / "two.script.yaml").write_text(
+        "slots:\n  proposer: [\"Ship it.\"]\npeople:\n  legal: [{ok: true}]\n  risk: [{ok: true}]\n")
+    cases = {
+        "{ person: { name: legal office, may_answer: [lee, kim] } }": (1, "person kim"),
+        "{ person: { name: risk office } }": (1, "person "),
+        "{ person: { name: risk office, may_answer: [ana] } }": (0, ""),
+    }
+    for risk, (code, named) in cases.items():
+        (tmp_path / "two.yaml").write_text(
+            "pattern: two.prose.md\nwith:\n  proposer: { model: m }\n"
+            "  legal: { person: { name: legal, may_answer: [kim] } }\n"
+            f"  risk: {risk}\ninputs: {{ task_brief: x }}\n")
+        done = prose(tmp_path, "run", "two.yaml", "--script", "two.script.yaml",
+                     "--require-distinct-models", "-q")
+        assert (done.returncode == 0) == (code == 0), (risk, done.stderr)
+        if code:
+            assert "are independent but both route to" in done.stderr and named in done.stderr

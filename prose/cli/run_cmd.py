@@ -153,7 +153,7 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.option(
     "--require-distinct-models",
     is_flag=True,
-    help="Fail when independent slots route to one model.",
+    help="Fail when independent slots route to one model or one person.",
 )
 @click.option(
     "--strict-flow",

@@ -20,7 +20,13 @@ from prose.runtime.context import RunContext
 from prose.runtime.errors import InformationHidingViolation, InputError
 from prose.runtime.loading import LoadedPattern, iterated_slots, uses
 from prose.runtime.scope import Kind, Scope
-from prose.runtime.services import ModelService, PatternService, SlotBinding, scripted
+from prose.runtime.services import (
+    ModelService,
+    PatternService,
+    PersonService,
+    SlotBinding,
+    scripted,
+)
 from prose.runtime.values import relabel, wrap
 from prose.syntax import nodes as n
 from prose.uses import UseRefused, resolve_use
@@ -116,15 +122,36 @@ def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[st
     return scope
 
 
-def _model_of(binding: SlotBinding, default: str) -> set[str]:
+def _answerers(binding: SlotBinding, default: str) -> set[str]:
+    """Who can answer a slot: its models, and the people who may answer for it (a person
+    binding that names nobody may be answered by anyone: `person *`)."""
     items = binding if isinstance(binding, list) else [binding]
-    return {item.model or default for item in items if isinstance(item, ModelService)}
+    out: set[str] = set()
+    for item in items:
+        if isinstance(item, ModelService):
+            out.add(item.model or default)
+        elif isinstance(item, PersonService):
+            out.update(f"person {who}" for who in item.may_answer or ("*",))
+    return out
+
+
+def _shared(a: set[str], b: set[str]) -> set[str]:
+    common = a & b
+    if "person *" in a:
+        common |= {x for x in b if x.startswith("person ")}
+    if "person *" in b:
+        common |= {x for x in a if x.startswith("person ")}
+    return common
 
 
 def check_distinct_models(policy: Any, bindings: Mapping[str, SlotBinding], default: str) -> None:
+    """`--require-distinct-models`: two independent slots never share a model, nor a person
+    who may answer for both."""
     for a, b in policy.independent:
-        shared = _model_of(bindings[a], default) & _model_of(bindings[b], default)
-        if shared and a in bindings and b in bindings:
+        if a not in bindings or b not in bindings:
+            continue
+        shared = _shared(_answerers(bindings[a], default), _answerers(bindings[b], default))
+        if shared:
             raise InformationHidingViolation(
                 f"`{a}` and `{b}` are independent but both route to `{sorted(shared)[0]}` "
                 "(--require-distinct-models)"
