@@ -121,3 +121,34 @@ def test_require_distinct_models_counts_a_person_who_may_answer_both(tmp_path: P
         assert (done.returncode == 0) == (code == 0), (risk, done.stderr)
         if code:
             assert "are independent but both route to" in done.stderr and named in done.stderr
+
+
+def test_kill_9_while_a_person_is_being_asked_loses_no_finished_call(tmp_path: Path) -> None:
+    """A run killed (SIGKILL) while a question is on the terminal: the calls it finished are
+    in its trace, so `--resume` replays them (nothing paid twice) and the question waits."""
+    import os
+    import signal
+
+    from tests.test_people import Terminal
+
+    script = _script(tmp_path, {})
+    terminal = Terminal(tmp_path, "run", str(EXAMPLE), "--script", str(script), "-q",
+                        "--as", "alice")
+    terminal.expect("decision (string): ")
+    os.kill(terminal.process.pid, signal.SIGKILL)
+    assert terminal.wait() == -signal.SIGKILL
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    killed = [e for e in _events(folder / "trace.jsonl") if e["type"] == "call"]
+    assert len(killed) == 5 and not any(e["type"] == "run_end" for e in killed)
+    resumed = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "--resume",
+                    folder.name, "-q")
+    assert resumed.returncode == 6, resumed.stderr  # the question waits; nothing was lost
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p != folder]
+    calls = [e for e in _events(new / "trace.jsonl") if e["type"] == "call"]
+    assert [c["cache_hit"] for c in calls if c["slot"] != "decision_owner"] == [True] * 5
+    answered = prose(tmp_path, "answer", new.name, "--as", "alice", "--value", json.dumps(RULING))
+    assert answered.returncode == 0, answered.stderr
+    done = prose(tmp_path, "run", str(EXAMPLE), "--script", str(script), "--resume", new.name,
+                 "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["decision"] == "conditional"
