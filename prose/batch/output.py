@@ -252,6 +252,7 @@ def summary(
         "rows_ok": by_status.get("ok", 0),
         "rows_failed": before.failed + now.failed,
         "rows_budget": by_status.get("budget", 0),
+        "rows_waiting": by_status.get("waiting", 0),
         "rows_by_status": by_status,
         "rows_resumed": before.rows,  # finished by an earlier invocation, not run again
         "calls": now.calls,
@@ -268,9 +269,12 @@ def summary_text(data: dict[str, Any]) -> str:
     """The summary as lines for a person."""
     resumed = f" ({data['rows_resumed']} finished before this run)" if data["rows_resumed"] else ""
     stopped = "; stopped early by --fail-fast" if data.get("stopped") == "fail-fast" else ""
+    traces = str(data["results"]).rsplit(".", 1)[0] + ".traces"
+    waiting = (f", {data['rows_waiting']} waiting for a person (prose pending {traces}; "
+               "answer, then --resume)") if data.get("rows_waiting") else ""
     return (
         f"rows: {data['rows']}{resumed}: {data['rows_ok']} ok, {data['rows_failed']} failed, "
-        f"{data['rows_budget']} stopped by a budget{stopped}\n"
+        f"{data['rows_budget']} stopped by a budget{waiting}{stopped}\n"
         f"this run: {data['calls']:,} calls ({data['cache_hits']:,} from the cache or a trace), "
         f"{data['tokens']:,} tokens, ${data['cost_usd']:.4f}, {data['seconds']:.1f}s, "
         f"{data['calls_per_s']:.1f} calls/s\n"

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from prose.runtime.services import SlotBinding
 
 # RunResult.status -> a row's status in the results file
-ROW_STATUS = {"ok": "ok", "error": "error", "budget": "budget", "violation": "hiding-violation"}
+ROW_STATUS = {"ok": "ok", "error": "error", "budget": "budget", "violation": "hiding-violation",
+              "waiting": "waiting"}  # waiting for a person: --resume runs it again
 FINISHED = frozenset({"ok", "error", "hiding-violation"})  # never run again by --resume
 POOL_BUDGETS = frozenset({"calls", "tokens", "cost"})  # what the batch's pool limits
 

@@ -6,7 +6,8 @@ budget and one cache, in this process (`--executor local`) or on a Ray cluster
 (`--executor ray`, `pip install 'prose-patterns[ray]'`; Ray is imported only
 then). Exit codes: 0 every row ok, 1 a row failed (or the pattern, the rows or
 the inputs are wrong, before anything runs), 2 usage or I/O error, 3 the
-batch's budget stopped rows, 130 interrupted (rerun with --resume).
+batch's budget stopped rows, 6 rows wait for a person (answer them, then
+--resume), 130 interrupted (rerun with --resume).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def batch_command(**options: Any) -> None:
       prose batch summarize.prose.md --inputs articles.jsonl --resume   (after a crash)
     Each line of OUT: {"row", "status": ok|error|budget|hiding-violation, "result",
     "error", "trace", "calls", "tokens", "cost_usd", ...}. Exit codes: 0 every row
-    ok, 1 a row failed or bad input, 2 usage, 3 budget stop, 130 interrupted.
+    ok, 1 a row failed or bad input, 2 usage, 3 budget stop, 6 rows wait for a person,
+    130 interrupted.
     """
     from prose.cli.targets import restore_sigterm, stop_on_sigterm
 
@@ -264,4 +266,6 @@ def _batch(options: dict[str, Any]) -> int:
         return 1
     if data["rows_budget"]:
         return 3
+    if data["rows_waiting"]:
+        return 6  # waiting for a person: answer (prose pending TRACES), then --resume
     return 0 if data["rows"] == total else 1

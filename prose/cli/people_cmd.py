@@ -20,10 +20,13 @@ RUNS = Path(".prose") / "runs"
 
 
 def run_folder(run: str) -> Path:
-    """The folder of RUN: a run id under .prose/runs, a run folder, or its trace file."""
+    """The folder of RUN's questions: a run id under .prose/runs, a run folder, or its trace
+    file (a batch row's trace: the `.people` folder beside it)."""
+    from prose.runtime.questions import questions_folder
+
     path = Path(run)
     if path.suffix == ".jsonl":
-        return path.parent
+        return questions_folder(path)
     if path.is_dir():
         return path
     return RUNS / run
@@ -136,16 +139,19 @@ def answer_command(run: str, call: str | None, text: str | None, file: str | Non
 
 
 @click.command("pending")
+@click.argument("where", required=False, type=click.Path(file_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the waiting runs as JSON.")
-def pending_command(as_json: bool) -> None:
-    """List the runs under .prose/runs waiting for a person, and their questions.
+def pending_command(where: str | None, as_json: bool) -> None:
+    """List the runs waiting for a person, and their questions.
 
-    A run resumed since (by a run whose trace names it) is not listed.
-    Exit codes: 0 listed (nothing waiting included).
+    WHERE is the folder to look in (default .prose/runs): a batch's traces folder
+    lists its waiting rows. A run resumed since (by a run whose trace names it)
+    is not listed. Exit codes: 0 listed (nothing waiting included).
     """
-    from prose.runtime.questions import read_answers, read_pending
+    from prose.runtime.questions import PENDING, read_answers, read_pending
 
-    folders = sorted(p.parent for p in RUNS.glob("*/pending.json")) if RUNS.is_dir() else []
+    root = Path(where) if where else RUNS
+    folders = sorted(p.parent for p in root.rglob(PENDING)) if root.is_dir() else []
     resumed = _resumed()
     out: list[dict[str, Any]] = []
     for folder in folders:
@@ -162,9 +168,12 @@ def pending_command(as_json: bool) -> None:
                 "may_answer": item.get("may_answer") or [],
                 "answered_by": (answer.get("answered") or {}).get("by") if answer else None,
                 "file": str(folder / "questions" / f"{item.get('id')}.md")})
+        # A run under .prose/runs is named by its id; a batch row by its trace's path.
+        named = (pending.get("run_id", folder.name) if folder.parent.resolve() == RUNS.resolve()
+                 else str(pending.get("trace") or folder))
         out.append({"run_id": pending.get("run_id", folder.name), "asked_at":
                     pending.get("asked_at"), "resume": pending.get("resume"),
-                    "questions": questions})
+                    "answer_as": named, "questions": questions})
     if as_json:
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
@@ -178,8 +187,11 @@ def pending_command(as_json: bool) -> None:
             state = f"answered by {item['answered_by']}" if item["answered_by"] else "waiting"
             click.echo(f"  {item['question']}  {item['slot']} ({item['person']}; may answer: "
                        f"{who}): {state}: {item['file']}")
-        if all(item["answered_by"] for item in run["questions"]) and run["resume"]:
-            click.echo(f"  resume: {run['resume']}")
+        if all(item["answered_by"] for item in run["questions"]):
+            if run["resume"]:
+                click.echo(f"  resume: {run['resume']}")
+        else:
+            click.echo(f"  answer: prose answer {run['answer_as']} CALL --value '{{...}}'")
 
 
 def _resumed() -> set[str]:

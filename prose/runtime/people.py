@@ -31,6 +31,7 @@ from prose.runtime.questions import (
     TEXT_ANSWER,
     Question,
     now_iso,
+    questions_folder,
     read_answers,
 )
 from prose.runtime.trace import CallEvent, read_events
@@ -114,7 +115,7 @@ def load_answers(trace_path: str | Path) -> dict[str, Given]:
                 and event.get("error") is None and event.get("key")):
             out[str(event["key"])] = Given(event.get("output"), dict(event.get("answered") or {}),
                                            replayed=True)
-    for key, data in read_answers(path.parent).items():
+    for key, data in read_answers(questions_folder(path)).items():
         out.setdefault(key, Given(data.get("value"), dict(data.get("answered") or {}),
                                   replayed=False))
     return out

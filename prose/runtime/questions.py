@@ -7,6 +7,9 @@ A run that waits for a person writes, in its folder (the trace's):
                             so a person is shown their own question and no other)
     answers/<key>.json      written by `prose answer`, one per answered question
 
+A trace not named `trace.jsonl` (a row of `prose batch`, many to a folder) keeps these
+in a folder of its own beside it, `<trace name>.people/` (`questions_folder`).
+
 Every file is written whole and then renamed into place, so a `kill -9` at any moment
 leaves either the old file or the new one, never half of one.
 """
@@ -25,6 +28,23 @@ PENDING = "pending.json"
 QUESTIONS = "questions"
 ANSWERS = "answers"
 TEXT_ANSWER: dict[str, Any] = {"type": "string", "minLength": 1}
+
+
+def questions_folder(trace: Path) -> Path:
+    """Where a run's questions and answers live: its trace's folder, or, for a trace that
+    shares its folder with others (not named `trace.jsonl`), a folder beside it."""
+    if trace.name == "trace.jsonl":
+        return trace.parent
+    return trace.parent / f"{trace.stem}.people"
+
+
+def clear_pending(trace: Path) -> None:
+    """A run that no longer waits (it was resumed in place and finished): drop its
+    `pending.json`, so `prose pending` does not list it."""
+    try:
+        (questions_folder(trace) / PENDING).unlink()
+    except FileNotFoundError:
+        pass
 
 
 def now_iso() -> str:

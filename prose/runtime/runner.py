@@ -435,6 +435,10 @@ async def _execute(
         value = partial_result(trace.events, failure.budget)
     if isinstance(failure, WaitingForPerson):
         value = _write_questions(ctx, run_id, trace_path, resume_hint)
+    elif trace_path is not None and ctx.shared.people is not None and ctx.shared.people.answers:
+        from prose.runtime.questions import clear_pending
+
+        clear_pending(trace_path)  # resumed in place (a batch row): it waits no more
     exit_code = failure.exit_code if failure is not None else EXIT_OK
     if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
         span = failure.span
@@ -479,12 +483,12 @@ async def _execute(
 def _write_questions(ctx: RunContext, run_id: str, trace_path: Path | None,
                      resume_hint: str | None) -> dict[str, Any]:
     """Write the waiting questions beside the trace; what `run_end` records of them."""
-    from prose.runtime.questions import write_pending
+    from prose.runtime.questions import questions_folder, write_pending
 
     questions = list(ctx.shared.people.pending)
     if trace_path is not None:
         try:
-            write_pending(trace_path.parent, run_id, questions, resume_hint, str(trace_path))
+            write_pending(questions_folder(trace_path), run_id, questions, resume_hint, str(trace_path))
         except OSError as error:
             ctx.shared.trace.emit(NoteEvent(
                 what="questions_not_written",
