@@ -18,7 +18,8 @@ from prose.diagnostics.model import Diagnostic
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
 from prose.lang.model_choice import ALLOW_MODELS_KEY
-from prose.lang.schema_types import json_type, known_words
+from prose.lang.schema_types import known_words
+from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import (
@@ -324,11 +325,13 @@ class _Reader:
             return None
         fields: dict[str, str] = {}
         for field, (_, value) in key_nodes(node).items():
-            type_text = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
-            if json_type(type_text) is None:
+            type_text = _type_text(value)
+            why = type_problem(type_text)
+            if why is not None:
                 message = (
-                    f"schema field `{field}` of `{slot}` has no known type (use one of "
-                    f"{known_words()}, or `T[]`)"
+                    f"schema field `{field}` of `{slot}` has no type of the type language "
+                    f"({why}; use one of {known_words()}, `T[]`, `T?`, `\"a\" | \"b\"` or a "
+                    "mapping of fields)"
                 )
                 self.out.append(make("PS174", message, self.span(value)))
                 continue
@@ -459,3 +462,16 @@ def load_instance_file(path: str | Path, spec_loader: SpecLoader | None = None) 
         span = Span.point(str(path), error.line, error.column)
         return InstanceResult(instance=None, diagnostics=[make("PS170", error.message, span)])
     return load_instance(text, str(path), spec_loader)
+
+
+def _type_text(node: yaml.Node) -> str:
+    """A `schema:` field's type as text: a scalar is the type itself, a mapping an object
+    with those fields (`{ name: T, ... }`), a one-item sequence a list of it."""
+    if isinstance(node, yaml.ScalarNode):
+        return str(node.value)
+    if isinstance(node, yaml.MappingNode):
+        inner = ", ".join(f"{key}: {_type_text(value)}" for key, (_, value) in key_nodes(node).items())
+        return "{ " + inner + " }"
+    if isinstance(node, yaml.SequenceNode) and len(node.value) == 1:
+        return f"({_type_text(node.value[0])})[]"
+    return ""
