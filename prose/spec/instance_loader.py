@@ -34,7 +34,7 @@ from prose.spec.instance import (
     is_file,
     resolve_pattern,
 )
-from prose.spec.instance_check import validate_bindings, validate_instance
+from prose.spec.instance_check import validate_bindings, validate_instance, validate_rename
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec, SpecResult
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
@@ -45,7 +45,7 @@ SpecLoader = Callable[[Path], SpecResult]
 TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY})
 _SERVICE_KEYS = {
     "model": frozenset({"model", "prompt", "role", "schema"}),
-    "pattern": frozenset({"pattern", "with", "config"}),
+    "pattern": frozenset({"pattern", "with", "config", "rename"}),
     "python": frozenset({"python"}),
     "person": frozenset({"person"}),
 }
@@ -349,6 +349,7 @@ class _Reader:
             invalid_slots=invalid,
             with_span=self.span(with_node[0]) if with_node[0] is not None else None,
             config=self.entries(keys.get("config", (None, None))[1], "config"),
+            rename=self.entries(keys.get("rename", (None, None))[1], "rename"),
             span=span,
         )
         spec = self.load(reference, path, self.span(keys["pattern"][1]))
@@ -359,6 +360,7 @@ class _Reader:
                     service.bindings, service.config, spec, anchor, skip=service.invalid_slots
                 )
             )
+            self.out.extend(validate_rename(service.rename, spec))
         return service
 
     def load(self, reference: str, path: Path | None, span: Span) -> PatternSpec | None:
