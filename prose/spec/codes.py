@@ -386,12 +386,29 @@ _TABLE: tuple[SpecCode, ...] = (
         "The run would stop at the call (R012), after the calls before it were paid for.",
         "critic: {pattern: lib/review.prose.md}   # the call passes `draft`, the pattern takes `text`",
         "critic: {pattern: lib/review.prose.md, rename: {draft: text}}")),
+    # --- blocks exported across files (`use "..." as vote`, `do vote.majority(...)`) --
+    SpecCode("PS222", "unknown-imported-block", ERR,
+             "`do ALIAS.NAME` names a block the used file does not export", _doc(
+        "Reports `do vote.majority(...)` when the file `use \"...\" as vote` names cannot be "
+        "read or has no top-level `block majority(...):`.",
+        "There is no block to run; the run would stop at the `do`.",
+        'use "lib/vote.prose.md" as vote\nlet best = do vote.majorty(answers)',
+        'use "lib/vote.prose.md" as vote\nlet best = do vote.majority(answers)')),
+    SpecCode("PS223", "imported-block-reads-its-file", ERR,
+             "an imported block reads a name of its own file", _doc(
+        "Reports a block imported with `do ALIAS.NAME(...)` whose body reads a name it neither "
+        "takes as a parameter nor binds itself: a slot, config key, input or variable of the "
+        "file that defines it.",
+        "Those names do not exist in the file that imports the block.",
+        "block majority(answers):\n  return mode_of(answers, rounds)   # `rounds`: a config key",
+        "block majority(answers, rounds):\n  return mode_of(answers, rounds)")),
 )
 # fmt: on
 
 # Examples of instance codes (PS170 on) are YAML, not markdown.
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
-    row._replace(doc=row.doc.replace("```markdown", "```yaml")) if row.code >= "PS170" else row
+    row._replace(doc=row.doc.replace("```markdown", "```yaml"))
+    if row.code >= "PS170" and row.code not in ("PS222", "PS223") else row
     for row in _TABLE
 )
 
