@@ -39,7 +39,9 @@ class UnknownField(Rule):
     (nested fields, list items, loop variables over a typed list). A read of a
     field the type does not declare is an error, with the closest declared
     field as the fix; so is a field read of a value the type says is text, a
-    number, a boolean or a list (only `.length` is read from those).
+    number, a boolean or a list (only `.length` is read from those). A dotted
+    name in a judge's condition (`if **verdict.no_issue_found**:`) is checked
+    the same way: the judge would be shown null.
 
     ## Why is this bad
     The run validates every reply against the schema, so the field is never
@@ -68,7 +70,9 @@ class UnknownField(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for read in _types(ctx).reads():
+        types = _types(ctx)
+        yield from self._judged(ctx, types)
+        for read in types.reads():
             holder = t.without_null(read.holder)
             if read.name == "length":
                 continue
@@ -92,6 +96,29 @@ class UnknownField(Rule):
                     f"`.{read.name}` cannot be read",
                     help="only `.length` is read from text and lists",
                 )
+
+
+    def _judged(self, ctx: CheckContext, types: ValueTypes) -> Iterable[Diagnostic]:
+        """A dotted name in a judge's condition (`if **verdict.no_issue_found**:`): the judge
+        is shown its value, null when the field is not declared."""
+        for condition in find_all(ctx.program, n.Condition):
+            if condition.predicate is not None:
+                continue
+            for mention in condition.mentions:
+                path = mention.split(".")
+                holder = types.type_of(n.Name(path[0]))
+                for at, name in enumerate(path[1:], start=1):
+                    fields = t.field_names(holder)
+                    if isinstance(t.without_null(holder), t.Record) and name not in fields:
+                        near = closest(name, fields)
+                        yield self.diagnostic(
+                            condition.span,
+                            f"`{'.'.join(path[:at])}` has no field `{name}`; its type is "
+                            f"`{t.show(t.without_null(holder))}`",
+                            help=f"did you mean `{near}`?" if near else None,
+                        )
+                        break
+                    holder = t.field_type(holder, name) or t.ANY
 
 
 @rule
