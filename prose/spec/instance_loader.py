@@ -6,6 +6,7 @@ every problem points at the key or value it is about.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -466,13 +467,17 @@ def load_instance_file(path: str | Path, spec_loader: SpecLoader | None = None) 
     return load_instance(text, str(path), spec_loader)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*")
+
+
 def _type_text(node: yaml.Node) -> str:
     """A `schema:` field's type as text: a scalar is the type itself, a mapping an object
     with those fields (`{ name: T, ... }`), a one-item sequence a list of it."""
     if isinstance(node, yaml.ScalarNode):
         return str(node.value)
     if isinstance(node, yaml.MappingNode):
-        inner = ", ".join(f"{key}: {_type_text(value)}" for key, (_, value) in key_nodes(node).items())
+        inner = ", ".join(f"{key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)}: "
+                          f"{_type_text(value)}" for key, (_, value) in key_nodes(node).items())
         return "{ " + inner + " }"
     if isinstance(node, yaml.SequenceNode) and len(node.value) == 1:
         return f"({_type_text(node.value[0])})[]"
