@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from prose.check.declarations import Declarations
 from prose.lang import types as t
 from prose.syntax import nodes as n
-from prose.syntax.walk import bound_names, find_all, walk_statements
+from prose.syntax.walk import bound_names, find_all, pipeline_of, walk_statements
 
 _ROUNDS = 3  # a name's type may come from one bound later in the text (a loop's carry)
 
@@ -84,6 +84,10 @@ class ValueTypes:
                 poisoned.update(statement.params)
             elif isinstance(statement, n.Append):
                 poisoned.update(_appended_names(statement))
+            pipeline = pipeline_of(statement)
+            if pipeline is not None:  # a stage's parameters are bound by the stage
+                for stage in pipeline.stages:
+                    poisoned.update(stage.params)
         for _ in range(_ROUNDS):
             found: dict[str, t.Type] = {}
             for name, exprs in sources.items():
