@@ -60,8 +60,8 @@ class UnknownSchemaType(Rule):
                     continue
                 if word is not None and schema_for(word) is not None:
                     continue
-                message = (f"field `{entry.key}` of `schema:` has unknown type `{word}`: "
-                           f"{type_problem(word)}"
+                message = (f"field `{entry.key}` of `schema:` has unknown type `{word}`"
+                           + _why(word)
                            if word is not None else
                            f"field `{entry.key}` of `schema:` is not a type word (a string)")
                 yield self.diagnostic(entry.value.span, message,
@@ -84,3 +84,12 @@ def _literal_text(expr: n.Expr) -> str | None:
     if isinstance(expr, n.String) and all(isinstance(part, str) for part in expr.parts):
         return expr.text
     return None
+
+
+def _why(word: str) -> str:
+    """What the type language says of a type it cannot read, past "unknown type `w`" (a
+    did-you-mean, or where the text stops parsing)."""
+    why = type_problem(word) or ""
+    if why.startswith("unknown type"):
+        return why[why.index(";"):] if ";" in why else ""
+    return f" ({why})" if why else ""
