@@ -80,6 +80,12 @@ def pattern_from_text(text: str, path: str) -> PatternFile:
             )
         except ProseSyntaxError as error:
             syntax_error = error
+    if program is not None:  # `do vote.majority(...)`: the blocks other files export
+        from prose.use_blocks import import_blocks
+
+        program, problems = import_blocks(program, path)
+        if problems:
+            loaded = loaded.model_copy(update={"diagnostics": [*loaded.diagnostics, *problems]})
     if spec is not None and not spec.is_pattern and syntax_error is None:
         from prose.contracts import with_callees
 

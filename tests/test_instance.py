@@ -228,3 +228,39 @@ def test_a_value_that_contains_itself_is_reported_not_raised() -> None:
     # The YAML reader (prose.bounded) refuses the document at the first such alias.
     assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics] == [("PS170", 4, 16)]
     assert "`*a` is inside the node it names" in result.diagnostics[0].message
+
+
+def test_an_instance_schema_takes_the_type_language_and_nested_mappings(tmp_path: Path) -> None:
+    from prose.lang.schema_types import schema_for
+
+    (tmp_path / "tiny.prose.md").write_text(
+        (FIXTURES / "spec" / "PS123-slot-without-contract.prose.md").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    text = (
+        "pattern: tiny.prose.md\n"
+        "with:\n"
+        "  writer: fast\n"
+        "  checker:\n"
+        "    model: strong\n"
+        "    schema:\n"
+        "      verdict: '\"PASS\" | \"FAIL\"'\n"
+        "      notes: string?\n"
+        "      plan: { title: string, steps: [{ name: string, 'due date': string? }] }\n"
+        "      bad: strng\n"
+        "inputs:\n  task_brief: x\n"
+    )
+    result = load_instance(text, str(tmp_path / "inst.yaml"))
+    problems = [(d.code, d.span.line, d.message) for d in result.diagnostics]
+    assert [(code, line) for code, line, _ in problems] == [("PS177", 2), ("PS174", 10)]  # `editor`
+    assert "did you mean `string`?" in problems[1][2]
+    assert result.instance is not None
+    checker = result.instance.bindings["checker"].value
+    assert isinstance(checker, ModelService) and checker.output_schema is not None
+    fields = checker.output_schema
+    assert fields["plan"] == '{ title: string, steps: ({ name: string, "due date": string? })[] }'
+    plan = schema_for(fields["plan"])
+    assert plan is not None
+    step = plan["properties"]["steps"]["items"]
+    assert step["required"] == ["name", "due date"]
+    assert schema_for(fields["verdict"]) == {"type": "string", "enum": ["PASS", "FAIL"]}

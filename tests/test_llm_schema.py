@@ -123,3 +123,75 @@ def test_check_reply() -> None:
     schema = schema_from_fields({"ok": "bool"})
     assert check_reply('{"ok": false}', schema) == ({"ok": False}, [])
     assert check_reply('{"ok": "no"}', schema) == ({"ok": "no"}, ["$.ok: expected boolean, got string"])
+
+
+TYPED = {
+    "verdict": '"PASS" | "FAIL"',
+    "subtasks": '{ kind: "code" | "docs", instruction: string }[]',
+    "notes": "string?",
+    "summary": "{ title: string, risk?: 1 | 2 | 3 }",
+}
+
+
+def test_typed_fields_become_enums_nested_objects_and_nullable_fields() -> None:
+    schema = schema_from_fields(TYPED)
+    properties = schema["properties"]
+    assert properties["verdict"] == {"type": "string", "enum": ["PASS", "FAIL"]}
+    item = properties["subtasks"]["items"]
+    assert item["properties"]["kind"] == {"type": "string", "enum": ["code", "docs"]}
+    assert item["required"] == ["kind", "instruction"] and item["additionalProperties"] is False
+    assert properties["notes"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    risk = properties["summary"]["properties"]["risk"]
+    assert risk == {"anyOf": [{"type": "integer", "enum": [1, 2, 3]}, {"type": "null"}]}
+    # optional fields stay required (written as null), so strict structured output holds
+    assert is_strict_compatible(schema)
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ({"verdict": "PASSED"}, '$.verdict: "PASSED" is not one of "PASS", "FAIL"'),
+        ({"subtasks": [{"kind": "tests", "instruction": "x"}]},
+         '$.subtasks[0].kind: "tests" is not one of "code", "docs"'),
+        ({"subtasks": [{"kind": "code"}]}, "$.subtasks[0]: missing required property `instruction`"),
+        ({"summary": {"title": "t", "risk": 1, "owner": "me"}},
+         "$.summary: unexpected property `owner`"),
+        ({"notes": 3}, "$.notes: does not match any of the allowed shapes"),
+    ],
+)
+def test_a_reply_outside_a_typed_schema_is_refused_where_it_is_wrong(
+    reply: dict[str, Any], problem: str
+) -> None:
+    good: dict[str, Any] = {
+        "verdict": "PASS",
+        "subtasks": [{"kind": "code", "instruction": "write it"}],
+        "notes": None,
+        "summary": {"title": "t", "risk": None},
+    }
+    schema = schema_from_fields(TYPED)
+    assert validate(good, schema) == []
+    assert problem in validate({**good, **reply}, schema)
+    assert not jsonschema.Draft202012Validator(schema).is_valid({**good, **reply})
+
+
+def test_the_embedded_grammar_bounds_the_free_strings_of_nested_objects() -> None:
+    from prose.llm.local_schema import bounded_schema, is_free_string
+
+    schema = schema_from_fields(TYPED)
+    bounded = bounded_schema(schema, 400)
+    item = bounded["properties"]["subtasks"]["items"]
+    assert "maxLength" in item["properties"]["instruction"]
+    assert item["properties"]["kind"] == {"type": "string", "enum": ["code", "docs"]}
+    assert bounded["properties"]["subtasks"]["maxItems"] == 3
+    assert "maxLength" in bounded["properties"]["notes"]["anyOf"][0]
+
+    def free(node: Any) -> bool:
+        if isinstance(node, dict):
+            return is_free_string(node) or any(free(value) for value in node.values())
+        return isinstance(node, list) and any(free(value) for value in node)
+
+    assert not free(bounded)  # every string of the grammar can end
+    # what the bounded schema accepts, the caller's schema accepts
+    reply = {"verdict": "FAIL", "subtasks": [], "notes": None, "summary": {"title": "", "risk": 2}}
+    assert validate(reply, bounded) == [] and validate(reply, schema) == []

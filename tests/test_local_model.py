@@ -378,3 +378,26 @@ def test_importing_the_local_provider_imports_neither_llama_cpp_nor_litellm() ->
 
 def test_availability_matches_the_installed_packages() -> None:
     assert embedded_model_available() == (not _missing_local_extra())
+
+
+@needs_local
+def test_the_embedded_model_writes_typed_subtasks_its_grammar_allows() -> None:
+    """Enums, a list of objects and an optional field become the llama.cpp grammar: the
+    reply is valid for the type the first time (constrained decoding)."""
+    from prose.llm import ChatRequest, LLMConfig, Message, RouterClient, schema_from_fields
+    from prose.llm.schema import validate
+
+    schema = schema_from_fields({
+        "verdict": '"PASS" | "FAIL"',
+        "subtasks": '{ kind: "code" | "docs", instruction: string }[]',
+        "note": "string?",
+    })
+    client = RouterClient(LLMConfig(retries=0))
+    request = ChatRequest(EMBEDDED_MODEL, [Message.user(
+        "Plan: add a --dry-run flag and document it. Give a verdict and subtasks.")],
+        schema=schema, max_tokens=160)
+    reply = asyncio.run(client.complete(request))
+    assert validate(reply.parsed, schema) == []
+    assert reply.parsed["verdict"] in ("PASS", "FAIL")
+    assert all(task["kind"] in ("code", "docs") for task in reply.parsed["subtasks"])
+    assert reply.attempts == 1

@@ -102,7 +102,7 @@ def test_the_question_is_the_messages_a_model_would_be_sent(tmp_path: Path) -> N
     assert question["schema"]["required"] == ["decision", "rationale", "conditions"]
     assert question["may_answer"] == ["alice"]
     shown = (tmp_path / "person" / "questions" / f"{question['id']}.md").read_text()
-    assert role in shown and "## review_log" in shown and "`decision` (string)" in shown
+    assert role in shown and "## review_log" in shown and "`decision` (\"approve\" | \"conditional\"" in shown
 
 
 # --- waiting, answering, resuming: the real CLI as a subprocess ----------------------------
@@ -354,16 +354,17 @@ def test_on_a_terminal_the_person_is_asked_there_and_a_bad_field_is_asked_again(
     target = _waiting_instance(tmp_path)
     terminal = Terminal(tmp_path, "run", target, "--script", "review.script.yaml", "-q",
                         "--as", "bob")
-    shown = terminal.expect("decision (string): ")
+    shown = terminal.expect(
+        'decision (one of: "approve", "conditional", "reject", "needs_more_evidence"): ')
     assert "A question for `decision_owner` (credit committee chair; may answer: alice, bob)" \
         in shown
     assert "## review_log" in shown  # the inputs, as a model reads them
     terminal.type("approve")
     terminal.expect("rationale (string): ")
     terminal.type("Both reviews are clean.")
-    terminal.expect("conditions (list of any value): ")
+    terminal.expect("conditions (list of string): ")
     terminal.type("report monthly")  # not JSON: refused, and asked again
-    again = terminal.expect("conditions (list of any value): ")
+    again = terminal.expect("conditions (list of string): ")
     assert "not accepted" in again
     terminal.type('["Report the default rate monthly."]')
     terminal.expect("note (optional, Enter to skip): ")

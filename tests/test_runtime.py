@@ -334,6 +334,32 @@ def test_slot_ensures_schema_is_requested(tmp_path: Path) -> None:
     assert ok(result) == {"result": {"accept": False, "notes": "no"}}
 
 
+def test_typed_subtasks_are_validated_re_asked_and_read_by_field(tmp_path: Path) -> None:
+    slots = (
+        "- `planner`\n  - ensures: plan object with `verdict` (\"GO\" | \"STOP\"), "
+        "`subtasks` ({ kind: \"code\" | \"docs\", instruction: string }[]), `notes` (string?)"
+    )
+    outside = {"verdict": "GO", "subtasks": [{"kind": "tests", "instruction": "a"}], "notes": None}
+    inside = {"verdict": "GO", "subtasks": [{"kind": "docs", "instruction": "b"}], "notes": None}
+    result = run(
+        tmp_path,
+        """
+        let plan = call planner
+          task: "t"
+        let kinds = []
+        for task in plan.subtasks:
+          if task.kind == "docs" and plan.verdict == "GO":
+            append task.instruction to kinds
+        return { result: kinds }
+        """,
+        {"slots": {"planner": [outside, inside]}},
+        slots=slots,
+    )
+    assert ok(result) == {"result": ["b"]}
+    [call] = calls(result)
+    assert call.output == inside  # the reply outside the enum was asked again
+
+
 def test_schema_mismatch_fails_the_call_with_exit_4(tmp_path: Path) -> None:
     result = run(
         tmp_path,

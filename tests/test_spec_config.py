@@ -75,9 +75,42 @@ def test_values_match_types(value: Any, type_name: str, ok: bool) -> None:
 
 def test_types_are_normalised_and_compared() -> None:
     assert normalise_type(" Object[] ") == "object[]"
-    assert normalise_type("int") is None and normalise_type("foo[]") is None
+    # one type language with output schemas: `int` is `integer`, enums and objects are types
+    assert normalise_type("int") == "integer" and normalise_type("foo[]") is None
+    assert normalise_type('"fast" | "slow"') == '"fast" | "slow"'
+    assert normalise_type("{ name: string, weight: number? }[]") == (
+        "{ name: string, weight: number | null }[]")
     assert types_compatible("integer", "number") and types_compatible("list", "string[]")
     assert not types_compatible("string", "object")
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name", "ok"),
+    [
+        ("fast", '"fast" | "slow"', True),
+        ("medium", '"fast" | "slow"', False),
+        ([{"name": "a", "weight": 1}], "{ name: string, weight: number? }[]", True),
+        ([{"name": "a", "weight": None}], "{ name: string, weight: number? }[]", True),
+        ([{"name": "a", "extra": 1}], "{ name: string, weight: number? }[]", False),
+        ([{"name": 3}], "{ name: string }[]", False),
+    ],
+)
+def test_config_values_match_enum_and_object_types(value: Any, type_name: str, ok: bool) -> None:
+    assert matches_type(value, type_name) is ok
+
+
+def test_an_enum_config_key_with_a_default_outside_it_is_refused() -> None:
+    spec, found = _load(
+        "\n### Config\n\n"
+        '- `mode` ("fast" | "careful", default: "fast"): How hard to look\n'
+        '- `style` ("terse" | "plain", default: "florid"): How to write\n'
+        '- `level`: "low"\n'
+    )
+    assert [item.split("@")[0] for item in found] == ["PS133"]
+    mode = next(c for c in spec.config if c.name == "mode")
+    assert mode.type == '"fast" | "careful"' and mode.default == "fast"
+    level = next(c for c in spec.config if c.name == "level")
+    assert level.type == "string" and level.default == "low"  # a literal is a value, not a type
 
 
 def test_config_bullets_with_odd_descriptions_and_defaults() -> None:
@@ -149,7 +182,7 @@ def test_code_table_rows_are_complete_and_unique() -> None:
     names = [row.name for row in SPEC_CODES]
     assert len(names) == len(set(names))
     for row in SPEC_CODES:
-        assert re.fullmatch(r"PS1\d\d", row.code)
+        assert re.fullmatch(r"PS(1\d\d|2[0-3]\d)", row.code)  # PS100-PS239
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", row.name)
         assert isinstance(row.severity, Severity)
         assert row.summary and "\n" not in row.summary

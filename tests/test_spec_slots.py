@@ -117,6 +117,18 @@ def test_slot_accepts_follows_its_requires() -> None:
             {"a": "string", "b": "integer", "c": "boolean"},
         ),
         ("ruling object with `accept` (boolean)", {"accept": "boolean"}),
+        (
+            'review object with `verdict` ("PASS" | "FAIL"), `notes` (string?)',
+            {"verdict": '"PASS" | "FAIL"', "notes": "string?"},
+        ),
+        (
+            'plan object with `subtasks` ({ kind: "code" | "docs", instruction: string }[]) '
+            "and `risk` (({ level: integer }))",
+            {
+                "subtasks": '{ kind: "code" | "docs", instruction: string }[]',
+                "risk": "({ level: integer })",
+            },
+        ),
     ],
 )
 def test_an_ensures_of_the_object_with_form_declares_a_schema(
@@ -132,6 +144,8 @@ def test_an_ensures_of_the_object_with_form_declares_a_schema(
         ("an object describing the plan", False),
         ("verdict object with `accept`, notes", True),
         ("verdict object with `accept` (boolean), notes (string)", True),
+        ("verdict object with `accept` (boolean", True),
+        ("verdict object with `accept` (boolean) `notes` (string)", True),
     ],
 )
 def test_other_ensures_declare_no_schema(ensures: str, malformed: bool) -> None:
@@ -171,3 +185,28 @@ def test_slot_markers_primary_and_list_in_any_order() -> None:
     assert (a.primary, a.list_valued, a.markers) == (True, True, ["list", "primary"])
     assert (b.primary, b.list_valued) == (False, True)
     assert a.requires == [] and not a.requires_declared
+
+
+def test_a_typed_output_schema_loads_and_a_bad_type_says_why() -> None:
+    from prose.spec import load_spec
+
+    head = "---\nname: t\nkind: pattern\nversion: 0.1.0\n---\n\n# T\n\nA test.\n\n### Slots\n\n"
+    tail = "\n### Delegation\n\n```prose\nlet p = call planner\n  task: task\nreturn { result: p }\n```\n"
+    good = load_spec(
+        head
+        + "- `planner` (primary)\n  - requires: task\n"
+        + '  - ensures: plan object with `subtasks` ({ kind: "code" | "docs", instruction: string }[])\n'
+        + tail,
+        "t.prose.md",
+    )
+    assert [d.code for d in good.diagnostics if d.code.startswith("PS12")] == []
+    assert good.spec is not None
+    [planner] = good.spec.slots
+    assert planner.output_schema == {"subtasks": '{ kind: "code" | "docs", instruction: string }[]'}
+    bad = load_spec(
+        head + "- `planner` (primary)\n  - requires: task\n"
+        "  - ensures: plan object with `subtasks` ({ kind: \"code\", instruction: strng }[])\n" + tail,
+        "t.prose.md",
+    )
+    [found] = [d for d in bad.diagnostics if d.code == "PS127"]
+    assert "unknown type `strng`; did you mean `string`?" in found.message

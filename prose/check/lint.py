@@ -121,13 +121,26 @@ def lint_pattern(pattern: PatternFile, *, profile: str = "compat",
     if context is not None:
         diagnostics.extend(_rules(context, select, ignore))
         result.context = context
-    diagnostics = _suppress(diagnostics, result.program)
+    diagnostics = _imported_style(_suppress(diagnostics, result.program), result.program)
     if profile == "strict":
         diagnostics = [_escalate(d) for d in diagnostics]
     result.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
     if whole:
         pattern.analyses[key] = result
     return result
+
+
+def _imported_style(diagnostics: list[Diagnostic], program: n.Program | None) -> list[Diagnostic]:
+    """Keep, of the findings inside blocks imported from other files (`prose.use_blocks`:
+    their nodes carry the span of the `use`), only the errors: an unused variable of a
+    library's block is the library's own lint's to report, a leak through it is this one's."""
+    if program is None:
+        return diagnostics
+    uses = {s.span for s in program.body if isinstance(s, n.Use)}
+    if not uses:
+        return diagnostics
+    return [d for d in diagnostics
+            if d.span not in uses or d.severity is Severity.ERROR or d.code.startswith("PS")]
 
 
 def _suppress(diagnostics: list[Diagnostic], program: n.Program | None) -> list[Diagnostic]:

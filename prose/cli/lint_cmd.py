@@ -42,7 +42,10 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     """Check pattern files: names, flow, termination, conditions, contracts and
     information hiding.
 
-    PATHS are `*.prose.md` files or folders (searched for `*.prose.md`).
+    PATHS are `*.prose.md` files or folders (searched for `*.prose.md`), or
+    instance files (`*.yaml`): an instance is checked against its pattern as
+    the run would check it (bindings, config types, inputs, nested patterns'
+    bindings and the inputs each call passes them).
     Silence one finding with a comment on its line in the prose block:
     `# prose: ignore[PN105]`. `prose rules` lists every rule; `prose rules
     CODE` explains one.
@@ -55,6 +58,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
       prose lint --format concise --select PH my-pattern.prose.md
       prose lint --format sarif patterns/ > prose.sarif
       prose lint --kind function --kind test packages/
+      prose lint examples/dialectic.yaml
     """
     from prose.check import lint_text
     from prose.diagnostics import Summary, from_syntax_error, render
@@ -72,6 +76,19 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     checked = prose_only = linted = 0
     per_kind: dict[str, list[int]] = {}
     for path in files:
+        if path.endswith((".yaml", ".yml")):  # an instance: checked against its pattern
+            from prose.check.instance_lint import lint_instance
+
+            try:
+                checked_instance = lint_instance(path)
+            except (InputReadError, ProseSyntaxError) as error:
+                click.echo(f"error: {error}", err=True)
+                status = EXIT_USAGE
+                continue
+            linted += 1
+            sources.update(checked_instance.sources)
+            diagnostics.extend(checked_instance.diagnostics)
+            continue
         try:
             text = read_text(path)
         except InputReadError as error:

@@ -4,6 +4,8 @@ Each module here is one kind of rule, imported by `prose.check`, `prose.runtime`
 and `prose.ledger` alike (none of those imports another for a rule):
 
 - `properties`: the reserved call properties and which of them reach the model;
+- `types`: the type language (output schemas, `schema:`, config types): its parse, the
+  JSON schema each type means, and what a field read or an enum comparison may be;
 - `words`: how names and phrases split into words, `requires:` matching, whole-word search;
 - `error_kinds`: the kinds an error object can have (`err.kind`) and which a retry cannot fix;
 - `flows`: how provenance and literal text pass through every construct, normal and strict;

@@ -112,7 +112,7 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
         inner = {
             name: from_instance_binding(b.value, base_dir) for name, b in service.bindings.items()
         }
-        return PatternService(service.pattern_path, inner, service.config_values)
+        return PatternService(service.pattern_path, inner, service.config_values, service.renames)
     role = service.prompt
     if role is None and service.role_path is not None:
         try:

@@ -177,9 +177,15 @@ def describe_type(schema: Any) -> str:
         return "any value"
     if "enum" in schema:
         return "one of: " + ", ".join(json.dumps(option) for option in schema["enum"])
+    if isinstance(schema.get("anyOf"), list):  # `T?` (T or null), `A | B`
+        return " or ".join(describe_type(option) for option in schema["anyOf"])
     kind = schema.get("type", "any value")
     if kind == "array":
         return "list of " + describe_type(schema.get("items", {}))
+    if kind == "object" and isinstance(schema.get("properties"), Mapping):
+        fields = ", ".join(f"{name}: {describe_type(item)}"
+                           for name, item in schema["properties"].items())
+        return "object with { " + fields + " }"
     return " or ".join(kind) if isinstance(kind, list) else str(kind)
 
 

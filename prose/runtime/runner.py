@@ -708,7 +708,7 @@ async def run_nested(
             loaded,
             service.bindings,
             service.config,
-            inputs,
+            service.nested_inputs(inputs),
             script=getattr(shared.client, "script", None) if shared.scripted else None,
             default_model=shared.default_model,
             strict=parent.policy.strict or None,

@@ -78,14 +78,23 @@ class PatternService:
     path: str
     bindings: Mapping[str, Any] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
+    # A call's input name -> the nested pattern's input name (the binding's `rename:`).
+    rename: Mapping[str, str] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
-        return {
+        described = {
             "kind": "pattern",
             "pattern": self.path,
             "with": {name: _describe(item) for name, item in self.bindings.items()},
             "config": dict(self.config),
         }
+        if self.rename:
+            described["rename"] = dict(self.rename)
+        return described
+
+    def nested_inputs(self, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """A call's inputs under the names the nested pattern takes (`rename:` applied)."""
+        return {self.rename.get(name, name): value for name, value in inputs.items()}
 
     @property
     def label(self) -> str:
@@ -219,7 +228,12 @@ def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -
             )
             for name, item in nested.items()
         }
-        return PatternService(resolved, inner, dict(config))
+        rename = data.get("rename") or {}
+        if not isinstance(rename, Mapping) or not all(
+                isinstance(value, str) for value in rename.values()):
+            raise InputError(f"{where}: `rename:` of a nested pattern maps input names to names")
+        return PatternService(resolved, inner, dict(config),
+                              {str(key): str(value) for key, value in rename.items()})
     role = data.get("prompt")
     if role is None and "role" in data:
         role_path = Path(str(data["role"]))

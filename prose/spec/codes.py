@@ -1,4 +1,4 @@
-"""The one table of spec and instance diagnostic codes (PS100-PS199).
+"""The one table of spec and instance diagnostic codes (PS100-PS239).
 
 Each row is `(code, name, severity, summary, doc)`; `doc` is the long
 documentation with the sections What it does / Why is this bad? / Example /
@@ -366,12 +366,49 @@ _TABLE: tuple[SpecCode, ...] = (
         "It cannot be imported.",
         "critic: {python: reviewers.critic}",
         'critic: {python: "reviewers.critic:review"}')),
+    # --- nested patterns and their call sites (`prose lint INSTANCE.yaml`) ------------
+    SpecCode("PS220", "rename-to-unknown-input", ERR,
+             "a nested pattern's `rename` sends an input to a name the pattern does not take", _doc(
+        "Reports a `rename: {CALL_INPUT: NESTED_INPUT}` entry of a nested pattern binding whose "
+        "value is not an input of the nested pattern (or is not a name, or is the target of two "
+        "entries).",
+        "The renamed input would reach the nested pattern under a name it does not declare, "
+        "and the run would stop at the call (R012).",
+        "critic: {pattern: lib/review.prose.md, rename: {draft: txt}}",
+        "critic: {pattern: lib/review.prose.md, rename: {draft: text}}")),
+    SpecCode("PS221", "nested-input-mismatch", ERR,
+             "a call of a nested pattern passes an input it does not take, or not one it needs",
+             _doc(
+        "Checks, for every slot an instance binds to a nested pattern, each call of that slot in "
+        "the outer pattern: its inputs (after the binding's `rename`) must be inputs of the "
+        "nested pattern, and every required input of the nested pattern must be passed. "
+        "`prose lint INSTANCE.yaml` reports it at the call, with the binding as a note.",
+        "The run would stop at the call (R012), after the calls before it were paid for.",
+        "critic: {pattern: lib/review.prose.md}   # the call passes `draft`, the pattern takes `text`",
+        "critic: {pattern: lib/review.prose.md, rename: {draft: text}}")),
+    # --- blocks exported across files (`use "..." as vote`, `do vote.majority(...)`) --
+    SpecCode("PS222", "unknown-imported-block", ERR,
+             "`do ALIAS.NAME` names a block the used file does not export", _doc(
+        "Reports `do vote.majority(...)` when the file `use \"...\" as vote` names cannot be "
+        "read or has no top-level `block majority(...):`.",
+        "There is no block to run; the run would stop at the `do`.",
+        'use "lib/vote.prose.md" as vote\nlet best = do vote.majorty(answers)',
+        'use "lib/vote.prose.md" as vote\nlet best = do vote.majority(answers)')),
+    SpecCode("PS223", "imported-block-reads-its-file", ERR,
+             "an imported block reads a name of its own file", _doc(
+        "Reports a block imported with `do ALIAS.NAME(...)` whose body reads a name it neither "
+        "takes as a parameter nor binds itself: a slot, config key, input or variable of the "
+        "file that defines it.",
+        "Those names do not exist in the file that imports the block.",
+        "block majority(answers):\n  return mode_of(answers, rounds)   # `rounds`: a config key",
+        "block majority(answers, rounds):\n  return mode_of(answers, rounds)")),
 )
 # fmt: on
 
 # Examples of instance codes (PS170 on) are YAML, not markdown.
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
-    row._replace(doc=row.doc.replace("```markdown", "```yaml")) if row.code >= "PS170" else row
+    row._replace(doc=row.doc.replace("```markdown", "```yaml"))
+    if row.code >= "PS170" and row.code not in ("PS222", "PS223") else row
     for row in _TABLE
 )
 

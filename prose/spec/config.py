@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from prose.diagnostics.model import Diagnostic
+from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.markdown_sections import Bullet, RawSection, parse_bullets
@@ -53,7 +54,9 @@ def _keyed_config(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigPar
     span = _span(file, bullet.line, bullet.column + 1, len(name))
     value_span = _span(file, bullet.line, bullet.column + bullet.text.find(rest), len(rest))
     parts = [part.strip() for _, part in split_top(rest)]
-    type_name = normalise_type(parts[0].strip("`")) if parts else None
+    first = parts[0].strip("`") if parts else ""
+    # A literal (`"fast"`, `3`) is the key's value, not a one-literal enum type.
+    type_name = None if parse_literal(first).ok else normalise_type(first)
     default: Any = None
     has_default = False
     described: list[str] = []
@@ -129,9 +132,10 @@ def _config_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigPara
         out.append(
             make(
                 "PS132",
-                f"config `{name}` has unknown type `{type_text}`",
+                f"config `{name}` has unknown type `{type_text}`: {type_problem(type_text)}",
                 _span(file, bullet.line, inner_column + inner.find(type_text), len(type_text)),
-                help="use string, integer, number, boolean, list, object, any or `T[]`",
+                help="use string, integer, number, boolean, list, object, any, `T[]`, `T?`, "
+                '`"a" | "b"` (an enum) or `{ name: T, ... }` (an object)',
             )
         )
     default: Any = None

@@ -97,7 +97,7 @@ class PythonService(_Frozen):
 
 
 class PatternService(_Frozen):
-    """`{ pattern: REF, with: {...}, config: {...} }`: a nested pattern instance.
+    """`{ pattern: REF, with: {...}, config: {...}, rename: {...} }`: a nested pattern instance.
 
     `pattern_path` is the resolved file (None when it cannot be found).
     """
@@ -109,11 +109,18 @@ class PatternService(_Frozen):
     invalid_slots: list[str] = Field(default_factory=list)
     with_span: Span | None = None
     config: list[Entry] = Field(default_factory=list)
+    # `rename: {CALL_INPUT: NESTED_INPUT}`: a call's input goes to the nested pattern
+    # under another name (the nested pattern's own parameter name).
+    rename: list[Entry] = Field(default_factory=list)
     span: Span
 
     @property
     def config_values(self) -> dict[str, Any]:
         return {entry.name: entry.value for entry in self.config}
+
+    @property
+    def renames(self) -> dict[str, str]:
+        return {entry.name: str(entry.value) for entry in self.rename if isinstance(entry.value, str)}
 
 
 class PersonService(_Frozen):

@@ -202,3 +202,33 @@ def validate_instance(
                 )
             )
     return out
+
+
+def validate_rename(rename: Iterable[Entry], spec: PatternSpec) -> list[Diagnostic]:
+    """Check a nested pattern's `rename: {CALL_INPUT: NESTED_INPUT}`: each value names an
+    input of the nested pattern (PS220), and no two inputs go to one name."""
+    out: list[Diagnostic] = []
+    slots = set(spec.slot_names)
+    inputs = [p.name for p in spec.parameters if p.name not in slots]
+    taken: dict[str, str] = {}
+    for entry in rename:
+        target = entry.value
+        if not isinstance(target, str):
+            out.append(make("PS220", f"`rename` of `{entry.name}` is {describe(target)}, not the "
+                            "name of an input of the nested pattern", entry.value_span))
+            continue
+        if spec.parameter(target) is None or target in slots:
+            out.append(
+                make(
+                    "PS220",
+                    f"`rename` sends `{entry.name}` to `{target}`, which is not an input of "
+                    f"pattern `{spec.name}`" + did_you_mean(target, inputs),
+                    entry.value_span,
+                    help="its inputs are " + (", ".join(f"`{name}`" for name in inputs) or "none"),
+                )
+            )
+        elif target in taken:
+            out.append(make("PS220", f"`rename` sends both `{taken[target]}` and `{entry.name}` "
+                            f"to `{target}`", entry.value_span))
+        taken.setdefault(str(target), entry.name)
+    return out

@@ -6,6 +6,7 @@ every problem points at the key or value it is about.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,8 @@ from prose.diagnostics.model import Diagnostic
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
 from prose.lang.model_choice import ALLOW_MODELS_KEY
-from prose.lang.schema_types import json_type, known_words
+from prose.lang.schema_types import known_words
+from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import (
@@ -33,7 +35,7 @@ from prose.spec.instance import (
     is_file,
     resolve_pattern,
 )
-from prose.spec.instance_check import validate_bindings, validate_instance
+from prose.spec.instance_check import validate_bindings, validate_instance, validate_rename
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec, SpecResult
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
@@ -44,7 +46,7 @@ SpecLoader = Callable[[Path], SpecResult]
 TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY})
 _SERVICE_KEYS = {
     "model": frozenset({"model", "prompt", "role", "schema"}),
-    "pattern": frozenset({"pattern", "with", "config"}),
+    "pattern": frozenset({"pattern", "with", "config", "rename"}),
     "python": frozenset({"python"}),
     "person": frozenset({"person"}),
 }
@@ -324,11 +326,13 @@ class _Reader:
             return None
         fields: dict[str, str] = {}
         for field, (_, value) in key_nodes(node).items():
-            type_text = str(value.value) if isinstance(value, yaml.ScalarNode) else ""
-            if json_type(type_text) is None:
+            type_text = _type_text(value)
+            why = type_problem(type_text)
+            if why is not None:
                 message = (
-                    f"schema field `{field}` of `{slot}` has no known type (use one of "
-                    f"{known_words()}, or `T[]`)"
+                    f"schema field `{field}` of `{slot}` has no type of the type language "
+                    f"({why}; use one of {known_words()}, `T[]`, `T?`, `\"a\" | \"b\"` or a "
+                    "mapping of fields)"
                 )
                 self.out.append(make("PS174", message, self.span(value)))
                 continue
@@ -346,6 +350,7 @@ class _Reader:
             invalid_slots=invalid,
             with_span=self.span(with_node[0]) if with_node[0] is not None else None,
             config=self.entries(keys.get("config", (None, None))[1], "config"),
+            rename=self.entries(keys.get("rename", (None, None))[1], "rename"),
             span=span,
         )
         spec = self.load(reference, path, self.span(keys["pattern"][1]))
@@ -356,6 +361,7 @@ class _Reader:
                     service.bindings, service.config, spec, anchor, skip=service.invalid_slots
                 )
             )
+            self.out.extend(validate_rename(service.rename, spec))
         return service
 
     def load(self, reference: str, path: Path | None, span: Span) -> PatternSpec | None:
@@ -459,3 +465,20 @@ def load_instance_file(path: str | Path, spec_loader: SpecLoader | None = None) 
         span = Span.point(str(path), error.line, error.column)
         return InstanceResult(instance=None, diagnostics=[make("PS170", error.message, span)])
     return load_instance(text, str(path), spec_loader)
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][\w-]*")
+
+
+def _type_text(node: yaml.Node) -> str:
+    """A `schema:` field's type as text: a scalar is the type itself, a mapping an object
+    with those fields (`{ name: T, ... }`), a one-item sequence a list of it."""
+    if isinstance(node, yaml.ScalarNode):
+        return str(node.value)
+    if isinstance(node, yaml.MappingNode):
+        inner = ", ".join(f"{key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)}: "
+                          f"{_type_text(value)}" for key, (_, value) in key_nodes(node).items())
+        return "{ " + inner + " }"
+    if isinstance(node, yaml.SequenceNode) and len(node.value) == 1:
+        return f"({_type_text(node.value[0])})[]"
+    return ""

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from prose.diagnostics.model import Diagnostic
-from prose.lang.schema_types import json_type, known_words
+from prose.lang.schema_types import known_words
+from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.markdown_sections import Bullet, RawSection, parse_bullets
@@ -17,8 +18,8 @@ IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*")
 _BACKTICKED = re.compile(r"^`([^`]*)`")
 _FIELD = re.compile(r"^`?(requires|ensures|maintains)`?\s*:\s*", re.I)
 _SCHEMA = re.compile(r"^(?P<lead>.*?)\bobject\s+with\s+(?P<fields>.+?)[\s.]*$", re.I | re.S)
-_SCHEMA_FIELD = re.compile(r"^`([A-Za-z_][\w-]*)`\s*\(\s*([^()]+?)\s*\)$")
-_SCHEMA_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s+and\s+", re.I)
+_FIELD_HEAD = re.compile(r"`([A-Za-z_][\w-]*)`\s*\(")
+_SCHEMA_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s*and\s+", re.I)
 _DICT_LIKE = re.compile(r"\{\s*['\"][^'\"]*['\"]\s*:")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _NONE_WORDS = frozenset({"none", "nothing", "n/a", "-"})
@@ -59,18 +60,30 @@ def role_word(ensures: str) -> str | None:
 def output_schema(ensures: str) -> tuple[dict[str, str] | None, bool]:
     """`(schema, malformed)` for an ``<words> object with `f` (type), ...`` text.
 
-    `malformed` is True when the text says `object with` but a field is not
-    `` `name` (type) ``.
+    Each field is `` `name` (type) `` with a type of the type language
+    (`prose.lang.types`): its parentheses may hold braces, brackets, quotes and
+    parentheses of their own (`` `subtasks` ({ kind: "code" | "docs" }[]) ``).
+    Fields are separated by `,`, `and` or `, and`. `malformed` is True when the
+    text says `object with` but a field is not `` `name` (type) ``.
     """
     match = _SCHEMA.match(ensures.strip())
     if not match or "`" not in match.group("fields"):
         return None, bool(match and "`" in ensures)
     fields: dict[str, str] = {}
-    for part in _SCHEMA_SEP.split(match.group("fields").strip()):
-        field = _SCHEMA_FIELD.match(part.strip())
-        if not field:
+    rest = match.group("fields").strip()
+    while rest:
+        field = _FIELD_HEAD.match(rest)
+        if field is None:
             return None, True
-        fields[field.group(1)] = field.group(2).strip()
+        close = find_close(rest, field.end() - 1)
+        if close < 0:
+            return None, True
+        fields[field.group(1)] = rest[field.end() : close].strip()
+        rest = rest[close + 1 :].strip()
+        separator = _SCHEMA_SEP.match(rest)
+        if rest and separator is None:
+            return None, True
+        rest = rest[separator.end() :] if separator else ""
     return fields, False
 
 
@@ -209,14 +222,16 @@ def _slot_fields(bullet: Bullet, name: str, file: str, out: list[Diagnostic]) ->
                 )
             )
         for field, type_word in (schema or {}).items():
-            if json_type(type_word) is None:
+            why = type_problem(type_word)
+            if why is not None:
                 out.append(
                     make(
                         "PS127",
-                        f"field `{field}` of the output schema of slot `{name}` has unknown "
-                        f"type `{type_word}`",
+                        f"field `{field}` of the output schema of slot `{name}` has type "
+                        f"`{type_word}`, which is no type: {why}",
                         span,
-                        help=f"use one of {known_words()}, or `T[]` for a list of T",
+                        help=f"use one of {known_words()}, `T[]` for a list of T, `T?` for an "
+                        'optional T, `"a" | "b"` for an enum, `{ name: T, ... }` for an object',
                     )
                 )
     return {"requires": requires, "requires_declared": declared, **fields}

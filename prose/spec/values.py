@@ -1,7 +1,8 @@
 """Literal values and value types of config keys and parameters.
 
 Defaults are JSON or Python literals (`none`/`null` mean null); types are
-`string`, `integer`, `number`, `boolean`, `list`, `object`, `any` or `T[]`.
+written in the type language of `prose.lang.types` (`string`, `integer[]`,
+`"fast" | "slow"`, `{ name: string, weight: number? }[]`, ...).
 Also the bracket-aware scanning that config bullets need, because a default
 may hold commas, parentheses and quotes.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from prose.bounded import BoundExceeded, load_json
 from prose.errors import ProseSyntaxError
+from prose.lang.types import accepts, show, try_parse
 
 BASE_TYPES = frozenset({"string", "integer", "number", "boolean", "list", "object", "any"})
 _NULL_WORDS = frozenset({"none", "null", "~"})
@@ -35,12 +37,10 @@ class Literal:
 
 
 def normalise_type(text: str) -> str | None:
-    """The canonical type name (`int` is not one), or None if `text` is no known type."""
-    name = text.strip().lower()
-    base = name[:-2].strip() if name.endswith("[]") else name
-    if base not in BASE_TYPES:
-        return None
-    return f"{base}[]" if name.endswith("[]") else base
+    """The type written back in its canonical words (`int` gives `integer`, `dict[]`
+    gives `object[]`), or None if `text` is no type of the type language."""
+    found = try_parse(text)
+    return None if found is None else show(found)
 
 
 def _plain(value: Any) -> Any:
@@ -88,41 +88,27 @@ def parse_literal(text: str) -> Literal:
 
 
 def matches_type(value: Any, type_name: str) -> bool:
-    """Whether `value` (JSON-like) is of `type_name`; null matches every type."""
-    if value is None or type_name == "any":
-        return True
-    if type_name.endswith("[]"):
-        element = type_name[:-2]
-        return isinstance(value, list) and all(matches_type(item, element) for item in value)
-    if type_name == "string":
-        return isinstance(value, str)
-    if type_name == "boolean":
-        return isinstance(value, bool)
-    if type_name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if type_name == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if type_name == "list":
-        return isinstance(value, list)
-    if type_name == "object":
-        return isinstance(value, dict)
-    return True
+    """Whether `value` (JSON-like) is of `type_name`; null matches every type (a key left
+    without a value), and a type that does not parse matches everything (it was reported)."""
+    found = try_parse(type_name)
+    return found is None or accepts(found, value, null_anywhere=True)
 
 
 def types_compatible(first: str, second: str) -> bool:
-    """Whether two declared types can describe one value (`integer` fits `number`)."""
+    """Whether two declared types can describe one value (`integer` fits `number`, `list`
+    fits `T[]`); a type with literals, fields or options is compared by its base kind."""
     a, b = normalise_type(first), normalise_type(second)
     if a is None or b is None or a == b or "any" in (a, b):
         return True
     numeric = {"integer", "number"}
     if a in numeric and b in numeric:
         return True
-    listy = {"list"}
-    if (a in listy and b.endswith("[]")) or (b in listy and a.endswith("[]")):
+    if (a == "list" and b.endswith("[]")) or (b == "list" and a.endswith("[]")):
         return True
     if a.endswith("[]") and b.endswith("[]"):
         return types_compatible(a[:-2], b[:-2])
-    return False
+    simple = BASE_TYPES | {"null"}
+    return not (a in simple and b in simple)
 
 
 def describe(value: Any) -> str:

@@ -122,8 +122,9 @@ class Builder(Transformer[Token, Any]):
         return n.Append(items[1], items[3], "append", span=self._span(items))
 
     def do_call(self, items: list[Item]) -> n.Do:
-        args = tuple(item for item in items[2:] if item is not None)
-        return n.Do(str(items[1]), args, span=self._span(items))
+        names = [str(item) for item in items[1:3] if isinstance(item, Token)]
+        args = tuple(item for item in items[1 + len(names):] if item is not None)
+        return n.Do(".".join(names), args, span=self._span(items))
 
     do_bare = do_call
 
