@@ -134,7 +134,7 @@ def test_kill_9_while_a_person_is_being_asked_loses_no_finished_call(tmp_path: P
     script = _script(tmp_path, {})
     terminal = Terminal(tmp_path, "run", str(EXAMPLE), "--script", str(script), "-q",
                         "--as", "alice")
-    terminal.expect("decision (string): ")
+    terminal.expect("decision (one of: ")
     os.kill(terminal.process.pid, signal.SIGKILL)
     assert terminal.wait() == -signal.SIGKILL
     [folder] = list((tmp_path / ".prose" / "runs").iterdir())
