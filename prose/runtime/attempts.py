@@ -25,9 +25,15 @@ from prose.lang import flows
 from prose.lang.flows import Label
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
+from prose.runtime.agent import TurnsExceeded, declared_tools, run_agent
 from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
-from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
+from prose.runtime.errors import (
+    CallFailed,
+    InformationHidingViolation,
+    ProseRuntimeError,
+    ScriptExhausted,
+)
 from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts, render_value
@@ -135,7 +141,8 @@ async def attempt(
                       if branch or index != flows.NO_INDEX) or None,
     )
     if isinstance(service, ModelService):
-        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
+        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label,
+                                   given)
     if isinstance(service, PythonService):
         return await python_attempt(ctx, node, service, payload, event, label)
     if isinstance(service, PersonService):
@@ -156,8 +163,10 @@ async def model_attempt(
     path: str,
     event: CallEvent,
     label: Label,
+    given: Label | None = None,
 ) -> Any:
-    """One attempt of a call of a model service, through the run's one model exchange."""
+    """One attempt of a call of a model service, through the run's one model exchange (an
+    agent's loop of exchanges when the slot declares tools: `agent.run_agent`)."""
     shared = ctx.shared
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
@@ -192,8 +201,22 @@ async def model_attempt(
             }
         )
     started = time.perf_counter()
+    tools = declared_tools(ctx, slot)
     try:
-        answer = await exchange(ctx, request, event, on_send=lambda: _progress(ctx, "start", event))
+        if tools:
+            _progress(ctx, "start", event)
+            answer = await run_agent(ctx, node, slot, request, event, payload,
+                                     given if given is not None else payload.label(), tools)
+        else:
+            answer = await exchange(ctx, request, event,
+                                    on_send=lambda: _progress(ctx, "start", event))
+    except TurnsExceeded as error:
+        _fail(ctx, event, "max_turns", error.message, started)
+        error.label = label
+        raise
+    except InformationHidingViolation as error:  # a tool call or a turn refused mid-loop
+        _fail(ctx, event, error.kind, error.message, started)
+        raise
     except asyncio.CancelledError:
         _fail(
             ctx,

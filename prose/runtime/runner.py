@@ -67,6 +67,7 @@ from prose.runtime.services import (
     SlotBinding,
     describe_bindings,
 )
+from prose.runtime.tool_setup import check_tools
 from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
@@ -128,6 +129,12 @@ class RunOptions:
     answerer: str | None = None
     terminal: Any = None
     resume_hint: str | None = None
+    # Agents (docs/agents.md): what implements the declared `cli:`/`mcp:` tools
+    # (`prose.runtime.toolbox.Provider` by spelling), whether a run without an OS sandbox
+    # is refused (`--require-sandbox`), and whether workspaces are kept (`--keep-workspaces`).
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    require_sandbox: bool = False
+    keep_workspaces: bool = False
     # Shared with other runs (`shared_resources`): then `client`, `script`'s client,
     # `concurrency`, `cache_dir` and `files` are theirs, and `limits` bound this run alone
     # while the pool's bound them all. `resume_trace` still replays this run's own calls.
@@ -253,6 +260,8 @@ async def run_pattern(
         )
         if options.require_distinct_models:
             check_distinct_models(instance.policy, instance.bindings, default_model or "")
+        isolation = check_tools(loaded.spec, options.tools, loaded.text,
+                                require_sandbox=options.require_sandbox)
         if options.script is None:
             _refuse_ungranted(loaded, options, default_model, judge_model)
         prompts = resources.prompts if resources is not None else _prompts(options)
@@ -290,6 +299,9 @@ async def run_pattern(
         files=files,
         roots=roots,
         people=desk,
+        tools=dict(options.tools),
+        isolation=isolation,
+        keep_workspaces=options.keep_workspaces,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
     trace.emit(
