@@ -35,6 +35,9 @@ BUILTIN_TOOLS: dict[str, str] = {
 PREFIXES: dict[str, ToolKind] = {"cli": "command", "mcp": "external"}
 WRITES_MARKERS = frozenset({"writes", "writing", "write"})
 READ_MARKERS = frozenset({"read-only", "readonly", "reads"})
+# A command template's placeholder, without a pattern of its own in the instance: a word or
+# a relative path, never an option (`-x`); `..` is refused besides (`toolbox.command_argv`).
+DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
 # The source an external tool's result carries: `tool:mcp:memory`.
 TOOL_SOURCE_PREFIX = "tool:"
 

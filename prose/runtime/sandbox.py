@@ -163,6 +163,10 @@ async def run_command(argv: list[str], workspace: Path, *, timeout: float, max_o
         timed_out = True
         _kill(process)
     try:
+        if cut or timed_out:  # drain what the killed process left, so the pipe closes
+            assert process.stdout is not None
+            while await asyncio.wait_for(process.stdout.read(65536), 5):
+                pass
         exit_code: int | None = await asyncio.wait_for(process.wait(), 5)
     except TimeoutError:
         exit_code = None

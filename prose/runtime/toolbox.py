@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prose.lang.tools import BUILTIN_TOOLS, ToolKind, parse_tool_name
+from prose.lang.tools import BUILTIN_TOOLS, DEFAULT_PARAM, ToolKind, parse_tool_name
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
 from prose.runtime.workspace import PathRefused, Workspace
 
@@ -89,9 +89,10 @@ class Tool:
                      "path": {"type": "string", "description": "a file or folder"}}
             required = ["pattern"]
         elif isinstance(self.provider, CommandSpec):
-            props = {name: {"type": "string", "pattern": pattern}
-                     for name, pattern in self.provider.params.items()}
-            required = list(self.provider.params)
+            props = {m.group(1): {"type": "string", "pattern": self.provider.params.get(
+                         m.group(1), DEFAULT_PARAM)}
+                     for item in self.provider.command if (m := _PLACEHOLDER.match(item))}
+            required = list(props)
         elif isinstance(self.provider, PythonToolSpec):
             props = {name: {"type": _json_word(word)}
                      for name, word in self.provider.parameters.items()}
@@ -193,9 +194,11 @@ def builtin(tool: str, args: Mapping[str, Any], workspace: Workspace) -> str:
 def command_argv(spelling: str, spec: CommandSpec, args: Mapping[str, Any]) -> list[str]:
     """The argument list of a declared command, its placeholders filled from `args`, each
     value one whole argument matching its parameter's pattern; ToolRefused else."""
-    extra = sorted(set(args) - set(spec.params))
+    params = {m.group(1): spec.params.get(m.group(1), DEFAULT_PARAM)
+              for item in spec.command if (m := _PLACEHOLDER.match(item))}
+    extra = sorted(set(args) - set(params))
     if extra:
-        allowed = ", ".join(f"`{p}`" for p in spec.params) or "none"
+        allowed = ", ".join(f"`{p}`" for p in params) or "none"
         raise ToolRefused(f"`{extra[0]}` is not an argument of `{spelling}` (its arguments: "
                           f"{allowed}); the instance file declares what the command runs")
     argv: list[str] = []
@@ -208,10 +211,10 @@ def command_argv(spelling: str, spec: CommandSpec, args: Mapping[str, Any]) -> l
         value = args.get(name)
         if not isinstance(value, str):
             raise ToolRefused(f"`{spelling}` needs the argument `{name}` (a string)")
-        if not re.fullmatch(spec.params[name], value) or ".." in Path(value).parts \
+        if not re.fullmatch(params[name], value) or ".." in Path(value).parts \
                 or "\0" in value:
             raise ToolRefused(f"`{value}` is not allowed for `{name}` of `{spelling}` (the "
-                              f"instance allows `{spec.params[name]}`, no `..`)")
+                              f"instance allows `{params[name]}`, no `..`)")
         argv.append(value)
     program = resolve_program(argv[0])
     if program is None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import yaml
 
 from prose.diagnostics.model import Diagnostic
-from prose.lang.tools import needs_provider, parse_tool_name
+from prose.lang.tools import DEFAULT_PARAM, needs_provider, parse_tool_name
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import CommandTool, Instance, PythonTool, ToolProvider
@@ -23,8 +23,6 @@ from prose.spec.model import PatternSpec
 from prose.spec.yaml_nodes import key_nodes, node_span
 
 PLACEHOLDER = re.compile(r"^\{([A-Za-z_]\w*)\}$")
-# A filled placeholder by default: a word or a relative path, never an option (`-x`).
-DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
 _COMMAND_KEYS = frozenset({"command", "params", "timeout", "max_output"})
 _PYTHON_KEYS = frozenset({"python", "description", "parameters"})
 _PYTHON_TARGET = re.compile(
