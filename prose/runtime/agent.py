@@ -189,8 +189,10 @@ def _judge(ctx: RunContext, node: n.Call, slot: str, tool: Tool, given: Label,
     ctx.shared.trace.emit(ErrorEvent(
         code=error.code, kind=error.kind, message=message, file=node.span.file,
         line=node.line, column=node.column, slot=slot, rules=["tools"],
-        refused={"tool": tool.spelling, "reader": reader, "hidden": source,
-                 "arguments": call.arguments, "branch": list(pc.branch())}))
+        refused={"tool": tool.spelling, "writes": tool.writes, "reader": reader,
+                 "hidden": source, "arguments": call.arguments, "branch": list(pc.branch()),
+                 "provenance": sorted(given.provenance),
+                 "transitive": sorted(given.transitive)}))
     raise error
 
 

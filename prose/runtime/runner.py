@@ -319,6 +319,8 @@ async def run_pattern(
             policy=memo(resources, ("policy",), instance.policy.to_dict,
                         owner=instance.policy),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
+            tools=[{"slot": slot.name, "tool": tool.spelling, "writes": tool.writes}
+                   for slot in loaded.spec.slots for tool in slot.tools] or None,
         )
     )
     damage = getattr(cache, "damage", None)

@@ -113,6 +113,9 @@ class RunStart(Event):
     models: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] | None = None
     resumed_from: str | None = None
+    # Agents: every slot's declared tools `{slot, tool, writes}` (`prose.lang.tools`), so the
+    # audit judges tool calls again from the trace alone.
+    tools: list[dict[str, Any]] | None = None
 
     checkpoint: ClassVar[bool] = True  # a resumed run takes its inputs from it
 
