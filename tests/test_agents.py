@@ -340,3 +340,32 @@ def test_the_real_litellm_path_carries_tool_calls(tmp_path: Path) -> None:
     assert [m["role"] for m in third[-3:]] == ["assistant", "tool", "tool"]
     assert third[-1]["content"] == "review the adder"
     assert [e["tool"] for e in events(result, "tool")] == ["read", "list", "read"]
+
+
+def test_resume_replays_finished_tool_results_without_running_them(tmp_path: Path) -> None:
+    counted: list[str] = []
+
+    def count(text: str = "") -> str:
+        counted.append(text)
+        return f"counted {len(counted)}"
+
+    tools: dict[str, Provider] = {
+        "cli:token": CommandSpec(("python", "-c", "import uuid; print(uuid.uuid4())"), {}),
+        "mcp:counter": PythonToolSpec("tests:count", count, None, {"text": "string"}),
+    }
+    path = write(tmp_path, "read, cli:token, mcp:counter")
+    asking = [{"tool": "cli:token"}, {"tool": "mcp:counter", "args": {"text": "once"}}]
+    first = run(path, asking, tools=tools)
+    assert first.exit_code == 1 and first.error is not None and first.error.code == "R013"
+    before = events(first, "tool")
+    assert counted == ["once"] and len(before) == 2
+    (tmp_path / "first.jsonl").write_bytes((tmp_path / "trace.jsonl").read_bytes())
+    (tmp_path / "first.jsonl.sha256").write_bytes((tmp_path / "trace.jsonl.sha256").read_bytes())
+    again = run(path, [*asking, {"verdict": "ok", "notes": "resumed"}], tools=tools,
+                resume_trace=tmp_path / "first.jsonl")
+    assert again.exit_code == 0, again.error and again.error.format()
+    assert again.value == {"verdict": "ok", "notes": "resumed"}
+    after = events(again, "tool")
+    assert [e["replayed"] for e in after] == [True, True]
+    assert [e["output"] for e in after] == [e["output"] for e in before]  # the same token
+    assert counted == ["once"]  # the Python tool was not called again

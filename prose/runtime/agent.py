@@ -126,8 +126,9 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             if not answer.tool_calls:
                 return answer
             messages.append(Message("assistant", answer.text or "", answer.tool_calls))
+            asked = {"key": record.key, "model": record.model, "cached": answer.cached}
             outcomes = await _run_calls(ctx, node, slot, event, answer.tool_calls, tools,
-                                        workspace, given, turn)
+                                        workspace, given, turn, asked)
             results = [Message("tool", outcome.text(), tool_call_id=call.id)
                        for call, outcome in zip(answer.tool_calls, outcomes, strict=True)]
             info["tool_calls"] += len(results)
@@ -148,23 +149,33 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
 
 async def _run_calls(ctx: RunContext, node: n.Call, slot: str, event: CallEvent,
                      calls: tuple[ToolCall, ...], tools: dict[str, Tool], workspace: Any,
-                     given: Label, turn: int) -> list[ToolOutcome]:
-    """The tool calls of one turn, at most `PARALLEL_TOOLS` at once, each judged first."""
+                     given: Label, turn: int, asked: dict[str, Any]) -> list[ToolOutcome]:
+    """The tool calls of one turn, at most `PARALLEL_TOOLS` at once, each judged first. A
+    turn replayed from a resumed trace replays its recorded results: nothing runs again."""
     limit = asyncio.Semaphore(PARALLEL_TOOLS)
+    replay = getattr(ctx.shared.cache, "tool_result", None) if asked.get("cached") else None
 
     async def one(call: ToolCall) -> ToolOutcome:
         tool = tool_for(call.name, tools)
+        own = {"key": asked.get("key"), "model": asked.get("model"), "id": call.id,
+               "name": call.name, "arguments": call.arguments}
         if tool is None:
             names = ", ".join(f"`{t.function_name}`" for t in tools.values())
             outcome = ToolOutcome("", f"`{call.name}` is not a tool of `{slot}` (its tools: "
                                   f"{names}); nothing was run")
-            _emit(ctx, node, slot, event, call, None, outcome, turn, given)
+            _emit(ctx, node, slot, event, call, None, outcome, turn, given, own)
             return outcome
         _judge(ctx, node, slot, tool, given, call)
+        recorded = replay(str(asked.get("key")), call.id) if replay is not None else None
+        if recorded is not None:
+            output, error = recorded
+            outcome = ToolOutcome("" if error is not None else output, error)
+            _emit(ctx, node, slot, event, call, tool, outcome, turn, given, own, replayed=True)
+            return outcome
         async with limit:
             outcome = await run_tool(tool, call.arguments, workspace,
                                      ctx.shared.isolation)  # type: ignore[arg-type]
-        _emit(ctx, node, slot, event, call, tool, outcome, turn, given)
+        _emit(ctx, node, slot, event, call, tool, outcome, turn, given, own)
         return outcome
 
     return list(await asyncio.gather(*(one(call) for call in calls)))
@@ -197,7 +208,8 @@ def _judge(ctx: RunContext, node: n.Call, slot: str, tool: Tool, given: Label,
 
 
 def _emit(ctx: RunContext, node: n.Call, slot: str, event: CallEvent, call: ToolCall,
-          tool: Tool | None, outcome: ToolOutcome, turn: int, given: Label) -> None:
+          tool: Tool | None, outcome: ToolOutcome, turn: int, given: Label,
+          asked: dict[str, Any], replayed: bool = False) -> None:
     try:
         arguments: Any = json.loads(call.arguments or "{}")
     except json.JSONDecodeError:
@@ -210,4 +222,4 @@ def _emit(ctx: RunContext, node: n.Call, slot: str, event: CallEvent, call: Tool
         turn=turn, tool_call_id=call.id, arguments=arguments, output=text,
         error=outcome.error, sha256=output_sha256(text), duration_ms=outcome.duration_ms,
         isolation=outcome.isolation, exit_code=outcome.exit_code, file=node.span.file,
-        line=node.line, provenance=sorted(label.provenance)))
+        line=node.line, provenance=sorted(label.provenance), asked=asked, replayed=replayed))

@@ -148,7 +148,8 @@ async def exchange(
             completion_tokens=cached.completion_tokens,
             total_tokens=cached.prompt_tokens + cached.completion_tokens,
         )
-        answer = Answer(cached.text, cached.parsed, cached.model or request.model, cached=True)
+        answer = Answer(cached.text, cached.parsed, cached.model or request.model, cached=True,
+                        tool_calls=cached.tool_calls)
         if accept is not None:
             accept(answer)
         return answer

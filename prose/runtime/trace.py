@@ -193,6 +193,10 @@ class ToolEvent(Event):
     line: int = 0
     provenance: list[str] = field(default_factory=list)
     refused: dict[str, Any] | None = None
+    # What the model asked for, as it asked (the turn's cache key, the call's id, name and
+    # argument text), so `--resume` replays this result instead of running the tool again.
+    asked: dict[str, Any] | None = None
+    replayed: bool = False
 
     checkpoint: ClassVar[bool] = True
 
