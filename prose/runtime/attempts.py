@@ -204,6 +204,7 @@ async def model_attempt(
     tools = declared_tools(ctx, slot)
     try:
         if tools:
+            event.model = model
             _progress(ctx, "start", event)
             answer = await run_agent(ctx, node, slot, request, event, payload,
                                      given if given is not None else payload.label(), tools)
@@ -252,6 +253,8 @@ async def model_attempt(
         ) from None
     _finish(ctx, event, answer.output, started)
     if ctx.content.active:
+        if tools:  # an agent was sent its tool results too: text it read is not its own
+            texts = [str(message.get("content") or "") for message in event.messages]
         ctx.content.record(slot, node.line, answer.output, texts)
     return answer.output
 
