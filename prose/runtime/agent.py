@@ -29,6 +29,7 @@ from prose.runtime.content import check_messages
 from prose.runtime.errors import CallFailed, InformationHidingViolation
 from prose.runtime.exchange import Answer, Exchange, exchange
 from prose.runtime.integrity import output_sha256
+from prose.runtime.mcp_client import McpToolSpec, McpUnavailable
 from prose.runtime.toolbox import Tool, ToolOutcome, describe_tools, run_tool, slot_tools, tool_for
 from prose.runtime.trace import CallEvent, ErrorEvent, ToolEvent, Usage
 from prose.runtime.values import plain
@@ -103,6 +104,7 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
         messages[0] = Message.system(f"{messages[0].content}\n\n{AGENT_INSTRUCTIONS}")
     else:
         messages.insert(0, Message.system(AGENT_INSTRUCTIONS))
+    tools = await _listed(ctx, tools)
     offered = [tool.openai() for tool in tools.values()]
     info: dict[str, Any] = {"tools": describe_tools(tools), "isolation": shared.isolation,
                             "manifest_sha256": workspace.manifest_sha256(), "turns": 0,
@@ -147,6 +149,20 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             workspace.remove()
 
 
+async def _listed(ctx: RunContext, tools: dict[str, Tool]) -> dict[str, Tool]:
+    """The tools with what their MCP servers list for them (description, input schema);
+    a server that cannot say leaves the tool as declared (its calls then say why)."""
+    out = dict(tools)
+    for name, tool in tools.items():
+        if isinstance(tool.provider, McpToolSpec) and ctx.shared.mcp is not None:
+            try:
+                listed = await ctx.shared.mcp.describe(tool.provider)
+            except (McpUnavailable, TimeoutError):
+                continue
+            out[name] = dataclasses.replace(tool, listed=listed)
+    return out
+
+
 async def _run_calls(ctx: RunContext, node: n.Call, slot: str, event: CallEvent,
                      calls: tuple[ToolCall, ...], tools: dict[str, Tool], workspace: Any,
                      given: Label, turn: int, asked: dict[str, Any]) -> list[ToolOutcome]:
@@ -174,7 +190,8 @@ async def _run_calls(ctx: RunContext, node: n.Call, slot: str, event: CallEvent,
             return outcome
         async with limit:
             outcome = await run_tool(tool, call.arguments, workspace,
-                                     ctx.shared.isolation)  # type: ignore[arg-type]
+                                     ctx.shared.isolation,  # type: ignore[arg-type]
+                                     ctx.shared.mcp)
         _emit(ctx, node, slot, event, call, tool, outcome, turn, given, own)
         return outcome
 

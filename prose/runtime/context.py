@@ -108,6 +108,8 @@ class Shared:
     tools: Mapping[str, Any] = field(default_factory=dict)
     isolation: str = "context-only"
     keep_workspaces: bool = False
+    # The run's MCP servers (`prose.runtime.mcp_client.McpServers`), when a tool uses one.
+    mcp: Any = None
 
 
 class BudgetPool(Protocol):

@@ -60,6 +60,7 @@ from prose.runtime.loading import (
     load_pattern,
     uses,
 )
+from prose.runtime.mcp_client import McpServers, McpToolSpec
 from prose.runtime.scope import Scope
 from prose.runtime.services import (
     ModelService,
@@ -302,6 +303,8 @@ async def run_pattern(
         tools=dict(options.tools),
         isolation=isolation,
         keep_workspaces=options.keep_workspaces,
+        mcp=McpServers() if any(isinstance(p, McpToolSpec) for p in options.tools.values())
+        else None,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
     trace.emit(
@@ -331,8 +334,12 @@ async def run_pattern(
             f"only lines 1-{damage.line - 1} were replayed",
             detail={"line": damage.line, "reason": damage.reason},
         ))
-    return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
-                          options.resume_hint)
+    try:
+        return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
+                              options.resume_hint)
+    finally:
+        if shared.mcp is not None:
+            await shared.mcp.close()
 
 
 def _desk(options: RunOptions) -> Any:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from prose.lang.tools import needs_provider
 from prose.runtime.errors import SandboxRequired, ToolsMismatch
+from prose.runtime.mcp_client import McpToolSpec
 from prose.runtime.sandbox import Isolation, isolation_mode
 from prose.runtime.services import import_callable
 from prose.runtime.toolbox import CommandSpec, Provider, PythonToolSpec
@@ -31,6 +32,9 @@ def providers_from_instance(tools: Mapping[str, Any], base_dir: Path) -> dict[st
         if getattr(tool, "kind", None) == "command":
             out[spelling] = CommandSpec(tuple(tool.command), dict(tool.params), tool.timeout,
                                         tool.max_output)
+        elif getattr(tool, "kind", None) == "mcp":
+            out[spelling] = McpToolSpec(tuple(tool.server), tool.server_tool, str(base_dir),
+                                        tool.timeout)
         elif getattr(tool, "kind", None) == "python":
             out[spelling] = PythonToolSpec(tool.python, import_callable(tool.python, base_dir),
                                            tool.description, dict(tool.parameters))

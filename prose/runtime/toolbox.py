@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.lang.tools import BUILTIN_TOOLS, DEFAULT_PARAM, ToolKind, parse_tool_name
+from prose.runtime.mcp_client import McpServers, McpToolSpec, McpUnavailable
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
 from prose.runtime.workspace import PathRefused, Workspace
 
@@ -49,7 +50,7 @@ class PythonToolSpec:
     parameters: Mapping[str, str] = field(default_factory=dict)
 
 
-Provider = CommandSpec | PythonToolSpec
+Provider = CommandSpec | PythonToolSpec | McpToolSpec
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Tool:
     kind: ToolKind
     writes: bool
     provider: Provider | None = None
+    # What an MCP server lists for it (description, input schema), asked when the call starts.
+    listed: tuple[str | None, dict[str, Any] | None] | None = None
 
     @property
     def function_name(self) -> str:
@@ -74,12 +77,16 @@ class Tool:
             return f"run `{shown}` in the workspace and return its exit code and output"
         if isinstance(self.provider, PythonToolSpec) and self.provider.description:
             return self.provider.description
+        if self.listed is not None and self.listed[0]:
+            return self.listed[0]
         return f"the external tool {self.spelling}"
 
     def parameters(self) -> dict[str, Any]:
         """The JSON schema of the tool's arguments."""
         props: dict[str, Any] = {}
         required: list[str] = []
+        if self.listed is not None and self.listed[1] is not None:
+            return self.listed[1]
         if self.spelling == "list":
             props = {"path": {"type": "string", "description": "a folder (default: the root)"}}
         elif self.spelling == "read":
@@ -223,7 +230,7 @@ def command_argv(spelling: str, spec: CommandSpec, args: Mapping[str, Any]) -> l
 
 
 async def run_tool(tool: Tool, raw_arguments: str, workspace: Workspace,
-                   isolation: Isolation) -> ToolOutcome:
+                   isolation: Isolation, mcp: McpServers | None = None) -> ToolOutcome:
     """Run one tool call; every refusal and failure is the outcome's `error`."""
     started = time.perf_counter()
 
@@ -244,12 +251,20 @@ async def run_tool(tool: Tool, raw_arguments: str, workspace: Workspace,
                 error = f"`{tool.spelling}` ran past its timeout ({tool.provider.timeout:g} s) " \
                         f"and was killed\n{result.text()}"
             return ToolOutcome(result.text(), error, isolation, result.exit_code, took())
+        if isinstance(tool.provider, McpToolSpec):
+            if mcp is None:
+                raise ToolRefused(f"`{tool.spelling}`: this run has no MCP client")
+            text, failed = await mcp.call(tool.provider, args)
+            return ToolOutcome(_clip(text) if not failed else "",
+                               _clip(text) if failed else None, duration_ms=took())
         if isinstance(tool.provider, PythonToolSpec):
             value = await _call_python(tool.provider, args)
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                                    default=str)
             return ToolOutcome(_clip(text), duration_ms=took())
         raise ToolRefused(f"`{tool.spelling}` has no implementation in this run")
+    except McpUnavailable as failed:
+        return ToolOutcome("", f"`{tool.spelling}`: {failed}", duration_ms=took())
     except (ToolRefused, PathRefused) as refused:
         return ToolOutcome("", str(refused), duration_ms=took())
     except TimeoutError:
@@ -285,6 +300,8 @@ def describe_tools(tools: Mapping[str, Tool]) -> list[dict[str, Any]]:
             entry["command"] = list(tool.provider.command)
         elif isinstance(tool.provider, PythonToolSpec):
             entry["python"] = tool.provider.ref
+        elif isinstance(tool.provider, McpToolSpec):
+            entry["mcp"] = {"server": list(tool.provider.server), "tool": tool.provider.tool}
         out.append(entry)
     return out
 

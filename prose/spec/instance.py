@@ -164,7 +164,19 @@ class PythonTool(_Frozen):
     span: Span
 
 
-ToolProvider = Annotated[CommandTool | PythonTool, Field(discriminator="kind")]
+class McpTool(_Frozen):
+    """`mcp:NAME: {server: [PROGRAM, ARG...], tool: TOOL, timeout: S}`: the tool `TOOL`
+    (default NAME) of an MCP server started over stdio in the instance's folder."""
+
+    kind: Literal["mcp"] = "mcp"
+    tool: str
+    server: list[str]
+    server_tool: str
+    timeout: float = 30.0
+    span: Span
+
+
+ToolProvider = Annotated[CommandTool | PythonTool | McpTool, Field(discriminator="kind")]
 
 
 Service = Annotated[

@@ -18,7 +18,7 @@ from prose.diagnostics.model import Diagnostic
 from prose.lang.tools import DEFAULT_PARAM, needs_provider, parse_tool_name
 from prose.source import Span
 from prose.spec.codes import make
-from prose.spec.instance import CommandTool, Instance, PythonTool, ToolProvider
+from prose.spec.instance import CommandTool, Instance, McpTool, PythonTool, ToolProvider
 from prose.spec.model import PatternSpec
 from prose.spec.yaml_nodes import key_nodes, node_span
 
@@ -64,8 +64,13 @@ def read_tools(node: yaml.Node | None, file: str, out: list[Diagnostic]) -> dict
                value: yaml.Node = value) -> None:
             bad(message, keys[where][1] if where in keys else value)
 
-        tool: ToolProvider | None = (_command(name, data, span, at) if found.kind == "command"
-                                     else _python(name, data, span, at))
+        tool: ToolProvider | None
+        if found.kind == "command":
+            tool = _command(name, data, span, at)
+        elif "server" in data:
+            tool = _mcp(name, data, span, at)
+        else:
+            tool = _python(name, data, span, at)
         if tool is not None:
             tools[name] = tool
     return tools
@@ -128,6 +133,33 @@ def _command(name: str, data: dict[str, object], span: Span,
     full = {param: params.get(param, DEFAULT_PARAM) for param in wanted}
     return CommandTool(tool=name, command=list(command), params=full, timeout=float(timeout),
                        max_output=cap, span=span)
+
+
+_MCP_KEYS = frozenset({"server", "tool", "timeout"})
+
+
+def _mcp(name: str, data: dict[str, object], span: Span,
+         bad: Callable[[str, str], None]) -> McpTool | None:
+    unknown = sorted(set(data) - _MCP_KEYS)
+    if unknown:
+        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, tool, timeout)", unknown[0])
+        return None
+    server = data.get("server")
+    if not isinstance(server, list) or not server or not all(
+            isinstance(item, str) and item for item in server):
+        bad(f"`server` of `{name}` is the server's command line as a list of arguments",
+            "server")
+        return None
+    tool = data.get("tool", name.partition(":")[2])
+    timeout = data.get("timeout", 30.0)
+    if not isinstance(tool, str) or not tool:
+        bad(f"`tool` of `{name}` names one tool of the server", "tool")
+        return None
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        bad(f"`timeout` of `{name}` is a number of seconds above 0", "timeout")
+        return None
+    return McpTool(tool=name, server=list(server), server_tool=tool, timeout=float(timeout),
+                   span=span)
 
 
 def _python(name: str, data: dict[str, object], span: Span,
