@@ -251,7 +251,14 @@ def test_a_budget_stops_an_agent_loop_midway(tmp_path: Path) -> None:
                  limits=Limits(max_calls=2))
     assert result.exit_code == 3
     assert len(events(result, "tool")) == 2
+    [call] = events(result, "call")  # the stopped agent's call, its two turns counted
+    assert call["error"]["kind"] == "budget" and call["agent"]["turns"] == 2
     assert events(result, "run_end")
+    from prose.ledger.audit import audit_trace
+
+    assert result.trace_path is not None
+    report = audit_trace(result.trace_path, pattern=tmp_path / "agent.prose.md")
+    assert report.findings == [], report.findings
 
 
 def test_a_python_tool_answers_an_external_tool(tmp_path: Path) -> None:

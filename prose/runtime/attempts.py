@@ -29,6 +29,7 @@ from prose.runtime.agent import TurnsExceeded, declared_tools, run_agent
 from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
+    BudgetExceeded,
     CallFailed,
     InformationHidingViolation,
     ProseRuntimeError,
@@ -217,6 +218,10 @@ async def model_attempt(
         raise
     except InformationHidingViolation as error:  # a tool call or a turn refused mid-loop
         _fail(ctx, event, error.kind, error.message, started)
+        raise
+    except BudgetExceeded as error:
+        if tools:  # an agent stopped mid-loop: its earlier turns were sent and are counted
+            _fail(ctx, event, "budget", error.message, started)
         raise
     except asyncio.CancelledError:
         _fail(
