@@ -24,10 +24,12 @@ from typing import Any
 class Reply:
     """A 200 chat completion with `content`; usage as given (None: no usage block)."""
 
-    content: str
+    content: str | None
     prompt_tokens: int | None = 11
     completion_tokens: int | None = 5
     finish_reason: str = "stop"
+    # (name, arguments as JSON text) of tool calls the model asks for (content then null).
+    tool_calls: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,6 +165,13 @@ def _completion(model: str, reply: Reply) -> dict[str, Any]:
             }
         ],
     }
+    if reply.tool_calls:
+        body["choices"][0]["message"]["tool_calls"] = [
+            {"id": f"call_{index}", "type": "function",
+             "function": {"name": name, "arguments": arguments}}
+            for index, (name, arguments) in enumerate(reply.tool_calls)
+        ]
+        body["choices"][0]["finish_reason"] = "tool_calls"
     if reply.prompt_tokens is not None and reply.completion_tokens is not None:
         body["usage"] = {
             "prompt_tokens": reply.prompt_tokens,

@@ -45,8 +45,10 @@ LEAK_SECTIONS: dict[str, str | None] = {
 }
 # `fail` and `services` are read only by the run-time test (tests/test_runtime_hiding.py).
 # `services` too: how many services a list-valued slot is bound to at run time.
+# `tools` and `script` too (agents, docs/agents.md): what implements the declared tools,
+# and the tool calls a slot's first scripted turns make.
 FILE_KEYS = {"channel", "description", "name", "fail", "services", "people", "leak", "clean",
-             *SECTIONS}
+             "tools", "script", *SECTIONS}
 TWIN_KEYS = {"program", "expect", "xfail", *SECTIONS}  # a twin may override a section
 
 

@@ -326,7 +326,7 @@ def test_the_server_never_imports_litellm(leaky_file: tuple[str, str]) -> None:
         server.store.update({uri!r}, {text!r}, 1)
         analysis = server.store.analysis({uri!r})
         assert analysis.explanation is not None and analysis.index.occurrences
-        print(json.dumps(sorted(m for m in ("litellm", "openai", "tiktoken", "httpx")
+        print(json.dumps(sorted(m for m in ("litellm", "openai", "tiktoken", "httpx", "mcp")
                                 if m in sys.modules)))
         """
     )

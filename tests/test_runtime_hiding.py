@@ -424,7 +424,7 @@ SCRIPTED_CALLS = 20
 
 def _shared_script(
     path: Path, program: str, fail: list[str] | dict[str, list[int]] | None = None,
-    services: dict[str, int] | None = None,
+    services: dict[str, int] | None = None, first: dict[str, list[Any]] | None = None,
 ) -> Script:
     """Every slot answers `{flaws, sections}`; the calls `fail` names are errors instead.
 
@@ -452,6 +452,9 @@ def _shared_script(
     for slot, numbers in failing.items():
         for number in numbers:
             slots[slot][number - 1] = {"$error": f"the {slot} failed"}
+    # An agent's tool calls (the fixture's `script`) come before its answers.
+    for slot, calls in (first or {}).items():
+        slots[slot] = [*calls, *slots[slot]]
     # A list-valued slot (`services`): that many services, one queue each.
     mapping: dict[str, Any] = {name: slots[name] for name in slots}
     for name, count in (services or {}).items():
@@ -467,9 +470,9 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     fail = fixture.get("fail")
     leak = fixture["leak"]["program"]
     path = _shared_pattern(fixture, leak, tmp_path, fixture["leak"])
-    script = _shared_script(path, leak, fail, fixture.get("services"))
+    script = _shared_script(path, leak, fail, fixture.get("services"), fixture.get("script"))
     people = _people(fixture)
-    result = run_file(path, tmp_path, script, bindings=people)
+    result = run_file(path, tmp_path, script, bindings=people, tools=_tools(fixture))
     assert result.exit_code == 5, result.error and result.error.format()
     # A slot bound to a person: the question was never written (nor recorded as asked).
     assert not (tmp_path / "pending.json").exists()
@@ -489,13 +492,30 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     assert [e for e in result.events if e.type == "call" and e.time > stopped] == []
     clean = fixture["clean"]["program"]
     path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
-    twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services")),
-                    bindings=people)
+    twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services"),
+                                                   fixture.get("script")),
+                    bindings=people, tools=_tools(fixture))
     assert twin.exit_code != 5, twin.error and twin.error.format()
     if people:  # the twin asks its person, and the question shows nothing hidden
         assert twin.exit_code == 6, twin.error and twin.error.format()
         shown = "".join(p.read_text() for p in (tmp_path / "questions").glob("*.md"))
         assert shown and not any(f"from {slot}" in shown for slot in ("critic", "adversary"))
+
+
+def _tools(fixture: dict[str, Any]) -> dict[str, Any]:
+    """The fixture's `tools`, read as an instance file's `tools:` is (docs/agents.md)."""
+    from prose.runtime.tool_setup import providers_from_instance
+    from prose.spec.instance_tools import read_tools
+    from prose.spec.yaml_nodes import compose
+
+    if not fixture.get("tools"):
+        return {}
+    document = compose(yaml.safe_dump({"tools": fixture["tools"]}))
+    assert not isinstance(document, Exception) and document.node is not None
+    found: list[Any] = []
+    tools = read_tools(document.node.value[0][1], "fixture.yaml", found)
+    assert found == [], found
+    return providers_from_instance(tools, HERE.parent)
 
 
 def _people(fixture: dict[str, Any]) -> dict[str, Any]:
@@ -520,7 +540,9 @@ def test_audit_gives_the_run_times_verdict_on_every_fixture_trace(
         folder.mkdir()
         path = _shared_pattern(fixture, program, folder, fixture[kind])
         result = run_file(path, folder, _shared_script(path, program, fixture.get("fail"),
-                                                          fixture.get("services")))
+                                                          fixture.get("services"),
+                                                          fixture.get("script")),
+                          tools=_tools(fixture))
         report = audit_trace(folder / "trace.jsonl", pattern=path)
         rules = sorted(set(result.error.rules)) if result.exit_code == 5 else []  # type: ignore[union-attr]
         assert [f.to_dict() for f in report.findings] == [], report.findings

@@ -174,6 +174,17 @@ def _fail(message: str, code: int) -> NoReturn:
     help="Send the run as OpenTelemetry spans over OTLP (OTEL_EXPORTER_OTLP_* variables; "
     "the otel extra).",
 )
+@click.option(
+    "--require-sandbox",
+    is_flag=True,
+    help="Refuse to run declared commands (`cli:` tools) without an OS sandbox "
+    "(bubblewrap): exit 2 instead of running them `context-only` (docs/agents.md).",
+)
+@click.option(
+    "--keep-workspaces",
+    is_flag=True,
+    help="Keep each agent call's workspace folder after the call (the trace names it).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
 def run_command(**options: Any) -> None:
@@ -277,7 +288,7 @@ EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the run
 
 def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -> int:
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
-    from prose.cli.targets import checked_pattern, resolve_target, use_cache
+    from prose.cli.targets import checked_pattern, resolve_target, resolve_tools, use_cache
     from prose.llm import event_loop
     from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
@@ -293,6 +304,7 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     project = Path.cwd()
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
     path, bindings, config, inputs, allowed = resolve_target(target, files)
+    tools = resolve_tools(target, files)
     pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
@@ -350,6 +362,9 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         files=files,
         answerer=options["answer_as"],
         terminal=_terminal(options),
+        tools=tools,
+        require_sandbox=options["require_sandbox"],
+        keep_workspaces=options["keep_workspaces"],
     )
     if not options["show_prompts"]:
         from prose.runtime.runner import new_run_id

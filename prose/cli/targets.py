@@ -59,6 +59,24 @@ def resolve_target(
     )
 
 
+def resolve_tools(target: str, files: PatternFiles) -> dict[str, Any]:
+    """What implements the tools of an instance file's `tools:` (empty for a pattern file);
+    the instance was checked by `resolve_target` already."""
+    if not target.endswith((".yaml", ".yml")):
+        return {}
+    from prose.runtime.errors import InputError
+    from prose.runtime.tool_setup import providers_from_instance
+    from prose.spec.instance_loader import load_instance_file
+
+    instance = load_instance_file(target, files.spec_result).instance
+    if instance is None or not instance.tools:
+        return {}
+    try:
+        return providers_from_instance(instance.tools, Path(target).parent)
+    except InputError as error:
+        fail(f"{target}: {error.message}", 1)
+
+
 def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) -> PatternFile:
     """The pattern file, read once; unless --no-check, refuse one with lint errors (exit 1)."""
     from prose.errors import InputReadError, ProseSyntaxError

@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 from prose.errors import ProseError
 from prose.lang.channels import Channel, chains_from, channel_from_dict
 from prose.lang.policy import Policy, Violation
+from prose.lang.tools import ToolUse
 from prose.ledger.call_sites import PatternSource, pattern_source
+from prose.ledger.tool_audit import TOOLS_RULE, recorded_uses, refused_tool_call, tool_findings
 from prose.ledger.trace_file import LoadedTrace, TraceLine, load_trace, nesting
 
 if TYPE_CHECKING:
@@ -243,12 +245,22 @@ def _check_calls(trace: LoadedTrace, policy: Policy, source: PatternSource | Non
                       if text not in plain_values and not _occurs(text, own)]
             key = scope + str(event.get("slot", ""))
             outputs.setdefault(key, []).append((line, leaves))
+    uses = recorded_uses(start.event)
+    _check_tools(trace, policy, uses, report)
     for line in trace.lines:
         if line.event.get("type") == "error" and line.event.get("kind") == "information-hiding":
-            _check_refused(line, policy, report)
+            _check_refused(line, policy, report, uses)
 
 
-def _check_refused(line: TraceLine, policy: Policy, report: AuditReport) -> None:
+def _check_tools(trace: LoadedTrace, policy: Policy, uses: list[ToolUse],
+                 report: AuditReport) -> None:
+    """Every tool call that ran, judged by the policy again (`tool_audit`)."""
+    for number, call, slot, message in tool_findings(trace, policy, uses):
+        report.findings.append(Finding(TOOLS_RULE, message, number, call, slot))
+
+
+def _check_refused(line: TraceLine, policy: Policy, report: AuditReport,
+                   uses: list[ToolUse]) -> None:
     """The run stopped a call: judge the refused call again, from what the trace recorded."""
     event = line.event
     refused = event.get("refused")
@@ -262,8 +274,11 @@ def _check_refused(line: TraceLine, policy: Policy, report: AuditReport) -> None
                 if isinstance(item, Mapping)]
     branch = tuple(str(step) for step in refused.get("branch") or ())
     index = refused.get("index")
-    found = sorted({violation.rule for violation in policy.violations(
-        slot, channels, branch, int(index) if isinstance(index, int) else -1)})
+    if "tool" in refused:  # a tool call refused before it ran (`prose.lang.tools`)
+        found = [TOOLS_RULE] if refused_tool_call(refused, slot, policy, uses) else []
+    else:
+        found = sorted({violation.rule for violation in policy.violations(
+            slot, channels, branch, int(index) if isinstance(index, int) else -1)})
     recorded = sorted(set(event.get("rules") or ()))
     where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
     if found != recorded:

@@ -169,6 +169,9 @@ class RunStats:
     loops_at_max: list[str] = field(default_factory=list)
     judgements: dict[str, int] = field(default_factory=lambda: {"total": 0, "true": 0,
                                                                  "false": 0, "failed": 0})
+    # Agents' tool calls (docs/agents.md): per tool, how many, how many failed or were
+    # refused, and their total time.
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def rounds(self) -> int | None:
@@ -201,6 +204,7 @@ class RunStats:
                       for site, count in self.loops.items()],
             "judgements": dict(self.judgements),
             "critics": [critic.to_dict() for critic in self.critics.values()],
+            "tools": [{"tool": name, **counts} for name, counts in self.tools.items()],
         }
 
 
@@ -247,6 +251,16 @@ def _add_run(stats: RunStats, run: int, trace: LoadedTrace) -> None:
             if site and site not in stats.loops_at_max:
                 stats.loops_at_max.append(site)
     _add_judgements(stats, trace.judgements)
+    for line in trace.of_type("tool"):
+        event = line.event
+        counts = stats.tools.setdefault(str(event.get("tool")), {
+            "calls": 0, "failed": 0, "duration_ms": 0.0, "isolation": []})
+        counts["calls"] += 1
+        counts["failed"] += 1 if event.get("error") else 0
+        counts["duration_ms"] = round(counts["duration_ms"] + float(event.get("duration_ms")
+                                                                     or 0), 3)
+        if event.get("isolation") and event["isolation"] not in counts["isolation"]:
+            counts["isolation"].append(event["isolation"])
     for slot, slot_verdicts in verdicts.items():
         _add_critic(stats.critics.setdefault(slot, CriticStats(slot)), slot_verdicts)
 
@@ -351,6 +365,11 @@ def render_run(stats: RunStats, title: str) -> str:
                     if key.startswith("choice:"))
     out += ["", f"judgements: {judgements['total']} (true {judgements['true']}, false "
                 f"{judgements['false']}, failed {judgements['failed']}{extra})"]
+    if data["tools"]:
+        out += ["", "tool calls:", ""]
+        out.append(grid(("tool", "calls", "failed", "duration_ms", "isolation"), [
+            [t["tool"], t["calls"], t["failed"], _fixed(t["duration_ms"], 1),
+             ", ".join(t["isolation"]) or "-"] for t in data["tools"]]))
     if data["critics"]:
         out += ["", "critic findings:", ""]
         out.append(grid(("critic", "verdicts", "issues", "per_round", "per_turn", "empty_share",

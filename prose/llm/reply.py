@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from prose.llm.types import Usage
+from prose.llm.types import ToolCall, Usage
 
 # A provider marks a reply whose text is JSON from a structured (mapping or
 # list) response by this system_fingerprint; the scripted provider does.
@@ -33,6 +33,8 @@ class Reply:
     empty: str = ""
     # The provider's finish_reason ("length": cut at the token cap; "" when not given).
     finish_reason: str = ""
+    # The tool calls the model asked for (an agent's turn; the text may then be empty).
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
@@ -53,7 +55,28 @@ def read_reply(response: Any, litellm: ModuleType, *, requested: str) -> Reply:
         structured=getattr(response, "system_fingerprint", None) == STRUCTURED_FINGERPRINT,
         empty=_emptiness(choices, content),
         finish_reason=_finish_reason(choices),
+        tool_calls=_tool_calls(message),
     )
+
+
+def _tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    """The reply's `tool_calls` (OpenAI's shape, as LiteLLM returns it for every provider)."""
+    calls = getattr(message, "tool_calls", None) or []
+    out: list[ToolCall] = []
+    for index, call in enumerate(calls):
+        function = _field(call, "function")
+        name = _field(function, "name") if function is not None else None
+        arguments = _field(function, "arguments") if function is not None else None
+        if not isinstance(name, str) or not name:
+            continue
+        ident = _field(call, "id")
+        out.append(ToolCall(id=str(ident or f"call_{index}"), name=name,
+                            arguments=arguments if isinstance(arguments, str) else "{}"))
+    return tuple(out)
+
+
+def _field(item: Any, key: str) -> Any:
+    return item.get(key) if isinstance(item, dict) else getattr(item, key, None)
 
 
 def _finish_reason(choices: Any) -> str:

@@ -38,7 +38,7 @@ from prose.llm.schema import (
     response_format,
 )
 from prose.llm.sent import counting_requests
-from prose.llm.types import ChatRequest, ChatResponse, Usage
+from prose.llm.types import ChatRequest, ChatResponse, Usage, message_dict
 
 # asyncio's own deadline, past LiteLLM's, for a provider that ignores `timeout`.
 _GRACE_FACTOR = 0.5
@@ -114,12 +114,14 @@ class RouterClient:
             raise BadRequestError("no model given and no `default_model` configured")
         router = self._router_for(model)
         tally = _Tally()
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        messages = [message_dict(m) for m in request.messages]
         with counting_requests() as sent:
             try:
                 reply = await self._call(router, request, model, messages, tally)
                 parsed: Any = None
-                if request.schema is not None:
+                if reply.tool_calls:
+                    pass  # an agent's turn: the final answer is validated, not this one
+                elif request.schema is not None:
                     parsed, reply = await self._validated(
                         router, request, model, messages, reply, tally
                     )
@@ -142,6 +144,7 @@ class RouterClient:
             fallbacks_used=reply.fallbacks_used,
             requests=sent.sent,
             finish_reason=reply.finish_reason,
+            tool_calls=reply.tool_calls,
         )
 
     # One attempt, retries, the schema re-ask -----------------------------------------
@@ -151,7 +154,7 @@ class RouterClient:
         router: Any,
         request: ChatRequest,
         model: str,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         tally: _Tally,
     ) -> Reply:
         async def attempt(number: int) -> Reply:
@@ -160,7 +163,7 @@ class RouterClient:
                 response = await self._send(router, request, model, messages)
             reply = read_reply(response, self._module(), requested=model)
             tally.add(reply)
-            if reply.empty and not accepts_empty(request.schema):
+            if reply.empty and not reply.tool_calls and not accepts_empty(request.schema):
                 raise EmptyReplyError(f"no answer: {reply.empty}", model=model)
             return reply
 
@@ -171,7 +174,7 @@ class RouterClient:
             raise
 
     async def _send(
-        self, router: Any, request: ChatRequest, model: str, messages: list[dict[str, str]]
+        self, router: Any, request: ChatRequest, model: str, messages: list[dict[str, Any]]
     ) -> Any:
         timeout = request.timeout_s if request.timeout_s is not None else self._config.timeout_s
         arguments: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout}
@@ -179,6 +182,8 @@ class RouterClient:
             arguments["temperature"] = request.temperature
         if request.max_tokens is not None:
             arguments["max_tokens"] = request.max_tokens
+        if request.tools:
+            arguments["tools"] = request.tools
         if request.schema is not None:
             arguments["response_format"] = response_format(
                 request.schema, name=request.schema_name, strict=request.strict
@@ -199,7 +204,7 @@ class RouterClient:
         router: Any,
         request: ChatRequest,
         model: str,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         reply: Reply,
         tally: _Tally,
     ) -> tuple[Any, Reply]:

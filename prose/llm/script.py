@@ -9,7 +9,10 @@ A response is served as follows:
 - a string is the reply text, as is (a YAML or JSON-looking string stays a string);
 - a mapping, list, number, boolean or null is sent as JSON text and the
   client returns it parsed (`ChatResponse.parsed`);
-- `{"$error": "text"}` fails that call with `ProviderError(message=text)`.
+- `{"$error": "text"}` fails that call with `ProviderError(message=text)`;
+- `{"tool": NAME, "args": {...}}` is a tool call (an agent's turn, docs/agents.md), and
+  `{"tool_calls": [{"tool": NAME, "args": {...}}, ...]}` several at once; the agent runs
+  the tools for real and its next turn takes the next response.
   It is retryable, so it is retried only when the request allows retries,
   and each attempt takes the next response.
 Running out raises `ScriptExhaustedError` naming the key. A key with an
@@ -90,6 +93,30 @@ class ScriptedReply:
     structured: bool
     prompt_tokens: int
     completion_tokens: int
+    # (name, JSON arguments) of each tool call the response asks for.
+    tool_calls: tuple[tuple[str, str], ...] = ()
+
+
+TOOL_KEYS = (frozenset({"tool"}), frozenset({"tool", "args"}))
+
+
+def scripted_tool_calls(response: Any) -> tuple[tuple[str, str], ...] | None:
+    """The tool calls a scripted response asks for, or None when it is an answer."""
+    if not isinstance(response, Mapping):
+        return None
+    if set(response) == {"tool_calls"} and isinstance(response["tool_calls"], list):
+        items = response["tool_calls"]
+    elif set(response) in TOOL_KEYS:
+        items = [response]
+    else:
+        return None
+    calls: list[tuple[str, str]] = []
+    for item in items:
+        if not isinstance(item, Mapping) or set(item) not in TOOL_KEYS:
+            return None
+        args = item.get("args") or {}
+        calls.append((str(item["tool"]), json.dumps(args, ensure_ascii=False)))
+    return tuple(calls)
 
 
 _TICKET = "#ticket-"
@@ -249,9 +276,13 @@ class Script:
             self.calls.append(ScriptedCall(key, pairs, response))
         if isinstance(response, Mapping) and set(response) == {ERROR_KEY}:
             raise ProviderError(str(response[ERROR_KEY]), model=script_model(key))
+        prompt = sum(count_tokens(content) for _, content in pairs)
+        calls = scripted_tool_calls(response)
+        if calls:
+            written = " ".join(f"{name} {arguments}" for name, arguments in calls)
+            return ScriptedReply("", False, prompt, count_tokens(written), calls)
         structured = not isinstance(response, str)
         text = json.dumps(response, ensure_ascii=False) if structured else response
-        prompt = sum(count_tokens(content) for _, content in pairs)
         return ScriptedReply(text, structured, prompt, count_tokens(text))
 
     def answer(self, slot: str) -> tuple[bool, Any]:

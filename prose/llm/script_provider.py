@@ -53,20 +53,21 @@ def _handler_class() -> type:
     # CustomLLM exists only once LiteLLM is imported, so the class is made here.
     custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
     usage_class = importlib.import_module("litellm").Usage
+    types = importlib.import_module("litellm.types.utils")
 
     class ScriptedLLM(custom_llm):  # type: ignore[misc]
         """Answers `prose-script/<key>` from the Script its deployment names."""
 
         def completion(self, *args: Any, **call: Any) -> Any:
-            return _answer(call, usage_class)
+            return _answer(call, usage_class, types)
 
         async def acompletion(self, *args: Any, **call: Any) -> Any:
-            return _answer(call, usage_class)
+            return _answer(call, usage_class, types)
 
     return ScriptedLLM
 
 
-def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
+def _answer(call: Mapping[str, Any], usage_class: Any, types: Any) -> Any:
     count_request()  # LiteLLM runs no input callbacks for a custom provider
     key = str(call["model"])
     api_base = str(call.get("api_base") or "")
@@ -78,6 +79,15 @@ def _answer(call: Mapping[str, Any], usage_class: Any) -> Any:
     reply = script.serve(key, call.get("messages") or [])
     response = call["model_response"]
     response.choices[0].message.content = reply.text
+    if reply.tool_calls:
+        response.choices[0].message.content = None
+        response.choices[0].message.tool_calls = [
+            types.ChatCompletionMessageToolCall(
+                id=f"call_{index}", type="function",
+                function=types.Function(name=name, arguments=arguments))
+            for index, (name, arguments) in enumerate(reply.tool_calls)
+        ]
+        response.choices[0].finish_reason = "tool_calls"
     response.model = script_model(unreserved(key))
     response.system_fingerprint = STRUCTURED_FINGERPRINT if reply.structured else _TEXT_FINGERPRINT
     response.usage = usage_class(

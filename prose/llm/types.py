@@ -9,15 +9,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a model asked for: `arguments` is the JSON text it wrote."""
+
+    id: str
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One chat message."""
+    """One chat message. An assistant's turn may carry `tool_calls`; a `tool` message is the
+    result of the call `tool_call_id` (docs/agents.md)."""
 
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
     @classmethod
     def system(cls, content: str) -> Message:
@@ -54,6 +66,8 @@ class ChatRequest:
     metadata: dict[str, Any] = field(default_factory=dict)
     schema_name: str = "output"
     strict: bool | None = None
+    # Function-calling tools offered to the model (OpenAI `tools=` entries); None: none.
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +115,8 @@ class ChatResponse:
     requests: int = 0
     # The last reply's finish_reason: "length" means it stopped at the token cap.
     finish_reason: str = ""
+    # The tool calls the model asked for instead of answering (an agent's turn).
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 @runtime_checkable
@@ -108,3 +124,17 @@ class LLMClient(Protocol):
     """What the interpreter calls. Raises `prose.llm.errors.LLMError` subclasses."""
 
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A message as OpenAI's chat format writes it (tool calls and tool results included)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": call.id, "type": "function",
+             "function": {"name": call.name, "arguments": call.arguments}}
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    return out

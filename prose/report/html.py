@@ -78,8 +78,26 @@ def render_html(report: RunReport) -> str:
 def _payload(report: RunReport) -> dict[str, Any]:
     lines = (report.pattern_text or "").splitlines()
     same_file = _same_file(report)
-    return {"steps": [_step(step, report, lines if same_file(step) else []) for step in report.steps],
-            "wall": report.wall_ms, "lanes": report.lanes, "policies": slot_policies(report)}
+    tools = tool_calls(report)
+    steps = [_step(step, report, lines if same_file(step) else []) for step in report.steps]
+    for step in steps:
+        if step["k"] == "call" and step["id"] in tools:
+            step["tools"] = tools[step["id"]]
+    return {"steps": steps, "wall": report.wall_ms, "lanes": report.lanes,
+            "policies": slot_policies(report)}
+
+
+def tool_calls(report: RunReport) -> dict[str, list[dict[str, Any]]]:
+    """An agent's tool calls by the id of the call they were made in, in order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for line in report.trace.of_type("tool"):
+        event = line.event
+        out.setdefault(str(event.get("call")), []).append({
+            "tool": str(event.get("tool") or ""), "turn": int(event.get("turn") or 0),
+            "args": _text(event.get("arguments")), "out": _text(event.get("output")),
+            "err": str(event.get("error") or ""), "d": float(event.get("duration_ms") or 0.0),
+            "iso": str(event.get("isolation") or ""), "tline": line.number})
+    return out
 
 
 def slot_policies(report: RunReport) -> dict[str, dict[str, list[str]]]:

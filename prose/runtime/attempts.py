@@ -25,9 +25,16 @@ from prose.lang import flows
 from prose.lang.flows import Label
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
+from prose.runtime.agent import TurnsExceeded, declared_tools, run_agent
 from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
-from prose.runtime.errors import CallFailed, ProseRuntimeError, ScriptExhausted
+from prose.runtime.errors import (
+    BudgetExceeded,
+    CallFailed,
+    InformationHidingViolation,
+    ProseRuntimeError,
+    ScriptExhausted,
+)
 from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts, render_value
@@ -135,7 +142,8 @@ async def attempt(
                       if branch or index != flows.NO_INDEX) or None,
     )
     if isinstance(service, ModelService):
-        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label)
+        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label,
+                                   given)
     if isinstance(service, PythonService):
         return await python_attempt(ctx, node, service, payload, event, label)
     if isinstance(service, PersonService):
@@ -156,8 +164,10 @@ async def model_attempt(
     path: str,
     event: CallEvent,
     label: Label,
+    given: Label | None = None,
 ) -> Any:
-    """One attempt of a call of a model service, through the run's one model exchange."""
+    """One attempt of a call of a model service, through the run's one model exchange (an
+    agent's loop of exchanges when the slot declares tools: `agent.run_agent`)."""
     shared = ctx.shared
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
@@ -192,8 +202,27 @@ async def model_attempt(
             }
         )
     started = time.perf_counter()
+    tools = declared_tools(ctx, slot)
     try:
-        answer = await exchange(ctx, request, event, on_send=lambda: _progress(ctx, "start", event))
+        if tools:
+            event.model = model
+            _progress(ctx, "start", event)
+            answer = await run_agent(ctx, node, slot, request, event, payload,
+                                     given if given is not None else payload.label(), tools)
+        else:
+            answer = await exchange(ctx, request, event,
+                                    on_send=lambda: _progress(ctx, "start", event))
+    except TurnsExceeded as error:
+        _fail(ctx, event, "max_turns", error.message, started)
+        error.label = label
+        raise
+    except InformationHidingViolation as error:  # a tool call or a turn refused mid-loop
+        _fail(ctx, event, error.kind, error.message, started)
+        raise
+    except BudgetExceeded as error:
+        if tools:  # an agent stopped mid-loop: its earlier turns were sent and are counted
+            _fail(ctx, event, "budget", error.message, started)
+        raise
     except asyncio.CancelledError:
         _fail(
             ctx,
@@ -229,6 +258,8 @@ async def model_attempt(
         ) from None
     _finish(ctx, event, answer.output, started)
     if ctx.content.active:
+        if tools:  # an agent was sent its tool results too: text it read is not its own
+            texts = [str(message.get("content") or "") for message in event.messages]
         ctx.content.record(slot, node.line, answer.output, texts)
     return answer.output
 

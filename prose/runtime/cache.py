@@ -14,6 +14,7 @@ order gets the same keys and the stored answers.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prose.llm.types import ToolCall
 from prose.runtime.errors import ResumeRefused
 from prose.runtime.integrity import Damage
 
@@ -36,6 +38,8 @@ class CachedResponse:
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # An agent's turn that asked for tools (replayed from a trace only, never cached on disk).
+    tool_calls: tuple[ToolCall, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -149,12 +153,37 @@ class ResponseCache:
                     os.unlink(temporary)
 
 
+def _replay_tool(event: Mapping[str, Any], entries: dict[str, CachedResponse],
+                 results: dict[tuple[str, str], tuple[str, str | None]]) -> None:
+    """A `tool` event: its turn asked for it (an entry with tool calls), and its result."""
+    asked = event.get("asked")
+    if not isinstance(asked, Mapping) or not asked.get("key"):
+        return
+    key, ident = str(asked["key"]), str(asked.get("id") or "")
+    call = ToolCall(ident, str(asked.get("name") or ""), str(asked.get("arguments") or "{}"))
+    turn = entries.get(key)
+    if turn is None or not turn.tool_calls or turn.parsed is not None:
+        turn = CachedResponse("", None, str(asked.get("model") or ""))
+    if all(made.id != ident for made in turn.tool_calls):
+        entries[key] = dataclasses.replace(turn, tool_calls=(*turn.tool_calls, call))
+    error = event.get("error")
+    results[(key, ident)] = (str(event.get("output") or ""),
+                             str(error) if error is not None else None)
+
+
 class ReplayCache:
     """The successful calls and judgements of an earlier run's trace, by key (read-only)."""
 
     def __init__(self, entries: Mapping[str, CachedResponse]) -> None:
         self.entries = dict(entries)
         self.damage: Damage | None = None  # where a forced replay stopped
+        # An agent's finished tool calls: (the asking turn's key, tool call id) -> (output,
+        # error), replayed instead of running the tool again (docs/agents.md).
+        self.tool_results: dict[tuple[str, str], tuple[str, str | None]] = {}
+
+    def tool_result(self, key: str, call_id: str) -> tuple[str, str | None] | None:
+        """The recorded result of tool call `call_id` of the turn `key`, if the trace has it."""
+        return self.tool_results.get((key, call_id))
 
     @classmethod
     def from_trace(cls, path: str | Path, *, force: bool = False) -> ReplayCache:
@@ -174,7 +203,11 @@ class ReplayCache:
                 f"replays the {checked.damage.line - 1} line(s) before the damage only)"
             )
         entries: dict[str, CachedResponse] = {}
+        results: dict[tuple[str, str], tuple[str, str | None]] = {}
         for event in checked.events:
+            if event.get("type") == "tool":
+                _replay_tool(event, entries, results)
+                continue
             key = event.get("key")
             if not key or event.get("error") is not None:
                 continue
@@ -199,6 +232,7 @@ class ReplayCache:
                 )
         replay = cls(entries)
         replay.damage = checked.damage
+        replay.tool_results = results
         return replay
 
     def get(self, key: str) -> CachedResponse | None:

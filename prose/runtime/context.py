@@ -102,6 +102,14 @@ class Shared:
     # The run's desk for slots bound to a person (`prose.runtime.people.Desk`): the answers
     # given so far, the questions waiting, the terminal to ask on.
     people: Any = None
+    # Agents (docs/agents.md): what implements each declared `cli:`/`mcp:` tool
+    # (`prose.runtime.toolbox.Provider` by spelling), how commands are isolated
+    # (`prose.runtime.sandbox.isolation_mode`), and whether workspaces are kept.
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    isolation: str = "context-only"
+    keep_workspaces: bool = False
+    # The run's MCP servers (`prose.runtime.mcp_client.McpServers`), when a tool uses one.
+    mcp: Any = None
 
 
 class BudgetPool(Protocol):

@@ -45,6 +45,9 @@ CODES: dict[str, str] = {
     "R017": "`--resume` of a damaged trace",
     "R018": "a call to a model the pattern named and the person running it did not grant",
     "R019": "the run waits for a person to answer (exit 6; docs/people.md)",
+    "R030": "a tool a slot declares is not provided, or one provided is not declared",
+    "R031": "an agent took `max_turns` turns without a final answer",
+    "R032": "`--require-sandbox` on a machine without an OS sandbox (exit 2)",
 }
 
 
@@ -264,3 +267,16 @@ class WaitingForPerson(ProseRuntimeError):
     kind = "waiting"
     exit_code = EXIT_WAITING
     catchable = False
+
+
+class ToolsMismatch(InputError):
+    """A `cli:`/`mcp:` tool declared and not provided, or provided and not declared."""
+
+    code = "R030"
+
+
+class SandboxRequired(InputError):
+    """`--require-sandbox` and no OS sandbox to run commands in."""
+
+    code = "R032"
+    exit_code = EXIT_USAGE

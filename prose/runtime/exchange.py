@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from prose.llm.errors import LLMError
-from prose.llm.types import ChatRequest, Message
+from prose.llm.types import ChatRequest, Message, ToolCall
 from prose.runtime.cache import CachedResponse
 from prose.runtime.context import RunContext
 from prose.runtime.errors import BudgetExceeded
@@ -57,16 +57,20 @@ class Exchange:
     key_params: Mapping[str, Any] = field(default_factory=dict)
     send_params: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # The function-calling tools offered (an agent's turn; part of the cache key).
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What came back: `parsed` for a structured reply, else `text`."""
+    """What came back: `parsed` for a structured reply, else `text`; `tool_calls` when the
+    model asked for tools instead of answering (never cached)."""
 
     text: str
     parsed: Any
     model: str
     cached: bool
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def output(self) -> Any:
@@ -80,7 +84,7 @@ def admit_and_lookup(
     what: str,
     path: str,
     model: str,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     schema: Mapping[str, Any] | None,
     params: Mapping[str, Any],
 ) -> tuple[str, CachedResponse | None]:
@@ -127,7 +131,8 @@ async def exchange(
         model=request.model,
         messages=sent,
         schema=schema,
-        params=request.key_params,
+        params={**request.key_params, "tools": request.tools} if request.tools
+        else request.key_params,
     )
     record.key = key
     if cached is not None:
@@ -143,7 +148,8 @@ async def exchange(
             completion_tokens=cached.completion_tokens,
             total_tokens=cached.prompt_tokens + cached.completion_tokens,
         )
-        answer = Answer(cached.text, cached.parsed, cached.model or request.model, cached=True)
+        answer = Answer(cached.text, cached.parsed, cached.model or request.model, cached=True,
+                        tool_calls=cached.tool_calls)
         if accept is not None:
             accept(answer)
         return answer
@@ -153,6 +159,7 @@ async def exchange(
         schema=schema,
         retries=0,  # a call's retries are its `retry:` property, made by the interpreter
         metadata=dict(request.metadata),
+        tools=request.tools,
         **request.send_params,
     )
     if shared.scripted:
@@ -190,10 +197,11 @@ async def exchange(
     record.cost_usd = response.cost_usd
     record.finish_reason = (response.finish_reason
                             if response.finish_reason not in ("", "stop") else None)
-    answer = Answer(response.text, response.parsed, record.model, cached=False)
+    answer = Answer(response.text, response.parsed, record.model, cached=False,
+                    tool_calls=response.tool_calls)
     if accept is not None:
         accept(answer)
-    if shared.cache is not None:
+    if shared.cache is not None and not answer.tool_calls:
         shared.cache.put(
             key,
             CachedResponse(

@@ -372,8 +372,10 @@ def _is_null(value: Value | Any) -> bool:
     return (value.data if isinstance(value, Value) else value) is None
 
 
-def messages_to_dicts(messages: Sequence[Message]) -> list[dict[str, str]]:
-    return [{"role": message.role, "content": message.content} for message in messages]
+def messages_to_dicts(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    from prose.llm.types import message_dict
+
+    return [message_dict(message) for message in messages]
 
 
 # The bounded sandbox ------------------------------------------------------------------

@@ -60,6 +60,7 @@ from prose.runtime.loading import (
     load_pattern,
     uses,
 )
+from prose.runtime.mcp_client import McpServers, McpToolSpec
 from prose.runtime.scope import Scope
 from prose.runtime.services import (
     ModelService,
@@ -67,6 +68,7 @@ from prose.runtime.services import (
     SlotBinding,
     describe_bindings,
 )
+from prose.runtime.tool_setup import check_tools
 from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
@@ -128,6 +130,12 @@ class RunOptions:
     answerer: str | None = None
     terminal: Any = None
     resume_hint: str | None = None
+    # Agents (docs/agents.md): what implements the declared `cli:`/`mcp:` tools
+    # (`prose.runtime.toolbox.Provider` by spelling), whether a run without an OS sandbox
+    # is refused (`--require-sandbox`), and whether workspaces are kept (`--keep-workspaces`).
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    require_sandbox: bool = False
+    keep_workspaces: bool = False
     # Shared with other runs (`shared_resources`): then `client`, `script`'s client,
     # `concurrency`, `cache_dir` and `files` are theirs, and `limits` bound this run alone
     # while the pool's bound them all. `resume_trace` still replays this run's own calls.
@@ -253,6 +261,8 @@ async def run_pattern(
         )
         if options.require_distinct_models:
             check_distinct_models(instance.policy, instance.bindings, default_model or "")
+        isolation = check_tools(loaded.spec, options.tools, loaded.text,
+                                require_sandbox=options.require_sandbox)
         if options.script is None:
             _refuse_ungranted(loaded, options, default_model, judge_model)
         prompts = resources.prompts if resources is not None else _prompts(options)
@@ -290,6 +300,11 @@ async def run_pattern(
         files=files,
         roots=roots,
         people=desk,
+        tools=dict(options.tools),
+        isolation=isolation,
+        keep_workspaces=options.keep_workspaces,
+        mcp=McpServers() if any(isinstance(p, McpToolSpec) for p in options.tools.values())
+        else None,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
     trace.emit(
@@ -307,6 +322,8 @@ async def run_pattern(
             policy=memo(resources, ("policy",), instance.policy.to_dict,
                         owner=instance.policy),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
+            tools=[{"slot": slot.name, "tool": tool.spelling, "writes": tool.writes}
+                   for slot in loaded.spec.slots for tool in slot.tools] or None,
         )
     )
     damage = getattr(cache, "damage", None)
@@ -317,8 +334,12 @@ async def run_pattern(
             f"only lines 1-{damage.line - 1} were replayed",
             detail={"line": damage.line, "reason": damage.reason},
         ))
-    return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
-                          options.resume_hint)
+    try:
+        return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
+                              options.resume_hint)
+    finally:
+        if shared.mcp is not None:
+            await shared.mcp.close()
 
 
 def _desk(options: RunOptions) -> Any:

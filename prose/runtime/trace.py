@@ -113,6 +113,9 @@ class RunStart(Event):
     models: dict[str, Any] = field(default_factory=dict)
     policy: dict[str, Any] | None = None
     resumed_from: str | None = None
+    # Agents: every slot's declared tools `{slot, tool, writes}` (`prose.lang.tools`), so the
+    # audit judges tool calls again from the trace alone.
+    tools: list[dict[str, Any]] | None = None
 
     checkpoint: ClassVar[bool] = True  # a resumed run takes its inputs from it
 
@@ -156,6 +159,44 @@ class CallEvent(Event):
     # A person's answer (docs/people.md): who answered, when (ISO 8601, UTC), how
     # (`terminal`, `prose answer`, `script`), and their note.
     answered: dict[str, Any] | None = None
+    # An agent's call (docs/agents.md): its tools, its turns, its workspace (isolation
+    # mode, manifest digest, what changed in it).
+    agent: dict[str, Any] | None = None
+
+    checkpoint: ClassVar[bool] = True
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolEvent(Event):
+    """One tool call of an agent's call `call`, with its result: written when it ends.
+
+    `output` is what the model read (masked, cut at the cap), `sha256` its digest;
+    `isolation` says how a command was confined (`bwrap`, `context-only`); `refused`
+    holds the policy's reasons when the call was not run.
+    """
+
+    type: str = field(default="tool", init=False)
+    call: str
+    slot: str
+    tool: str
+    kind: str
+    turn: int
+    tool_call_id: str = ""
+    arguments: Any = None
+    output: str = ""
+    error: str | None = None
+    sha256: str | None = None
+    duration_ms: float = 0.0
+    isolation: str | None = None
+    exit_code: int | None = None
+    file: str = ""
+    line: int = 0
+    provenance: list[str] = field(default_factory=list)
+    refused: dict[str, Any] | None = None
+    # What the model asked for, as it asked (the turn's cache key, the call's id, name and
+    # argument text), so `--resume` replays this result instead of running the tool again.
+    asked: dict[str, Any] | None = None
+    replayed: bool = False
 
     checkpoint: ClassVar[bool] = True
 

@@ -402,13 +402,46 @@ _TABLE: tuple[SpecCode, ...] = (
         "Those names do not exist in the file that imports the block.",
         "block majority(answers):\n  return mode_of(answers, rounds)   # `rounds`: a config key",
         "block majority(answers, rounds):\n  return mode_of(answers, rounds)")),
+    # --- tools (docs/agents.md) ------------------------------------------------
+    SpecCode("PS190", "unknown-tool", ERR, "a slot declares a tool the language does not know", _doc(
+        "Reports an entry of a slot's `tools:` line that is not a built-in workspace tool (`list`, `read`, `grep`), `cli:NAME` or `mcp:NAME`.",
+        "Nothing could implement it: the run would refuse the pattern.",
+        "- `reviewer`\n  - requires: candidate\n  - tools: read, shell",
+        "- `reviewer`\n  - requires: candidate\n  - tools: read, cli:pytest")),
+    SpecCode("PS191", "unknown-tool-marker", ERR, "a tool's marker is not `writes` or `read-only`", _doc(
+        "Reports a marker in parentheses after a tool that is neither `writes` nor `read-only`, and `writes` on a built-in tool (they only read).",
+        "Whether a slot may write through a tool decides who can read what it wrote (`prose.lang.tools`); a marker the linter cannot read hides that.",
+        "- `reviewer`\n  - tools: mcp:memory (sometimes)",
+        "- `reviewer`\n  - tools: mcp:memory (writes)")),
+    SpecCode("PS192", "invalid-max-turns", ERR, "`max_turns:` is not a whole number of at least 1", _doc(
+        "Reports a slot's `max_turns:` that is not a positive whole number.",
+        "An agent's loop of model turns needs a bound.",
+        "- `reviewer`\n  - tools: read\n  - max_turns: many",
+        "- `reviewer`\n  - tools: read\n  - max_turns: 8")),
+    SpecCode("PS193", "tool-not-provided", ERR, "the pattern declares a tool the instance does not provide", _doc(
+        "Reports a `cli:` or `mcp:` tool a slot of the pattern declares, for which the instance file's `tools:` names no implementation.",
+        "The instance file is the trust boundary: only it says which commands may run and which servers or callables answer. A slot using the tool would fail at run time.",
+        "pattern: review.prose.md\nwith: {reviewer: fast}",
+        "pattern: review.prose.md\nwith: {reviewer: fast}\ntools:\n  cli:pytest: {command: [python, -m, pytest, -q]}")),
+    SpecCode("PS194", "tool-not-declared", ERR, "the instance provides a tool no slot declares", _doc(
+        "Reports an entry of the instance's `tools:` that no slot of the pattern declares (or a built-in tool, which needs no provider).",
+        "A command or server nobody may use is a mistake, often a misspelt name; the hiding proof covers declared tools only.",
+        "tools:\n  cli:pytets: {command: [python, -m, pytest]}",
+        "tools:\n  cli:pytest: {command: [python, -m, pytest]}")),
+    SpecCode("PS195", "invalid-tool-provider", ERR, "a tool's implementation in the instance is malformed", _doc(
+        "Reports a `tools:` entry that is not `{command: [ARG, ...]}` (with optional `params`, `timeout`, `max_output`, `writes`) for a `cli:` tool, nor `{python: pkg.mod:func}` for an `mcp:` tool; and a command template whose placeholder is not a whole argument.",
+        "A command is an argument list, never shell text; a placeholder the model fills is one whole argument, checked against its pattern, so the model cannot add options or commands.",
+        'tools:\n  cli:pytest: {command: "pytest -q $ARGS"}',
+        'tools:\n  cli:pytest:\n    command: [python, -m, pytest, -q, "{path}"]\n    params: {path: "^tests/[A-Za-z0-9_./-]+$"}')),
 )
 # fmt: on
 
-# Examples of instance codes (PS170 on) are YAML, not markdown.
+# Examples of instance codes (PS170 on) are YAML, not markdown; those about the pattern
+# file itself (its `tools:` lines, its exported blocks) are markdown.
+_PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS222", "PS223"})
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
     row._replace(doc=row.doc.replace("```markdown", "```yaml"))
-    if row.code >= "PS170" and row.code not in ("PS222", "PS223") else row
+    if row.code >= "PS170" and row.code not in _PATTERN_FILE_CODES else row
     for row in _TABLE
 )
 

@@ -139,6 +139,53 @@ class PersonService(_Frozen):
     span: Span
 
 
+class CommandTool(_Frozen):
+    """`cli:NAME: {command: [ARG, ...], params: {P: REGEX}, timeout: S, max_output: N}`.
+
+    A command is an argument list, never shell text. An item `{P}` is a placeholder the
+    model fills with one whole argument matching `params[P]` (default
+    `prose.lang.tools`-style safe words: no leading `-`, no `..`); nothing else of the
+    command is the model's. It runs inside the call's workspace (docs/agents.md).
+    """
+
+    kind: Literal["command"] = "command"
+    tool: str
+    command: list[str]
+    params: dict[str, str] = Field(default_factory=dict)
+    timeout: float = 30.0
+    max_output: int = 65536
+    span: Span
+
+
+class PythonTool(_Frozen):
+    """`mcp:NAME: {python: "pkg.mod:func", description: TEXT}`: an external tool answered by a
+    Python callable (keyword arguments in, a JSON-like value out)."""
+
+    kind: Literal["python"] = "python"
+    tool: str
+    python: str
+    module: str
+    function: str
+    description: str | None = None
+    parameters: dict[str, str] = Field(default_factory=dict)
+    span: Span
+
+
+class McpTool(_Frozen):
+    """`mcp:NAME: {server: [PROGRAM, ARG...], tool: TOOL, timeout: S}`: the tool `TOOL`
+    (default NAME) of an MCP server started over stdio in the instance's folder."""
+
+    kind: Literal["mcp"] = "mcp"
+    tool: str
+    server: list[str]
+    server_tool: str
+    timeout: float = 30.0
+    span: Span
+
+
+ToolProvider = Annotated[CommandTool | PythonTool | McpTool, Field(discriminator="kind")]
+
+
 Service = Annotated[
     ModelService | PatternService | PythonService | PersonService, Field(discriminator="kind")
 ]
@@ -185,6 +232,9 @@ class Instance(_Frozen):
     inputs_span: Span | None = None
     # `allow_models:`: models the pattern may ask for (`prose.lang.model_choice`).
     allow_models: list[str] = Field(default_factory=list)
+    # `tools:`: what implements the `cli:` and `mcp:` tools the pattern's slots declare.
+    tools: dict[str, ToolProvider] = Field(default_factory=dict)
+    tools_span: Span | None = None
 
     @property
     def config_values(self) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from prose.spec.instance import (
     resolve_pattern,
 )
 from prose.spec.instance_check import validate_bindings, validate_instance, validate_rename
+from prose.spec.instance_tools import check_tools, read_tools
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec, SpecResult
 from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
@@ -43,7 +44,8 @@ from prose.spelling import closest, did_you_mean
 
 SpecLoader = Callable[[Path], SpecResult]
 
-TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY})
+TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY,
+                      "tools"})
 _SERVICE_KEYS = {
     "model": frozenset({"model", "prompt", "role", "schema"}),
     "pattern": frozenset({"pattern", "with", "config", "rename"}),
@@ -440,12 +442,14 @@ def load_instance(
         inputs=reader.entries(inputs_key[1], "inputs"),
         inputs_span=reader.span(inputs_key[0]) if inputs_key[0] is not None else None,
         allow_models=reader.model_names(keys.get(ALLOW_MODELS_KEY, (None, None))[1]),
+        tools=read_tools(keys.get("tools", (None, None))[1], filename, reader.out),
+        tools_span=reader.span(keys["tools"][0]) if "tools" in keys else None,
     )
     spec = (
         reader.load(reference, path, pattern_span or whole) if reference and pattern_span else None
     )
     if spec is not None:
-        found = validate_instance(instance, spec)
+        found = [*validate_instance(instance, spec), *check_tools(instance, spec)]
         # A misspelt section (`input:`, `wiht:`) is reported at its key; what it would have
         # supplied is not reported missing again at another line.
         hidden = {code for key, code in _CONSEQUENCES.items() if key in suggested}

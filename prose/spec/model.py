@@ -69,6 +69,15 @@ class Requirement(_Frozen):
         )
 
 
+class ToolDecl(_Frozen):
+    """One entry of a slot's `tools:` line (`prose.lang.tools`): `read`, `cli:pytest`,
+    `mcp:memory (writes)`. `writes` is True when the slot may write through the tool."""
+
+    spelling: str
+    writes: bool = False
+    span: Span
+
+
 class Slot(_Frozen):
     """A slot: a service the pattern delegates to.
 
@@ -91,6 +100,10 @@ class Slot(_Frozen):
     ensures_span: Span | None = None
     output_schema: dict[str, str] | None = None
     role_word: str | None = None
+    # `tools:`: what the slot may use while it answers (an agent; docs/agents.md).
+    tools: list[ToolDecl] = Field(default_factory=list)
+    tools_span: Span | None = None
+    max_turns: int | None = None
 
     def requirement_for(self, input_name: str) -> Requirement | None:
         """The first `requires:` entry that `input_name` matches, if any."""

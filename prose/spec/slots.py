@@ -7,16 +7,17 @@ from typing import Any
 
 from prose.diagnostics.model import Diagnostic
 from prose.lang.schema_types import known_words
+from prose.lang.tools import READ_MARKERS, WRITES_MARKERS, parse_tool_name
 from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.markdown_sections import Bullet, RawSection, parse_bullets
-from prose.spec.model import Requirement, Slot
+from prose.spec.model import Requirement, Slot, ToolDecl
 from prose.spec.values import find_close, split_top
 
 IDENTIFIER = re.compile(r"[A-Za-z_][\w-]*")
 _BACKTICKED = re.compile(r"^`([^`]*)`")
-_FIELD = re.compile(r"^`?(requires|ensures|maintains)`?\s*:\s*", re.I)
+_FIELD = re.compile(r"^`?(requires|ensures|maintains|tools|max_turns)`?\s*:\s*", re.I)
 _SCHEMA = re.compile(r"^(?P<lead>.*?)\bobject\s+with\s+(?P<fields>.+?)[\s.]*$", re.I | re.S)
 _FIELD_HEAD = re.compile(r"`([A-Za-z_][\w-]*)`\s*\(")
 _SCHEMA_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s*and\s+", re.I)
@@ -119,6 +120,54 @@ def parse_requirements(
     return out, True
 
 
+def parse_tools(value: str, line: int, column: int, file: str, slot: str,
+                out: list[Diagnostic]) -> list[ToolDecl]:
+    """The entries of a `tools:` line: `` `read`, `cli:pytest`, `mcp:memory` (writes) ``."""
+    tools: list[ToolDecl] = []
+    for offset, raw in split_top(value):
+        entry = raw.strip().rstrip(".").strip()
+        if not entry:
+            continue
+        start = offset + len(raw) - len(raw.lstrip())
+        span = _point(file, line, column + start, len(entry))
+        marker = ""
+        opened = entry.find("(")
+        if opened >= 0:
+            close = find_close(entry, opened)
+            marker = entry[opened + 1 : close if close >= 0 else len(entry)].strip().lower()
+            entry = entry[:opened].strip()
+        spelling = entry.strip("`").strip()
+        if parse_tool_name(spelling) is None:
+            out.append(make(
+                "PS190", f"slot `{slot}` declares the unknown tool `{spelling}`", span,
+                help="use a built-in workspace tool (`list`, `read`, `grep`), `cli:NAME` "
+                "(a command the instance file allows) or `mcp:NAME` (an external tool)"))
+            continue
+        if marker and marker not in WRITES_MARKERS | READ_MARKERS:
+            out.append(make(
+                "PS191", f"unknown marker `{marker}` on tool `{spelling}` of slot `{slot}`; "
+                "known markers are `writes` and `read-only`", span))
+            continue
+        writes = marker in WRITES_MARKERS
+        if writes and spelling in ("list", "read", "grep"):
+            out.append(make(
+                "PS191", f"the built-in tool `{spelling}` of slot `{slot}` only reads; it "
+                "cannot be marked `writes`", span))
+            continue
+        tools.append(ToolDecl(spelling=spelling, writes=writes, span=span))
+    return tools
+
+
+def _max_turns(value: str, line: int, column: int, file: str, slot: str,
+               out: list[Diagnostic]) -> int | None:
+    text = value.strip().rstrip(".").strip("`")
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    out.append(make("PS192", f"`max_turns:` of slot `{slot}` must be a whole number of at "
+                    f"least 1, not `{text}`", _point(file, line, column, len(value))))
+    return None
+
+
 def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
     head = _BACKTICKED.match(bullet.text)
     if head is None or not IDENTIFIER.fullmatch(head.group(1)):
@@ -181,7 +230,8 @@ def _slot_fields(bullet: Bullet, name: str, file: str, out: list[Diagnostic]) ->
             out.append(
                 make(
                     "PS125",
-                    f"slot `{name}` has an unknown sub-bullet; expected `requires:` or `ensures:`",
+                    f"slot `{name}` has an unknown sub-bullet; expected `requires:`, `ensures:`, "
+                    "`tools:` or `max_turns:`",
                     _point(file, child.line, child.column, len(child.text)),
                 )
             )
@@ -189,6 +239,14 @@ def _slot_fields(bullet: Bullet, name: str, file: str, out: list[Diagnostic]) ->
         key = match.group(1).lower()
         value = child.full_text[match.end() :].strip()
         column = child.column + match.end()
+        if key == "tools":
+            fields["tools"] = [*fields.get("tools", []),
+                               *parse_tools(value, child.line, column, file, name, out)]
+            fields["tools_span"] = _point(file, child.line, child.column, len(child.text))
+            continue
+        if key == "max_turns":
+            fields["max_turns"] = _max_turns(value, child.line, column, file, name, out)
+            continue
         if key == "requires":
             entries, now_declared = parse_requirements(value, child.line, column, file)
             requires.extend(entries)

@@ -17,6 +17,7 @@ from prose.check.rules import second_let as second_let
 from prose.check.rules import structure_invariants as structure_invariants
 from prose.check.rules import termination as termination
 from prose.check.rules import text_fields as text_fields
+from prose.check.rules import tools as tools
 from prose.check.rules import typed_reads as typed_reads
 from prose.check.rules import undefined_name as undefined_name
 from prose.check.rules import unknown_call_target as unknown_call_target

@@ -171,6 +171,20 @@
       messages.appendChild(m);
     }
     body.appendChild(messages);
+    if (s.tools && s.tools.length) {
+      // An agent's tool calls, nested under its call in the order they ran.
+      body.appendChild(el("h4", null, "Tool calls (" + s.tools.length + ")"));
+      var list = el("ol", "tool-calls");
+      for (var t = 0; t < s.tools.length; t++) {
+        var tc = s.tools[t];
+        var item = el("li", "tool-call" + (tc.err ? " failed" : ""));
+        item.appendChild(el("div", "role", "turn " + tc.turn + ": " + tc.tool + " " + tc.args +
+          "  (" + tc.d.toFixed(1) + " ms" + (tc.iso ? ", " + tc.iso : "") + ", trace line " + tc.tline + ")"));
+        item.appendChild(el("pre", tc.err ? "error" : null, tc.err ? tc.err : tc.out));
+        list.appendChild(item);
+      }
+      body.appendChild(list);
+    }
     if (s.err) { body.appendChild(el("h4", "bad", "Error")); body.appendChild(el("pre", "error", s.err)); }
     if (s.k === "call") { body.appendChild(el("h4", null, "Reply")); body.appendChild(el("pre", "reply", s.out)); }
     detail.hidden = false;

@@ -1,0 +1,1 @@
+# pytest puts this folder on sys.path, so the tests import `inventory`.

@@ -1,0 +1,149 @@
+"""Tools: what a slot may use while it answers a call, and who sees what over them.
+
+One definition of each rule, for the linter (`prose.check`), the run time
+(`prose.runtime.agent`) and the audit (`prose.ledger`):
+
+- the spellings a pattern file declares (`tools:` under a slot): the built-in
+  workspace tools (`list`, `read`, `grep`: they need no provider), `cli:NAME` (a
+  command the instance file allows, run inside the call's workspace) and
+  `mcp:NAME` (an external tool: an MCP server or a Python callable the instance
+  names); each is read-only unless marked `(writes)`;
+- the labels over a tool call: the arguments carry the call's label (the model
+  that wrote them was given it); what a workspace tool or a workspace command
+  returns carries the workspace's label (the call's inputs it was laid out
+  from); what an external tool returns carries a new source, the tool itself;
+- channels: an external tool declared for two slots, one of which may write
+  through it, lets the writer's text reach the reader (`shared_channels`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from prose.lang.flows import Label
+
+ToolKind = Literal["workspace", "command", "external"]
+
+# The built-in workspace tools and what each may do (none writes).
+BUILTIN_TOOLS: dict[str, str] = {
+    "list": "list the files of the call's workspace",
+    "read": "read one file of the call's workspace",
+    "grep": "search the files of the call's workspace for a regular expression",
+}
+PREFIXES: dict[str, ToolKind] = {"cli": "command", "mcp": "external"}
+WRITES_MARKERS = frozenset({"writes", "writing", "write"})
+READ_MARKERS = frozenset({"read-only", "readonly", "reads"})
+# A command template's placeholder, without a pattern of its own in the instance: a word or
+# a relative path, never an option (`-x`); `..` is refused besides (`toolbox.command_argv`).
+DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
+# The source an external tool's result carries: `tool:mcp:memory`.
+TOOL_SOURCE_PREFIX = "tool:"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolName:
+    """A declared tool name split: `cli:pytest` is kind `command`, name `pytest`."""
+
+    spelling: str
+    kind: ToolKind
+    name: str
+
+
+def parse_tool_name(spelling: str) -> ToolName | None:
+    """The kind of a declared tool spelling, or None for one the language does not know."""
+    if spelling in BUILTIN_TOOLS:
+        return ToolName(spelling, "workspace", spelling)
+    prefix, sep, name = spelling.partition(":")
+    kind = PREFIXES.get(prefix)
+    if not sep or kind is None or not name or not all(c.isalnum() or c in "_-." for c in name):
+        return None
+    return ToolName(spelling, kind, name)
+
+
+def needs_provider(spelling: str) -> bool:
+    """Whether the instance file must say what implements the tool (all but the built-ins)."""
+    return spelling not in BUILTIN_TOOLS
+
+
+def tool_source(spelling: str) -> str:
+    """The source an external tool's result carries (a new source: the tool itself)."""
+    return f"{TOOL_SOURCE_PREFIX}{spelling}"
+
+
+def argument_label(call_label: Label) -> Label:
+    """A tool call's arguments carry the label of the call whose model wrote them."""
+    return call_label
+
+
+def result_label(kind: ToolKind, spelling: str, workspace_label: Label) -> Label:
+    """What a tool's result carries: the workspace's label for a workspace tool or command
+    (they read only what the call was given), a new source for an external tool."""
+    if kind == "external":
+        source = tool_source(spelling)
+        return Label(provenance=frozenset({source}), transitive=frozenset({source}))
+    return workspace_label
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """One slot's declaration of one tool: `writes` when it may write through it."""
+
+    slot: str
+    spelling: str
+    writes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """An external tool through which `writer`'s text can reach `reader`."""
+
+    tool: str
+    writer: str
+    reader: str
+
+
+def shared_channels(uses: Iterable[ToolUse]) -> list[Channel]:
+    """Every (writer, reader) pair of distinct slots sharing an external tool, where the
+    writer may write through it. Workspace tools and commands are per call: never shared."""
+    by_tool: dict[str, list[ToolUse]] = {}
+    for use in uses:
+        found = parse_tool_name(use.spelling)
+        if found is not None and found.kind == "external":
+            by_tool.setdefault(use.spelling, []).append(use)
+    out: list[Channel] = []
+    for tool, declared in by_tool.items():
+        for writer in declared:
+            if not writer.writes:
+                continue
+            for reader in declared:
+                if reader.slot != writer.slot:
+                    out.append(Channel(tool, writer.slot, reader.slot))
+    return out
+
+
+def readers_of(tool: str, uses: Iterable[ToolUse], besides: str) -> list[str]:
+    """The slots other than `besides` that declare the external tool `tool`."""
+    return sorted({use.slot for use in uses if use.spelling == tool and use.slot != besides})
+
+
+def refused_call(
+    tool: str,
+    caller: str,
+    writes: bool,
+    argument: Label,
+    uses: Iterable[ToolUse],
+    hidden_from: Mapping[str, frozenset[str]],
+) -> tuple[str, str] | None:
+    """The (reader, hidden source) that makes a call of a shared external tool a leak, or
+    None. Policy before the tool runs (CaMeL's rule): `caller` sends arguments carrying
+    `argument`; another slot using the tool that must never see a source they carry (or,
+    when the caller writes through the tool, the caller itself) could read them."""
+    carried = argument.provenance | argument.transitive
+    if writes:
+        carried = carried | {caller}
+    for reader in readers_of(tool, uses, caller):
+        for source in sorted(carried & hidden_from.get(reader, frozenset())):
+            return reader, source
+    return None

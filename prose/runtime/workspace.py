@@ -1,0 +1,144 @@
+"""The sealed workspace of one agent call: a fresh folder holding only what the call passes.
+
+Each input is a file (`NAME.txt` for text, `NAME.json` for other values); an input that
+maps relative paths to text (a candidate's files) is laid out as those files under
+`NAME/`. `manifest.sha256` lists every file's digest (as `sha256sum` writes it), so the
+call's workspace can be told apart from any other. Built-in tools resolve every path
+inside the folder (`resolve`: no absolute path, no `..` out, no symlink out). After the
+call the folder is hashed again (`changes`) and removed unless the run keeps it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+MANIFEST = "manifest.sha256"
+MAX_FILE_BYTES = 4 * 1024 * 1024  # a single laid-out file
+
+
+class PathRefused(Exception):
+    """A path a tool may not reach; the message says why (the tool result tells the model)."""
+
+
+def is_file_map(value: Any) -> bool:
+    """Whether an input is a map of relative paths to text contents (laid out as files)."""
+    if not isinstance(value, Mapping) or not value:
+        return False
+    return all(isinstance(key, str) and isinstance(text, str) and safe_relative(key)
+               and ("." in key or "/" in key) for key, text in value.items())
+
+
+def safe_relative(path: str) -> bool:
+    """A relative POSIX path with no `..`, no empty or absolute part."""
+    pure = PurePosixPath(path)
+    return (bool(path) and not pure.is_absolute() and "\\" not in path and "\0" not in path
+            and all(part not in ("..", "") for part in pure.parts))
+
+
+def _digest(path: Path) -> str:
+    sha = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(65536), b""):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+@dataclass
+class Workspace:
+    """One call's folder and the digests it was laid out with."""
+
+    root: Path
+    manifest: dict[str, str] = field(default_factory=dict)
+
+    def resolve(self, relative: str) -> Path:
+        """The file or folder `relative` names inside the workspace; PathRefused else."""
+        text = (relative or ".").strip()
+        if "\0" in text:
+            raise PathRefused("the path holds a NUL byte")
+        if os.path.isabs(text):
+            raise PathRefused(f"`{text}` is an absolute path: paths are relative to the "
+                              "workspace")
+        if ".." in PurePosixPath(text).parts:
+            raise PathRefused(f"`{text}` leaves the workspace (`..`)")
+        target = (self.root / text).resolve()
+        if target != self.root and not target.is_relative_to(self.root):
+            raise PathRefused(f"`{text}` resolves outside the workspace (a symbolic link "
+                              "out)")
+        return target
+
+    def files(self, under: Path | None = None) -> Iterator[Path]:
+        """Every regular file inside (sorted), never following a link out of the folder."""
+        start = under or self.root
+        for folder, dirs, names in os.walk(start, followlinks=False):
+            dirs.sort()
+            for name in sorted(names):
+                path = Path(folder) / name
+                try:
+                    real = path.resolve()
+                except OSError:
+                    continue
+                if real.is_relative_to(self.root) and real.is_file():
+                    yield path
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def digests(self) -> dict[str, str]:
+        """The digest of every file but the manifest."""
+        return {self.relative(path): _digest(path) for path in self.files()
+                if self.relative(path) != MANIFEST}
+
+    def changes(self) -> dict[str, list[str]]:
+        """What changed since the layout: files added, removed and changed (empty lists: none)."""
+        now = self.digests()
+        before = self.manifest
+        return {
+            "added": sorted(set(now) - set(before)),
+            "removed": sorted(set(before) - set(now)),
+            "changed": sorted(p for p in set(now) & set(before) if now[p] != before[p]),
+        }
+
+    def manifest_sha256(self) -> str:
+        return hashlib.sha256(self.manifest_text().encode()).hexdigest()
+
+    def manifest_text(self) -> str:
+        return "".join(f"{digest}  {path}\n" for path, digest in sorted(self.manifest.items()))
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    target = root / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = text.encode("utf-8")
+    target.write_bytes(data[:MAX_FILE_BYTES])
+
+
+def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
+    """A fresh workspace holding `inputs` (plain values) and its manifest."""
+    root = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+    os.chmod(root, 0o700)
+    for name, value in inputs.items():
+        if not safe_relative(name) or "/" in name:
+            continue  # an input name is an identifier; anything else is not laid out
+        if is_file_map(value):
+            for relative, text in value.items():
+                _write(root, f"{name}/{relative}", text)
+        elif isinstance(value, str):
+            _write(root, f"{name}.txt", value)
+        else:
+            _write(root, f"{name}.json", json.dumps(value, ensure_ascii=False, indent=2,
+                                                    default=str))
+    workspace = Workspace(root)
+    workspace.manifest = workspace.digests()
+    (root / MANIFEST).write_text(workspace.manifest_text(), encoding="utf-8")
+    return workspace
