@@ -545,6 +545,21 @@ class _Walker(Visitor[None]):
 
     visit_IsTest = visit_Not
 
+    def visit_BinOp(self, expr: n.BinOp, scope: Scope) -> None:
+        self.visit(expr.left, scope)
+        self.visit(expr.right, scope)
+
+    def visit_Slice(self, expr: n.Slice, scope: Scope) -> None:
+        for part in (expr.obj, expr.start, expr.stop):
+            if part is not None:
+                self.visit(part, scope)
+
+    def visit_Builtin(self, expr: n.Builtin, scope: Scope) -> None:
+        for arg in expr.args:
+            self.visit(arg, scope)
+        for prop in expr.keywords:
+            self.visit(prop.value, scope)
+
     def visit_Call(self, call: n.Call, scope: Scope) -> None:
         for prop in call.properties:
             self.visit(prop.value, scope)

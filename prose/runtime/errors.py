@@ -45,6 +45,10 @@ CODES: dict[str, str] = {
     "R017": "`--resume` of a damaged trace",
     "R018": "a call to a model the pattern named and the person running it did not grant",
     "R019": "the run waits for a person to answer (exit 6; docs/people.md)",
+    "R040": "an arithmetic error: a division by zero, a number past its bound",
+    "R041": "a string or list a built-in or operator would build past its bound",
+    "R042": "a `matches` pattern RE2 cannot use",
+    "R043": "a condition written as code that is not an expression (never a judge call)",
 }
 
 
@@ -127,6 +131,15 @@ class ProseRuntimeError(ProseError):
 class UnknownNodeError(ProseRuntimeError):
     code = "R001"
     kind = "internal"
+    catchable = False
+
+
+class ConditionNotCode(ProseRuntimeError):
+    """A condition that reads as code but does not parse (`prose.syntax.code_conditions`):
+    refused, never sent to a judge, and not catchable (the program is wrong)."""
+
+    code = "R043"
+    kind = "syntax"
     catchable = False
 
 
