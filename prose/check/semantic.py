@@ -590,7 +590,12 @@ class _Walker(Visitor[None]):
                     self.model.slot_uses[binding.service_of] = self.model.slot_uses.get(binding.service_of, 0) + 1
             self.model.references.append(Reference(name, root.span, "call-target", "variable"))
             return
-        if name in self.decl.slots and root is target:
+        # `call handlers[0]` (a list-valued slot) or `call handlers[route.category]` (a map
+        # slot): a call of one of the slot's services.
+        if name in self.decl.slots and (root is target or (isinstance(target, n.Index)
+                                                           and target.obj is root)):
+            if root is not target:
+                self.visit(target, scope)
             self.model.slot_uses[name] = self.model.slot_uses.get(name, 0) + 1
             self.model.calls.append(CallSite(call, name, "slot"))
             self.model.references.append(Reference(name, root.span, "call-target", "slot"))

@@ -37,6 +37,7 @@ from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     InvariantBroken,
     LoopControlError,
+    MemberError,
     NameNotDefined,
     ProseRuntimeError,
     UnknownNodeError,
@@ -468,8 +469,27 @@ class Interpreter(Visitor[Awaitable[Value]]):
     ) -> Value:
         return await self.pipelines.run(node, scope, path)
 
+    async def _dispatch(self, target: n.Expr, scope: Scope, path: str) -> Value:
+        """A call's target; `handlers[key]` of a map of services (a `map` slot) falls back
+        to its `default` entry when it has no `key` entry, else is an error naming them."""
+        if not isinstance(target, n.Index):
+            return await self.eval(target, scope, path)
+        container = await self.eval(target.obj, scope, path)
+        data = container.data
+        if not (isinstance(data, dict) and data
+                and all(isinstance(item.data, Service) for item in data.values())):
+            return await self.eval(target, scope, path)
+        key = await self.eval(target.index, scope, path)
+        if isinstance(key.data, str) and key.data in data:
+            return data[key.data]
+        if "default" in data:
+            return data["default"]
+        entries = ", ".join(f"`{name}`" for name in data)
+        raise MemberError(f"no entry {v.to_json(key)} to call and no `default` entry "
+                          f"(entries: {entries})", target.span, source=self.source)
+
     async def eval_Call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
-        target = await self.eval(node.target, scope, path)
+        target = await self._dispatch(node.target, scope, path)
         if not isinstance(target.data, Service):
             if (
                 isinstance(target.data, tuple)
