@@ -18,8 +18,8 @@ from prose.runtime.services import (
     PatternService,
     PersonService,
     PythonService,
-    ServiceSpec,
     ServiceMap,
+    ServiceSpec,
     SlotBinding,
     import_callable,
 )
