@@ -58,10 +58,13 @@ _PYTHON_TARGET = re.compile(
 
 def _is_service_map(node: yaml.MappingNode) -> bool:
     """A mapping of entry names to services (a `map` slot's binding), not one service: none
-    of its keys is a service key (`model`, `pattern`, `python`, `person`, ...)."""
+    of its keys is a service key (`model`, `pattern`, `python`, `person`, ...) and every
+    entry is written as a mapping (`billing: { model: fast }`), so a misspelt service key
+    (`{ modle: fast }`) is still reported as one."""
     words = frozenset().union(*_SERVICE_KEYS.values())
-    return bool(node.value) and not any(
-        isinstance(key, yaml.ScalarNode) and key.value in words for key, _ in node.value)
+    return bool(node.value) and all(
+        isinstance(key, yaml.ScalarNode) and key.value not in words
+        and isinstance(value, yaml.MappingNode) for key, value in node.value)
 
 
 class _Reader:
