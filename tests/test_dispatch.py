@@ -112,3 +112,23 @@ def test_pn106_counts_calls_through_service_values(tmp_path: Path) -> None:
     pattern = write_pattern(tmp_path, program, slots=slots, params="- `draft`: string -- a draft")
     unused = [d.message for d in lint_text(pattern.read_text(), str(pattern)).diagnostics if d.code == "PN106"]
     assert unused == ["slot `idle` is never called"]
+
+
+def test_a_map_slot_bound_to_a_list_and_a_mapping_bound_to_a_single_slot_are_ps202(
+    tmp_path: Path
+) -> None:
+    write_pattern(tmp_path, ROUTER, slots=SLOTS, params=PARAMS, name="router")
+    instance = tmp_path / "router.yaml"
+    instance.write_text(yaml.safe_dump({
+        "pattern": "router.prose.md",
+        "with": {"router": {"billing": {"model": "fast"}},
+                 "handlers": [{"model": "fast"}, {"model": "strong"}]},
+        "inputs": {"ticket": "t"},
+    }))
+    from prose.spec.instance_loader import load_instance_file
+
+    found = [(d.code, d.message) for d in load_instance_file(instance).diagnostics]
+    assert ("PS202", "slot `router` takes one service (mark the slot `(map)` to bind entries)"
+            ) in found
+    assert any(code == "PS202" and "slot `handlers` takes a mapping" in message
+               for code, message in found)

@@ -1,4 +1,4 @@
-"""The one table of spec and instance diagnostic codes (PS100-PS199).
+"""The one table of spec and instance diagnostic codes (PS100-PS199, and PS202).
 
 Each row is `(code, name, severity, summary, doc)`; `doc` is the long
 documentation with the sections What it does / Why is this bad? / Example /
@@ -366,6 +366,14 @@ _TABLE: tuple[SpecCode, ...] = (
         "It cannot be imported.",
         "critic: {python: reviewers.critic}",
         'critic: {python: "reviewers.critic:review"}')),
+    SpecCode("PS202", "map-slot-binding", ERR,
+             "a `map` slot is not bound to a mapping of services, or a mapping to another slot", _doc(
+        "Reports a slot marked `map` bound to one service or a list, and a mapping of "
+        "entries bound to a slot that is not marked `map`.",
+        "`call handlers[key]` looks an entry up by name; a list or a single service has no "
+        "names, and a slot without the marker is called as one service.",
+        "handlers:\n  - {model: fast}\n  - {model: strong}",
+        "handlers:\n  billing: {model: fast}\n  default: {model: strong}")),
 )
 # fmt: on
 
