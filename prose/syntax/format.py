@@ -272,6 +272,39 @@ def _precedence(expr: n.Expr) -> int:
     return _POSTFIX
 
 
+def _operator_pieces(expr: n.Expr) -> list[str | n.Expr]:
+    """`_flat`'s layout of an operator, slice or built-in as text and operand pieces."""
+    def wrapped(operand: n.Expr | None, level: int) -> list[str | n.Expr]:
+        if operand is None:
+            return []
+        return ["(", operand, ")"] if _precedence(operand) < level else [operand]
+    if isinstance(expr, n.BinOp):
+        level = _precedence(expr)
+        return [*wrapped(expr.left, level), f" {expr.op} ", *wrapped(expr.right, level + 1)]
+    if isinstance(expr, n.Compare):
+        return [*wrapped(expr.left, _SUM), f" {expr.op} ", *wrapped(expr.right, _SUM)]
+    if isinstance(expr, n.IsTest):
+        return [*wrapped(expr.operand, _SUM), f" is {expr.test}"]
+    if isinstance(expr, n.Not):
+        return ["not ", *wrapped(expr.operand, _NOT)]
+    if isinstance(expr, n.BoolOp):
+        out: list[str | n.Expr] = []
+        for index, operand in enumerate(expr.operands):
+            out += ([f" {expr.op} "] if index else []) + wrapped(operand, _precedence(expr) + 1)
+        return out
+    if isinstance(expr, n.Slice):
+        return [*wrapped(expr.obj, _POSTFIX), "[", *wrapped(expr.start, 0), ":",
+                *wrapped(expr.stop, 0), "]"]
+    if isinstance(expr, n.Builtin):
+        parts: list[str | n.Expr] = [f"{expr.name}("]
+        for index, arg in enumerate(expr.args):
+            parts += ([", "] if index else []) + [arg]
+        for index, prop in enumerate(expr.keywords):
+            parts += ([", "] if index or expr.args else []) + [f"{prop.name}: ", prop.value]
+        return [*parts, ")"]
+    raise ValueError(f"a {type(expr).__name__} does not fit on one line")
+
+
 def _operand(expr: n.Expr, level: int, forced: set[int]) -> str:
     """`expr` as an operand that must bind at least as tightly as `level`."""
     text = _flat(expr, forced)
@@ -548,7 +581,17 @@ class _Formatter:
             _join(lines, self._expr(expr.index, last.indent, column + len(last.text), suffix + 1))
             lines[-1].text += "]"
             return lines
-        assert isinstance(expr, n.Array | n.Object)
+        if not isinstance(expr, n.Array | n.Object):
+            # An operator, slice or built-in holding a literal that must break (it holds a
+            # comment): its pieces one after the other, the literal on its own lines.
+            lines = [_Line(indent, "")]
+            for piece in _operator_pieces(expr):
+                if isinstance(piece, str):
+                    lines[-1].text += piece
+                else:
+                    last = lines[-1]
+                    _join(lines, self._expr(piece, last.indent, column + len(last.text), 0))
+            return lines
         return self._literal(expr, indent)
 
     def _literal(self, expr: n.Array | n.Object, indent: int) -> list[_Line]:
