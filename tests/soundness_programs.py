@@ -234,6 +234,57 @@ def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) ->
     return {"slots": slots}
 
 
+# Operators, slices and built-ins the generator writes, by the kind of value they give:
+# (weight, make) where make(sub) gives (construct, text); `sub(kind, nonempty)` draws an
+# operand. Every one is type-correct, so it runs (the linter's rule and the run time's
+# are compared, not their type errors).
+_Make = Callable[[Callable[..., str]], tuple[str, "str | None"]]
+EXPRESSIONS: dict[str, list[tuple[int, _Make]]] = {
+    "str": [
+        (1, lambda sub: ("operator", f"{sub('str')} + {sub('str')}")),
+        (1, lambda sub: ("slice", f"{sub('str')}[0:6]")),
+        (1, lambda sub: ("built-in", f"join({sub('list:str')}, \", \")")),
+        (1, lambda sub: ("built-in", f"lower(trim({sub('str')}))")),
+        (1, lambda sub: ("built-in", f"upper({sub('str')})")),
+        (1, lambda sub: ("built-in", f"mode({sub('list:str', True)})")),
+    ],
+    "num": [
+        (1, lambda sub: ("operator", f"{sub('num')} * 2 + {sub('num')} % 3")),
+        (1, lambda sub: ("built-in", f"length({sub('list:obj')})")),
+        (1, lambda sub: ("built-in", f"count({sub('list:str')}, {sub('str')})")),
+        (1, lambda sub: ("built-in", f"sum([{sub('num')}, {sub('num')}])")),
+        (1, lambda sub: ("built-in", f"max({sub('num')}, {sub('num')})")),
+        (1, lambda sub: ("built-in", f"sum(range({sub('num')}))")),
+    ],
+    "bool": [
+        (1, lambda sub: ("comparison as a value", f"{sub('str')} == {sub('str')}")),
+        (1, lambda sub: ("comparison as a value", f"{sub('str')} in {sub('list:str')}")),
+        (1, lambda sub: ("comparison as a value",
+                         f"{sub('str')} contains \"f\" or {sub('str')} starts with \"m\"")),
+        (1, lambda sub: ("comparison as a value", f"{sub('str')} matches \"f$\"")),
+        (1, lambda sub: ("comparison as a value", f"not {sub('num')} + 1 > 2")),
+    ],
+    "list:str": [
+        (1, lambda sub: ("operator", f"{sub('list:str')} + {sub('list:str')}")),
+        (1, lambda sub: ("slice", f"{sub('list:str')}[1:]")),
+        (1, lambda sub: ("built-in", f"sort(unique({sub('list:str')}))")),
+        (1, lambda sub: ("built-in", f"split({sub('str')}, \" \")")),
+        (1, lambda sub: ("built-in", f"flatten([{sub('list:str')}, {sub('list:str')}])")),
+        (1, lambda sub: ("built-in", f"values({sub('obj')})[1] + keys({sub('obj')})")),
+        (1, lambda sub: ("built-in", f"zip({sub('list:str', True)}, {sub('list:str', True)})[0]")),
+    ],
+    "list:obj": [
+        (1, lambda sub: ("operator", f"{sub('list:obj')} + {sub('list:obj')}")),
+        (1, lambda sub: ("built-in", f"top({sub('list:obj')}, 1, by: \"n\")")),
+        (1, lambda sub: ("built-in", f"sort({sub('list:obj')}, by: \"text\", descending: true)")),
+    ],
+    "obj": [
+        (1, lambda sub: ("built-in", f"max({sub('list:obj', True)}, by: \"n\")")),
+        (1, lambda sub: ("built-in", f"min({sub('list:obj', True)}, by: \"n\")")),
+    ],
+}
+
+
 # --- scope tracking --------------------------------------------------------------------
 
 # Kinds: obj (shaped like a reply), str, num, bool, list:str, list:obj, list:any,
@@ -392,6 +443,9 @@ class Generator:
                        (3, lambda: self._member(obj(), "ok")), (1, var)]
         else:
             raise AssertionError(kind)
+        if depth < 2 and not nonempty:  # operators, slices, built-ins (prose.lang.builtins)
+            options += [(weight, self._expression(kind, scope, depth, make))
+                        for weight, make in EXPRESSIONS.get(kind, ())]
         # Draw among the options; one that finds nothing in scope gives way to the others.
         candidates = [option for weight, option in options if weight > 0]
         weights = [weight for weight, _ in options if weight > 0]
@@ -402,6 +456,20 @@ class Generator:
             if text is not None:
                 return text
         return self._fallback(kind)
+
+    def _expression(self, kind: str, scope: Scope, depth: int,
+                    make: Callable[[Callable[..., str]], tuple[str, str | None]]
+                    ) -> Callable[[], str | None]:
+        """An option of `expr` that writes an operator, slice or built-in of `kind`; `make`
+        is given `sub(kind, nonempty=False)` and gives (construct, text or None)."""
+        def option() -> str | None:
+            def sub(of: str, nonempty: bool = False) -> str:
+                return self.expr(of, scope, nonempty=nonempty, depth=depth + 1)
+            construct, text = make(sub)
+            if text is not None:
+                self.constructs.add(construct)
+            return text
+        return option
 
     @staticmethod
     def _fallback(kind: str) -> str:

@@ -36,6 +36,15 @@ def test_flow_table_in_the_language_reference_is_current() -> None:
     assert text[start:end].strip() == markdown_table(), "regenerate: python -m prose.lang.flows"
 
 
+def test_builtins_table_in_the_language_reference_is_current() -> None:
+    from prose.lang.builtins import markdown_table
+
+    text = (ROOT / "docs" / "language.md").read_text(encoding="utf-8")
+    start = text.index("<!-- builtins-table:start -->") + len("<!-- builtins-table:start -->")
+    end = text.index("<!-- builtins-table:end -->")
+    assert text[start:end].strip() == markdown_table(), "regenerate: python -m prose.lang.builtins"
+
+
 def test_golden_files_are_current() -> None:
     # tests/test_syntax.py compares each golden node by node; this names the command.
     from tests.make_golden import COMMAND, stale

@@ -255,8 +255,10 @@ def test_comments_stay_with_their_statements() -> None:
         ("let x = [\n  # only this\n]\n", "let x = [\n  # only this\n]\n"),
         ("let x = [[1, # c\n 2]]\n", "let x = [\n  [\n    1,  # c\n    2,\n  ],\n]\n"),
         ("let x = {\n  a: 1,\n}  # after\n", "let x = { a: 1 }  # after\n"),
+        ("let x = [1,  # c\n 2] + ys\n", "let x = [\n  1,  # c\n  2,\n] + ys\n"),
+        ("let n = length([1,  # c\n])\n", "let n = length([\n  1,  # c\n])\n"),
     ],
-    ids=["opener", "only-comment", "nested", "after-closer"],
+    ids=["opener", "only-comment", "nested", "after-closer", "in-an-operator", "in-a-builtin"],
 )
 def test_comments_in_literals(source: str, expected: str) -> None:
     assert fmt(source) == expected
@@ -298,6 +300,18 @@ def test_format_expr_writes_predicates_with_needed_parentheses() -> None:
     assert format_expr(n.Not(either)) == "not (a or b)"
     assert format_expr(n.Not(n.IsTest(a, "not empty"))) == "not a is not empty"
     assert format_expr(n.Compare("<=", n.Member(a, "length"), n.Literal(2))) == "a.length <= 2"
+
+
+def test_format_expr_writes_operators_with_needed_parentheses() -> None:
+    a, b, c = n.Name("a"), n.Name("b"), n.Name("c")
+    assert format_expr(n.BinOp("*", n.BinOp("+", a, b), c)) == "(a + b) * c"
+    assert format_expr(n.BinOp("-", a, n.BinOp("-", b, c))) == "a - (b - c)"
+    assert format_expr(n.BinOp("-", n.BinOp("-", a, b), c)) == "a - b - c"
+    assert format_expr(n.Member(n.BinOp("+", a, b), "length")) == "(a + b).length"
+    assert format_expr(n.Compare("in", n.BinOp("+", a, b), c)) == "a + b in c"
+    assert format_expr(n.Slice(a, None, n.BinOp("+", b, n.Literal(1)))) == "a[:b + 1]"
+    top = n.Builtin("top", (a, n.Literal(2)), (n.Property("by", n.String(("score",))),))
+    assert format_expr(top) == 'top(a, 2, by: "score")'
 
 
 def test_string_escapes_round_trip() -> None:

@@ -63,6 +63,8 @@ VALUE_KINDS: dict[str, frozenset[str]] = {
                                          "value of a body: collecting loop"}),
     "block in value position": frozenset({"do in value position", "anonymous do in value position"}),
     "parallel race": frozenset({"parallel race"}),
+    "operator, slice or built-in": frozenset({"operator", "slice", "built-in",
+                                              "comparison as a value"}),
 }
 DATA_KINDS = {"NoneType", "bool", "int", "float", "str", "tuple", "dict", "Service"}
 

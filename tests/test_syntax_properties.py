@@ -24,9 +24,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from prose.errors import ProseSyntaxError
+from prose.lang.builtins import BUILTINS
 from prose.syntax import nodes as n
 from prose.syntax import parse_program
 from prose.syntax.build import mentioned_names
+from prose.syntax.code_conditions import code_problem
 from prose.syntax.format import format_expr, format_program
 from prose.syntax.nesting import MAX_NESTING
 from tests.conftest import examples
@@ -34,8 +36,9 @@ from tests.conftest import examples
 KEYWORDS = frozenset(
     "let const call return repeat parallel for in as loop until while max if elif else choice "
     "option try catch finally throw continue break record append to block do use true false "
-    "null and or not is absent present empty".split()
+    "null and or not is absent present empty contains starts with matches".split()
 )
+BUILTIN_NAMES = sorted(BUILTINS)
 PROPERTY_SETTINGS = settings(
     max_examples=examples(50, 2000), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -128,6 +131,12 @@ def exprs(depth: int, in_condition: bool = False) -> st.SearchStrategy[n.Expr]:
         st.lists(entries, max_size=4).map(lambda items: n.Object(tuple(items))),
         st.builds(n.Member, inner, names),
         st.builds(n.Index, inner, inner),
+        st.builds(n.BinOp, st.sampled_from(["+", "-", "*", "/", "%"]), inner, inner),
+        st.builds(n.Slice, inner, st.none() | inner, st.none() | inner),
+        st.builds(n.Builtin, st.sampled_from(BUILTIN_NAMES),
+                  st.lists(inner, max_size=3).map(tuple),
+                  st.lists(st.builds(n.Property, st.sampled_from(["by", "descending"]), inner),
+                           max_size=1).map(tuple)),
     )
 
 
@@ -140,7 +149,8 @@ def predicates(depth: int) -> st.SearchStrategy[n.Expr]:
         condition_operands,
         st.builds(
             n.Compare,
-            st.sampled_from(["==", "!=", "<", "<=", ">", ">="]),
+            st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "in", "not in", "contains",
+                             "starts with", "matches"]),
             condition_operands,
             condition_operands,
         ),
@@ -166,7 +176,7 @@ WORDS = ["the", "draft", "looks", "good", "verdict.accepted", "score", "item-x",
 
 
 @st.composite
-def conditions(draw: Draw, in_loop: bool = False) -> n.Condition:
+def conditions(draw: Draw, in_loop: bool = False, judged: bool = False) -> n.Condition:
     marker = draw(st.sampled_from(["", "**", "***"]))
     if draw(st.booleans()):
         predicate = draw(predicates(2))
@@ -175,7 +185,9 @@ def conditions(draw: Draw, in_loop: bool = False) -> n.Condition:
         assume(not (in_loop and not marker and text.startswith("(")))
         return n.Condition(text, marker, predicate)
     text = " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=2, max_size=5)))
-    return n.Condition(text, marker, None, mentioned_names(text))
+    # Unmarked text that reads as code (a dotted name) is refused, never a judge's.
+    problem = None if marker or judged else code_problem(text)
+    return n.Condition(text, marker, None, mentioned_names(text), problem)
 
 
 modifiers = st.lists(
@@ -271,7 +283,7 @@ def statements(depth: int) -> st.SearchStrategy[n.Stmt]:
         ),
         st.builds(
             n.Choice,
-            conditions(),
+            conditions(judged=True),
             st.lists(st.builds(n.Option, st.text(TEXT_CHARS, max_size=6), body), min_size=1, max_size=3).map(tuple),
         ),
         st.builds(

@@ -30,7 +30,7 @@ from typing import Any
 
 from prose.check.declarations import Declarations
 from prose.diagnostics.model import Label
-from prose.lang import flows
+from prose.lang import builtins, flows
 from prose.lang.channels import MEMORY_INPUT
 from prose.lang.flows import default_texts
 from prose.lang.invariants import Predecessor
@@ -1194,6 +1194,24 @@ class _Analyser(Visitor[Value]):
         return Value(flows.predicate(self, [operand.label]), {})
 
     eval_IsTest = eval_Not
+
+    def _operated(self, operands: Iterable[n.Expr | None], state: State) -> Value:
+        """An operator, slice or built-in (`prose.lang.builtins.result`): the result and every
+        part of it carry everything the operands carried; no member is known, and a service
+        among the operands may be what it gives (`max(handlers, ...)`)."""
+        values = [_flatten(self._expr(operand, state)) for operand in operands
+                  if operand is not None]
+        label = builtins.result(self, [value.label for value in values])
+        return Value(label, None, frozenset().union(*(value.services for value in values)))
+
+    def eval_BinOp(self, expr: n.BinOp, state: State) -> Value:
+        return self._operated((expr.left, expr.right), state)
+
+    def eval_Slice(self, expr: n.Slice, state: State) -> Value:
+        return self._operated((expr.obj, expr.start, expr.stop), state)
+
+    def eval_Builtin(self, expr: n.Builtin, state: State) -> Value:
+        return self._operated((*expr.args, *(prop.value for prop in expr.keywords)), state)
 
     def _name(self, name: str, state: State) -> Value:
         found = state.get(name)

@@ -545,6 +545,21 @@ class _Walker(Visitor[None]):
 
     visit_IsTest = visit_Not
 
+    def visit_BinOp(self, expr: n.BinOp, scope: Scope) -> None:
+        self.visit(expr.left, scope)
+        self.visit(expr.right, scope)
+
+    def visit_Slice(self, expr: n.Slice, scope: Scope) -> None:
+        for part in (expr.obj, expr.start, expr.stop):
+            if part is not None:
+                self.visit(part, scope)
+
+    def visit_Builtin(self, expr: n.Builtin, scope: Scope) -> None:
+        for arg in expr.args:
+            self.visit(arg, scope)
+        for prop in expr.keywords:
+            self.visit(prop.value, scope)
+
     def visit_Call(self, call: n.Call, scope: Scope) -> None:
         for prop in call.properties:
             self.visit(prop.value, scope)
@@ -573,7 +588,12 @@ class _Walker(Visitor[None]):
                     self.model.slot_uses[binding.service_of] = self.model.slot_uses.get(binding.service_of, 0) + 1
             self.model.references.append(Reference(name, root.span, "call-target", "variable"))
             return
-        if name in self.decl.slots and root is target:
+        # `call handlers[0]` (a list-valued slot) or `call handlers[route.category]` (a map
+        # slot): a call of one of the slot's services.
+        if name in self.decl.slots and (root is target or (isinstance(target, n.Index)
+                                                           and target.obj is root)):
+            if root is not target:
+                self.visit(target, scope)
             self.model.slot_uses[name] = self.model.slot_uses.get(name, 0) + 1
             self.model.calls.append(CallSite(call, name, "slot"))
             self.model.references.append(Reference(name, root.span, "call-target", "slot"))

@@ -49,7 +49,7 @@ def resolve_target(
         fail(f"{target}: the instance cannot be run", 1)
     assert instance is not None and instance.pattern_path is not None
     base = Path(target).parent
-    bindings = {name: from_instance_binding(b.value, base) for name, b in instance.bindings.items()}
+    bindings = {name: from_instance_binding(b.value, base, b.keys) for name, b in instance.bindings.items()}
     return (
         instance.pattern_path,
         bindings,

@@ -301,6 +301,9 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "element's chains included)", ""),
     ("`x[i]`", "the element's own label", "the index's label"),
     ("comparison, `is` test as a value", "the operands' labels", ""),
+    ("operator `+ - * / %`, `in`, `contains`, `starts with`, `matches`, slice `xs[a:b]`, "
+     "built-in `f(...)`", "the union of every operand's label, elements included, on the "
+     "result and on every part of it (`prose.lang.builtins.result`)", ""),
     ("`call S` (result)", "`S`; transitively also everything the call was given", ""),
     ("a failed call's error", "as the call's result", ""),
     ("`throw EXPR`", "the thrown value's label", ""),

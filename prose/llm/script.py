@@ -45,7 +45,7 @@ from prose.spelling import did_you_mean
 
 SCRIPT_PROVIDER = "prose-script"
 ERROR_KEY = "$error"
-_INDEX = re.compile(r"\[\d+\]$")
+_INDEX = re.compile(r"\[[^\[\]]+\]$")  # a list service `[0]` or a map entry `[billing]`
 _EMPHASIS = re.compile(r"\*{2,3}")
 _SECTIONS = ("slots", "conditions", "choices", "people")
 

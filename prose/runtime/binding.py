@@ -24,6 +24,7 @@ from prose.runtime.services import (
     ModelService,
     PatternService,
     PersonService,
+    ServiceMap,
     SlotBinding,
     scripted,
 )
@@ -59,13 +60,20 @@ def bind_slots(
         )
     bindings: dict[str, SlotBinding] = {}
     remaining = script.remaining() if script is not None else {}
+    maps = {slot.name for slot in spec.slots if slot.map_valued}
     for name in spec.slot_names:
         binding: SlotBinding | None = given.get(name) or _nested_callee(spec, name)
         if script is not None:
             key = key_prefix + name
             lists = sum(1 for k in remaining if k.startswith(f"slot:{key}["))
             base: SlotBinding = binding if binding is not None else ModelService()
-            if name in list_slots and not isinstance(base, list):
+            if name in maps and not isinstance(base, ServiceMap):
+                # A map slot run from a script alone: its entries are the script's
+                # `slot:NAME[ENTRY]` queues.
+                entries = [k[len(f"slot:{key}["):-1] for k in remaining
+                           if k.startswith(f"slot:{key}[") and k.endswith("]")]
+                base = ServiceMap([ModelService()] * len(entries), entries)
+            elif name in list_slots and not isinstance(base, list):
                 base = [ModelService()] * max(lists, 1)
             binding = scripted(base, key, None)
         elif binding is None:
@@ -106,7 +114,9 @@ def globals_scope(ctx: RunContext, config: Mapping[str, Any], inputs: Mapping[st
     scope = Scope()
     for name, binding in ctx.bindings.items():
         kind = Kind.ALIAS if name in ctx.aliases else Kind.SLOT
-        if isinstance(binding, list):
+        if isinstance(binding, ServiceMap):
+            scope.define(name, v.service_map(name, binding.names), kind)
+        elif isinstance(binding, list):
             scope.define(name, v.services(name, len(binding)), kind)
         else:
             scope.define(name, v.service(name), kind)

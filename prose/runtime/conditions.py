@@ -13,31 +13,46 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from prose.lang.builtins import operation_problem
 from prose.lang.flows import CONCRETE, Label
+from prose.runtime import builtins
+from prose.runtime.builtins import Step
 from prose.runtime.context import RunContext
-from prose.runtime.errors import NameNotDefined, ProseRuntimeError, ValueTypeError
+from prose.runtime.errors import (
+    ConditionNotCode,
+    NameNotDefined,
+    ProseRuntimeError,
+    ValueTypeError,
+)
 from prose.runtime.judge import judge
 from prose.runtime.scope import Kind, Scope
-from prose.runtime.values import EMPTY, NULL, Value, describe, equal, member, plain, truthy
+from prose.runtime.values import EMPTY, NULL, Value, equal, member, plain, truthy
 from prose.syntax import nodes as n
 
 Evaluate = Callable[[n.Expr, Scope, str], Awaitable[Value]]
 
+ORDERINGS = ("==", "!=", "<", "<=", ">", ">=")
 _VALUE_KINDS = (Kind.VAR, Kind.CONST, Kind.LOOP, Kind.CATCH, Kind.CONFIG, Kind.PARAMETER)
 
 
-async def predicate(expr: n.Expr, scope: Scope, path: str, evaluate: Evaluate) -> bool:
+def _no_step(count: int) -> None:
+    return None
+
+
+async def predicate(
+    expr: n.Expr, scope: Scope, path: str, evaluate: Evaluate, step: Step = _no_step
+) -> bool:
     """The truth of a deterministic predicate (comparisons, and/or/not, `is` tests, truthiness)."""
     if isinstance(expr, n.BoolOp):
         for operand in expr.operands:
-            holds = await predicate(operand, scope, path, evaluate)
+            holds = await predicate(operand, scope, path, evaluate, step)
             if expr.op == "and" and not holds:
                 return False
             if expr.op == "or" and holds:
                 return True
         return expr.op == "and"
     if isinstance(expr, n.Not):
-        return not await predicate(expr.operand, scope, path, evaluate)
+        return not await predicate(expr.operand, scope, path, evaluate, step)
     if isinstance(expr, n.IsTest):
         value = await evaluate(expr.operand, scope, path)
         if expr.test == "null":
@@ -51,7 +66,9 @@ async def predicate(expr: n.Expr, scope: Scope, path: str, evaluate: Evaluate) -
     if isinstance(expr, n.Compare):
         left = await evaluate(expr.left, scope, path)
         right = await evaluate(expr.right, scope, path)
-        return compare(expr.op, left, right)
+        if expr.op in ORDERINGS:
+            return compare(expr.op, left, right)
+        return builtins.test(expr.op, left, right, step)
     return truthy(await evaluate(expr, scope, path))
 
 
@@ -62,10 +79,9 @@ def compare(op: str, left: Value, right: Value) -> bool:
     if op == "!=":
         return not equal(left, right)
     a, b = left.data, right.data
-    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (a, b))
-    strings = isinstance(a, str) and isinstance(b, str)
-    if not (numbers or strings):
-        raise ValueTypeError(f"cannot compare {describe(left)} {op} {describe(right)}")
+    problem = operation_problem(op, left.type_name, right.type_name)
+    if problem is not None:
+        raise ValueTypeError(problem)
     if op == "<":
         return a < b  # type: ignore[operator]
     if op == "<=":
@@ -115,11 +131,16 @@ def mentioned_label(ctx: RunContext, mentions: Sequence[str], scope: Scope) -> L
 
 
 async def condition_holds(
-    ctx: RunContext, condition: n.Condition, scope: Scope, path: str, evaluate: Evaluate
+    ctx: RunContext, condition: n.Condition, scope: Scope, path: str, evaluate: Evaluate,
+    step: Step = _no_step,
 ) -> bool:
     """Evaluate an `if`/`elif`/`loop` condition: a predicate here, discretion text by the judge."""
     if condition.predicate is not None:
-        return await predicate(condition.predicate, scope, path, evaluate)
+        return await predicate(condition.predicate, scope, path, evaluate, step)
+    if condition.problem is not None:  # code that does not parse is never a judge's
+        raise ConditionNotCode(
+            f"the condition `{condition.text}` is not an expression: {condition.problem}",
+            condition.span, source=ctx.source)
     values = mentioned_values(ctx, condition.mentions, scope)
     if not values:
         raise NameNotDefined(

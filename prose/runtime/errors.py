@@ -48,6 +48,10 @@ CODES: dict[str, str] = {
     "R030": "a tool a slot declares is not provided, or one provided is not declared",
     "R031": "an agent took `max_turns` turns without a final answer",
     "R032": "`--require-sandbox` on a machine without an OS sandbox (exit 2)",
+    "R040": "an arithmetic error: a division by zero, a number past its bound",
+    "R041": "a string or list a built-in or operator would build past its bound",
+    "R042": "a `matches` pattern RE2 cannot use",
+    "R043": "a condition written as code that is not an expression (never a judge call)",
 }
 
 
@@ -130,6 +134,15 @@ class ProseRuntimeError(ProseError):
 class UnknownNodeError(ProseRuntimeError):
     code = "R001"
     kind = "internal"
+    catchable = False
+
+
+class ConditionNotCode(ProseRuntimeError):
+    """A condition that reads as code but does not parse (`prose.syntax.code_conditions`):
+    refused, never sent to a judge, and not catchable (the program is wrong)."""
+
+    code = "R043"
+    kind = "syntax"
     catchable = False
 
 

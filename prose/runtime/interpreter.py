@@ -23,7 +23,7 @@ from typing import NoReturn
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_LABEL, Label
 from prose.lang.properties import RESERVED_PROPERTIES
-from prose.runtime import pc
+from prose.runtime import builtins, pc
 from prose.runtime import values as v
 from prose.runtime.blocks import Blocks
 from prose.runtime.calls import call_options, call_service
@@ -37,6 +37,7 @@ from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     InvariantBroken,
     LoopControlError,
+    MemberError,
     NameNotDefined,
     ProseRuntimeError,
     UnknownNodeError,
@@ -163,7 +164,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
 
         try:
             holds = await condition_holds(
-                self.ctx, condition, scope, path, recording if self.strict else self._operand
+                self.ctx, condition, scope, path, recording if self.strict else self._operand,
+                self.step,
             )
         except ProseRuntimeError as error:
             raise error.at(condition.span, self.source) from None
@@ -418,10 +420,31 @@ class Interpreter(Visitor[Awaitable[Value]]):
             seen.append(value)
             return value
 
-        holds = await predicate(node, scope, path, recording)
+        holds = await predicate(node, scope, path, recording, self.step)
         return v.labelled(holds, flows.predicate(CONCRETE, [value.label for value in seen]))
 
     eval_BoolOp = eval_Not = eval_IsTest = eval_Compare
+
+    def step(self, count: int) -> None:
+        """Charge the step budget for `count` items a built-in or operator reads."""
+        self.ctx.shared.budget.step(count)
+
+    async def eval_BinOp(self, node: n.BinOp, scope: Scope, path: str, lenient: bool) -> Value:
+        left = await self.eval(node.left, scope, path, lenient)
+        right = await self.eval(node.right, scope, path, lenient)
+        return builtins.operate(node.op, left, right, self.step)
+
+    async def eval_Slice(self, node: n.Slice, scope: Scope, path: str, lenient: bool) -> Value:
+        container = await self.eval(node.obj, scope, path, lenient)
+        start = None if node.start is None else await self.eval(node.start, scope, path, lenient)
+        stop = None if node.stop is None else await self.eval(node.stop, scope, path, lenient)
+        return builtins.sliced(container, start, stop, self.step)
+
+    async def eval_Builtin(self, node: n.Builtin, scope: Scope, path: str, lenient: bool) -> Value:
+        args = [await self.eval(arg, scope, path, lenient) for arg in node.args]
+        keywords = {prop.name: await self.eval(prop.value, scope, path, lenient)
+                    for prop in node.keywords}
+        return builtins.call_builtin(node.name, args, keywords, self.step)
 
     async def eval_Repeat(
         self, node: n.LoopNode, scope: Scope, path: str, lenient: bool
@@ -446,8 +469,27 @@ class Interpreter(Visitor[Awaitable[Value]]):
     ) -> Value:
         return await self.pipelines.run(node, scope, path)
 
+    async def _dispatch(self, target: n.Expr, scope: Scope, path: str) -> Value:
+        """A call's target; `handlers[key]` of a map of services (a `map` slot) falls back
+        to its `default` entry when it has no `key` entry, else is an error naming them."""
+        if not isinstance(target, n.Index):
+            return await self.eval(target, scope, path)
+        container = await self.eval(target.obj, scope, path)
+        data = container.data
+        if not (isinstance(data, dict) and data
+                and all(isinstance(item.data, Service) for item in data.values())):
+            return await self.eval(target, scope, path)
+        key = await self.eval(target.index, scope, path)
+        if isinstance(key.data, str) and key.data in data:
+            return data[key.data]
+        if "default" in data:
+            return data["default"]
+        entries = ", ".join(f"`{name}`" for name in data)
+        raise MemberError(f"no entry {v.to_json(key)} to call and no `default` entry "
+                          f"(entries: {entries})", target.span, source=self.source)
+
     async def eval_Call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
-        target = await self.eval(node.target, scope, path)
+        target = await self._dispatch(node.target, scope, path)
         if not isinstance(target.data, Service):
             if (
                 isinstance(target.data, tuple)

@@ -6,7 +6,7 @@ raised before a single call is made.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,7 @@ from prose.runtime.services import (
     PatternService,
     PersonService,
     PythonService,
+    ServiceMap,
     ServiceSpec,
     SlotBinding,
     import_callable,
@@ -110,7 +111,7 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
         if service.pattern_path is None:
             raise InputError(f"the nested pattern `{service.pattern}` is not found", service.span)
         inner = {
-            name: from_instance_binding(b.value, base_dir) for name, b in service.bindings.items()
+            name: from_instance_binding(b.value, base_dir, b.keys) for name, b in service.bindings.items()
         }
         return PatternService(service.pattern_path, inner, service.config_values, service.renames)
     role = service.prompt
@@ -124,9 +125,12 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
     return ModelService(service.model, role, service.output_schema)
 
 
-def from_instance_binding(value: Any, base_dir: Path) -> SlotBinding:
+def from_instance_binding(value: Any, base_dir: Path, names: Sequence[str] | None = None
+                          ) -> SlotBinding:
+    """A slot's binding; `names`: a map-valued slot's entry names (`ServiceMap`)."""
     if isinstance(value, list):
-        return [from_instance_service(item, base_dir) for item in value]
+        services = [from_instance_service(item, base_dir) for item in value]
+        return ServiceMap(services, names) if names is not None else services
     return from_instance_service(value, base_dir)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +135,19 @@ class PersonService:
 
 
 ServiceSpec = ModelService | PythonService | PatternService | PersonService
+
+
+class ServiceMap(list[ServiceSpec]):
+    """A map-valued slot's binding (`(map)` in `### Slots`): one service per entry, in the
+    instance's order, and `names` the entries. It is a list-valued slot underneath (a call
+    of `handlers[key]` is a call of the service at that entry's position), so everything
+    that handles list-valued slots handles it."""
+
+    def __init__(self, services: list[ServiceSpec], names: Sequence[str]) -> None:
+        super().__init__(services)
+        self.names = tuple(names)
+
+
 SlotBinding = ServiceSpec | list[ServiceSpec]
 
 
@@ -301,17 +314,21 @@ def scripted(binding: SlotBinding, slot: str, responses: int | None) -> SlotBind
     (`responses`), or keeps its length when it was bound already.
     """
 
+    names = binding.names if isinstance(binding, ServiceMap) else None
+
     def model_for(index: int | None) -> str:
-        key = f"slot:{slot}" if index is None else f"slot:{slot}[{index}]"
+        at = index if names is None or index is None else names[index]
+        key = f"slot:{slot}" if at is None else f"slot:{slot}[{at}]"
         return SCRIPT_PREFIX + key
 
     if isinstance(binding, list):
-        return [
+        services: list[ServiceSpec] = [
             ModelService(model_for(i), item.role, item.schema, item.params)
             if isinstance(item, ModelService)
             else item
             for i, item in enumerate(binding)
         ]
+        return ServiceMap(services, names) if names is not None else services
     if isinstance(binding, ModelService):
         if responses is not None:
             return [

@@ -134,6 +134,11 @@ def services(slot: str, count: int) -> Value:
     return Value(tuple(service(slot, i) for i in range(count)), NO_LABEL)
 
 
+def service_map(slot: str, names: Iterable[str]) -> Value:
+    """A map-valued slot: an object of its entries' services (`call handlers[key]`)."""
+    return Value({name: service(slot, i) for i, name in enumerate(names)}, NO_LABEL)
+
+
 def collected(items: Iterable[Value], label: Label = NO_LABEL) -> Value:
     """A list the program gathered (a loop's or a race's values, a pipeline's result):
     each item keeps its own label, and the list carries `label` too."""

@@ -433,6 +433,14 @@ _TABLE: tuple[SpecCode, ...] = (
         "A command is an argument list, never shell text; a placeholder the model fills is one whole argument, checked against its pattern, so the model cannot add options or commands.",
         'tools:\n  cli:pytest: {command: "pytest -q $ARGS"}',
         'tools:\n  cli:pytest:\n    command: [python, -m, pytest, -q, "{path}"]\n    params: {path: "^tests/[A-Za-z0-9_./-]+$"}')),
+    SpecCode("PS202", "map-slot-binding", ERR,
+             "a `map` slot is not bound to a mapping of services, or a mapping to another slot", _doc(
+        "Reports a slot marked `map` bound to one service or a list, and a mapping of "
+        "entries bound to a slot that is not marked `map`.",
+        "`call handlers[key]` looks an entry up by name; a list or a single service has no "
+        "names, and a slot without the marker is called as one service.",
+        "handlers:\n  - {model: fast}\n  - {model: strong}",
+        "handlers:\n  billing: {model: fast}\n  default: {model: strong}")),
 )
 # fmt: on
 
@@ -442,7 +450,7 @@ _PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS222", "PS223"})
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
     row._replace(doc=row.doc.replace("```markdown", "```yaml"))
     if row.code >= "PS170" and row.code not in _PATTERN_FILE_CODES else row
-    for row in _TABLE
+    for row in sorted(_TABLE, key=lambda row: row.code)  # the table is grouped by topic
 )
 
 BY_CODE: dict[str, SpecCode] = {row.code: row for row in SPEC_CODES}

@@ -198,6 +198,8 @@ class Binding(_Frozen):
     value: Service | list[Service]
     span: Span
     value_span: Span
+    # A map-valued slot's entry names, in order (`value` holds one service per entry).
+    keys: list[str] | None = None
 
     @property
     def is_list(self) -> bool:

@@ -72,6 +72,17 @@ def validate_bindings(
                     help=_slot_help(name, spec),
                 )
             )
+        elif slot.map_valued != (binding.keys is not None):
+            wanted = ("a mapping of entry names to services (`billing: { model: fast }`)"
+                      if slot.map_valued else "one service (mark the slot `(map)` to bind entries)")
+            out.append(
+                make(
+                    "PS202",
+                    f"slot `{name}` takes {wanted}",
+                    binding.value_span,
+                    secondary=(Label(slot.span, "the slot"),),
+                )
+            )
         elif name in listy and not binding.is_list:
             out.append(
                 make(

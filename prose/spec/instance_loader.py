@@ -60,6 +60,17 @@ _PYTHON_TARGET = re.compile(
 )
 
 
+def _is_service_map(node: yaml.MappingNode) -> bool:
+    """A mapping of entry names to services (a `map` slot's binding), not one service: none
+    of its keys is a service key (`model`, `pattern`, `python`, `person`, ...) and every
+    entry is written as a mapping (`billing: { model: fast }`), so a misspelt service key
+    (`{ modle: fast }`) is still reported as one."""
+    words = frozenset().union(*_SERVICE_KEYS.values())
+    return bool(node.value) and all(
+        isinstance(key, yaml.ScalarNode) and key.value not in words
+        and isinstance(value, yaml.MappingNode) for key, value in node.value)
+
+
 class _Reader:
     """Builds the instance from YAML nodes, collecting diagnostics."""
 
@@ -160,6 +171,17 @@ class _Reader:
                         value=[s for s in services if s is not None],
                         span=self.span(key),
                         value_span=self.span(value),
+                    )
+                else:
+                    invalid.append(slot)
+                continue
+            if isinstance(value, yaml.MappingNode) and _is_service_map(value):
+                entries = key_nodes(value)
+                mapped = [self.service(item, f"{slot}.{name}") for name, (_, item) in entries.items()]
+                if all(service is not None for service in mapped):
+                    out[slot] = Binding(
+                        slot=slot, value=[s for s in mapped if s is not None],
+                        span=self.span(key), value_span=self.span(value), keys=list(entries),
                     )
                 else:
                     invalid.append(slot)

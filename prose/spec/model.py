@@ -91,6 +91,7 @@ class Slot(_Frozen):
     span: Span
     primary: bool = False
     list_valued: bool = False
+    map_valued: bool = False
     markers: list[str] = Field(default_factory=list)
     description: str | None = None
     requires: list[Requirement] = Field(default_factory=list)

@@ -24,7 +24,7 @@ _SCHEMA_SEP = re.compile(r"\s*,\s*and\s+|\s*,\s*|\s*and\s+", re.I)
 _DICT_LIKE = re.compile(r"\{\s*['\"][^'\"]*['\"]\s*:")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _NONE_WORDS = frozenset({"none", "nothing", "n/a", "-"})
-MARKERS = frozenset({"primary", "list"})
+MARKERS = frozenset({"primary", "list", "map"})
 
 # Words skipped when looking for the first noun of an `ensures:` line: articles,
 # determiners, prepositions and the adjectives that open role descriptions.
@@ -201,7 +201,7 @@ def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
                 out.append(
                     make(
                         "PS122",
-                        f"unknown marker `{marker}` on slot `{name}`; known markers are `primary` and `list`",
+                        f"unknown marker `{marker}` on slot `{name}`; known markers are `primary`, `list` and `map`",
                         _point(file, bullet.line, at, len(marker)),
                     )
                 )
@@ -213,7 +213,10 @@ def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
         name=name,
         span=span,
         primary="primary" in markers,
-        list_valued="list" in markers,
+        # A `map` slot binds a mapping of names to services (`call handlers[key]`); it is
+        # list-valued underneath (one service per entry, in the mapping's order).
+        list_valued="list" in markers or "map" in markers,
+        map_valued="map" in markers,
         markers=markers,
         description=description,
         **fields,

@@ -16,6 +16,7 @@ from lark import Token, Transformer
 
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.code_conditions import code_problem
 
 Item = Any  # a Token, a Node, a tuple of them, or None
 
@@ -287,7 +288,8 @@ class Builder(Transformer[Token, Any]):
         return Clause("finally", None, items[1], self._span(items))
 
     def choice_stmt(self, items: list[Item]) -> n.Choice:
-        return n.Choice(self._condition(items[1]), tuple(items[2:]), span=self._span(items))
+        criteria = self._condition(items[1], judged=True)
+        return n.Choice(criteria, tuple(items[2:]), span=self._span(items))
 
     def option(self, items: list[Item]) -> n.Option:
         label: n.String = items[1]
@@ -363,6 +365,45 @@ class Builder(Transformer[Token, Any]):
     def compare(self, items: list[Item]) -> n.Compare:
         return n.Compare(str(items[1]), items[0], items[2], span=self._span(items))  # type: ignore[arg-type]
 
+    def compare_not_in(self, items: list[Item]) -> n.Compare:
+        return n.Compare("not in", items[0], items[3], span=self._span(items))
+
+    def compare_starts(self, items: list[Item]) -> n.Compare:
+        return n.Compare("starts with", items[0], items[3], span=self._span(items))
+
+    def binop(self, items: list[Item]) -> n.BinOp:
+        return n.BinOp(str(items[1]), items[0], items[2], span=self._span(items))  # type: ignore[arg-type]
+
+    def slice(self, items: list[Item]) -> n.Slice:
+        start, stop = items[1]
+        return n.Slice(items[0], start, stop, span=self._span(items))
+
+    def bounds_both(self, items: list[Item]) -> tuple[n.Expr | None, n.Expr | None]:
+        return items[0], items[1]
+
+    def bounds_from(self, items: list[Item]) -> tuple[n.Expr | None, n.Expr | None]:
+        return items[0], None
+
+    def bounds_to(self, items: list[Item]) -> tuple[n.Expr | None, n.Expr | None]:
+        return None, items[0]
+
+    def bounds_all(self, items: list[Item]) -> tuple[n.Expr | None, n.Expr | None]:
+        return None, None
+
+    def builtin(self, items: list[Item]) -> n.Builtin:
+        token: Token = items[0]
+        args: tuple[n.Expr, ...] = tuple(
+            item for item in items[1:] if item is not None and not isinstance(item, Token | n.Property)
+        )
+        keywords = tuple(item for item in items[1:] if isinstance(item, n.Property))
+        return n.Builtin(str(token), args, keywords, span=self._span(items))
+
+    def positional(self, items: list[Item]) -> n.Expr:
+        return items[0]  # type: ignore[no-any-return]
+
+    def keyword(self, items: list[Item]) -> n.Property:
+        return n.Property(str(items[0]), items[1], span=self._span(items))
+
     def is_test(self, items: list[Item]) -> n.IsTest:
         return n.IsTest(items[0], items[2][0], span=self._span([items[0], items[2][1]]))
 
@@ -380,7 +421,8 @@ class Builder(Transformer[Token, Any]):
 
     # --- conditions ----------------------------------------------------------
 
-    def _condition(self, token: Token) -> n.Condition:
+    def _condition(self, token: Token, judged: bool = False) -> n.Condition:
+        """A condition; `judged`: a `choice`'s criteria, which a judge always reads."""
         raw = str(token)
         span = self._token_span(token)
         marker = ""
@@ -401,7 +443,10 @@ class Builder(Transformer[Token, Any]):
             lead = len(marker) + len(body) - len(body.lstrip())
             predicate = shift(predicate, span.line - 1, span.column - 1 + lead)
         mentions = () if predicate is not None else mentioned_names(text)
-        return n.Condition(text, marker, predicate, mentions, span=span)
+        problem = None
+        if predicate is None and not marker and not judged and text:
+            problem = code_problem(text)
+        return n.Condition(text, marker, predicate, mentions, problem, span=span)
 
 
 class Clause:

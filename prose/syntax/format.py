@@ -209,9 +209,9 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
     if isinstance(expr, n.Name):
         return expr.name
     if isinstance(expr, n.Member):
-        return f"{_flat(expr.obj, forced)}.{expr.name}"
+        return f"{_operand(expr.obj, _POSTFIX, forced)}.{expr.name}"
     if isinstance(expr, n.Index):
-        return f"{_flat(expr.obj, forced)}[{_flat(expr.index, forced)}]"
+        return f"{_operand(expr.obj, _POSTFIX, forced)}[{_flat(expr.index, forced)}]"
     if isinstance(expr, n.Array | n.Object) and id(expr) in forced:
         raise _Forced
     if isinstance(expr, n.Array):
@@ -222,20 +222,28 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
             for e in expr.entries
         ]
         return "{ " + ", ".join(entries) + " }" if entries else "{}"
-    if isinstance(expr, n.Compare):
-        return f"{_flat(expr.left, forced)} {expr.op} {_flat(expr.right, forced)}"
+    if isinstance(expr, n.Slice):
+        start = "" if expr.start is None else _flat(expr.start, forced)
+        stop = "" if expr.stop is None else _flat(expr.stop, forced)
+        return f"{_operand(expr.obj, _POSTFIX, forced)}[{start}:{stop}]"
+    if isinstance(expr, n.Builtin):
+        args = [_flat(arg, forced) for arg in expr.args]
+        args += [f"{prop.name}: {_flat(prop.value, forced)}" for prop in expr.keywords]
+        return f"{expr.name}(" + ", ".join(args) + ")"
+    if isinstance(expr, n.BinOp):  # left-associative: a right operand of the same level needs ()
+        level = _precedence(expr)
+        return (f"{_operand(expr.left, level, forced)} {expr.op} "
+                f"{_operand(expr.right, level + 1, forced)}")
+    if isinstance(expr, n.Compare):  # comparisons do not chain: operands at `+` level
+        return (f"{_operand(expr.left, _SUM, forced)} {expr.op} "
+                f"{_operand(expr.right, _SUM, forced)}")
     if isinstance(expr, n.IsTest):
-        return f"{_flat(expr.operand, forced)} is {expr.test}"
+        return f"{_operand(expr.operand, _SUM, forced)} is {expr.test}"
     if isinstance(expr, n.Not):
-        inner = _flat(expr.operand, forced)
-        return f"not ({inner})" if isinstance(expr.operand, n.BoolOp) else f"not {inner}"
+        return f"not {_operand(expr.operand, _NOT, forced)}"
     if isinstance(expr, n.BoolOp):  # `or` binds looser than `and`; same-operator nesting needs ()
-        return f" {expr.op} ".join(
-            f"({_flat(op, forced)})"
-            if isinstance(op, n.BoolOp) and (op.op == expr.op or expr.op == "and")
-            else _flat(op, forced)
-            for op in expr.operands
-        )
+        level = _precedence(expr)
+        return f" {expr.op} ".join(_operand(op, level + 1, forced) for op in expr.operands)
     if isinstance(expr, n.Call) and not expr.properties:
         return f"call {_flat(expr.target, forced)}"
     if isinstance(expr, n.Session) and not expr.properties:
@@ -243,6 +251,64 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
     if isinstance(expr, n.Do) and expr.name is not None:
         return f"do {expr.name}(" + ", ".join(_flat(arg, forced) for arg in expr.args) + ")"
     raise ValueError(f"a {type(expr).__name__} does not fit on one line")
+
+
+_OR, _AND, _NOT, _COMPARE, _SUM, _TERM, _POSTFIX = range(1, 8)
+
+
+def _precedence(expr: n.Expr) -> int:
+    """How tightly an expression binds (Python's order); a literal or name binds tightest."""
+    if isinstance(expr, n.BoolOp):
+        return _OR if expr.op == "or" else _AND
+    if isinstance(expr, n.Not):
+        return _NOT
+    if isinstance(expr, n.Compare | n.IsTest):
+        return _COMPARE
+    if isinstance(expr, n.BinOp):
+        return _SUM if expr.op in "+-" else _TERM
+    if isinstance(expr, n.Literal) and isinstance(expr.value, int | float) \
+            and not isinstance(expr.value, bool) and expr.value < 0:
+        return _TERM  # `-1` as an object: `(-1).x` is not `-(1.x)`
+    return _POSTFIX
+
+
+def _operator_pieces(expr: n.Expr) -> list[str | n.Expr]:
+    """`_flat`'s layout of an operator, slice or built-in as text and operand pieces."""
+    def wrapped(operand: n.Expr | None, level: int) -> list[str | n.Expr]:
+        if operand is None:
+            return []
+        return ["(", operand, ")"] if _precedence(operand) < level else [operand]
+    if isinstance(expr, n.BinOp):
+        level = _precedence(expr)
+        return [*wrapped(expr.left, level), f" {expr.op} ", *wrapped(expr.right, level + 1)]
+    if isinstance(expr, n.Compare):
+        return [*wrapped(expr.left, _SUM), f" {expr.op} ", *wrapped(expr.right, _SUM)]
+    if isinstance(expr, n.IsTest):
+        return [*wrapped(expr.operand, _SUM), f" is {expr.test}"]
+    if isinstance(expr, n.Not):
+        return ["not ", *wrapped(expr.operand, _NOT)]
+    if isinstance(expr, n.BoolOp):
+        out: list[str | n.Expr] = []
+        for index, operand in enumerate(expr.operands):
+            out += ([f" {expr.op} "] if index else []) + wrapped(operand, _precedence(expr) + 1)
+        return out
+    if isinstance(expr, n.Slice):
+        return [*wrapped(expr.obj, _POSTFIX), "[", *wrapped(expr.start, 0), ":",
+                *wrapped(expr.stop, 0), "]"]
+    if isinstance(expr, n.Builtin):
+        parts: list[str | n.Expr] = [f"{expr.name}("]
+        for index, arg in enumerate(expr.args):
+            parts += ([", "] if index else []) + [arg]
+        for index, prop in enumerate(expr.keywords):
+            parts += ([", "] if index or expr.args else []) + [f"{prop.name}: ", prop.value]
+        return [*parts, ")"]
+    raise ValueError(f"a {type(expr).__name__} does not fit on one line")
+
+
+def _operand(expr: n.Expr, level: int, forced: set[int]) -> str:
+    """`expr` as an operand that must bind at least as tightly as `level`."""
+    text = _flat(expr, forced)
+    return f"({text})" if _precedence(expr) < level else text
 
 
 def _literals(program: n.Program) -> list[n.Array | n.Object]:
@@ -501,6 +567,7 @@ class _Formatter:
         if flat is not None and (
             not isinstance(expr, n.Array | n.Object | n.Member | n.Index)
             or ("\n" not in flat and column + len(flat) + suffix <= WIDTH)
+            or (isinstance(expr, n.Member | n.Index) and _precedence(expr.obj) < _POSTFIX)
         ):
             return [_Line(indent, flat)]
         if isinstance(expr, n.Member):
@@ -514,7 +581,17 @@ class _Formatter:
             _join(lines, self._expr(expr.index, last.indent, column + len(last.text), suffix + 1))
             lines[-1].text += "]"
             return lines
-        assert isinstance(expr, n.Array | n.Object)
+        if not isinstance(expr, n.Array | n.Object):
+            # An operator, slice or built-in holding a literal that must break (it holds a
+            # comment): its pieces one after the other, the literal on its own lines.
+            lines = [_Line(indent, "")]
+            for piece in _operator_pieces(expr):
+                if isinstance(piece, str):
+                    lines[-1].text += piece
+                else:
+                    last = lines[-1]
+                    _join(lines, self._expr(piece, last.indent, column + len(last.text), 0))
+            return lines
         return self._literal(expr, indent)
 
     def _literal(self, expr: n.Array | n.Object, indent: int) -> list[_Line]:
@@ -616,6 +693,8 @@ def _simple(stmt: n.Stmt) -> list[Piece]:
         return [type(stmt).__name__.lower()]
     if isinstance(stmt, n.Append):
         joint = " in " if stmt.keyword == "record" else " to "
+        if stmt.keyword == "record" and _precedence(stmt.value) < _SUM:  # `in` would end it
+            return ["record (", stmt.value, ")", joint, stmt.target]
         return [f"{stmt.keyword} ", stmt.value, joint, stmt.target]
     if isinstance(stmt, n.Do):
         return [f"do {stmt.name}(", *_joined([[arg] for arg in stmt.args]), ")"]

@@ -45,6 +45,9 @@ _NESTING_EXPRESSIONS: tuple[type[n.Node], ...] = (
     n.BoolOp,
     n.Not,
     n.IsTest,
+    n.BinOp,
+    n.Slice,
+    n.Builtin,
 )
 
 

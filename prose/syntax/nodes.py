@@ -151,9 +151,44 @@ class Call(Node):
 class Compare(Node):
     """`left OP right` in a deterministic predicate."""
 
-    op: TypingLiteral["==", "!=", "<", "<=", ">", ">="]
+    op: CompareOp
     left: Expr
     right: Expr
+
+
+CompareOp = TypingLiteral["==", "!=", "<", "<=", ">", ">=", "in", "not in", "contains",
+                          "starts with", "matches"]
+ArithOp = TypingLiteral["+", "-", "*", "/", "%"]
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Node):
+    """`left OP right` with `+` (numbers, strings, lists), `-`, `*`, `/`, `%` (numbers)."""
+
+    op: ArithOp
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Slice(Node):
+    """`obj[start:stop]` of a list or string (either bound may be left out)."""
+
+    obj: Expr
+    start: Expr | None = None
+    stop: Expr | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Builtin(Node):
+    """A pure built-in: `name(args, key: value)` (`prose.lang.builtins` lists them)."""
+
+    name: str
+    args: tuple[Expr, ...] = ()
+    keywords: tuple[Property, ...] = ()
+
+    def keyword(self, name: str) -> Property | None:
+        return next((prop for prop in self.keywords if prop.name == name), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,17 +219,20 @@ class Condition(Node):
     `"***"`). `predicate` is the parsed expression when the text is a
     deterministic predicate; otherwise the condition is discretion text for a
     judge, and `mentions` lists the identifiers (dotted paths included) it
-    contains, for the checker to resolve against the scope.
+    contains, for the checker to resolve against the scope. `problem` says why
+    unmarked text that reads as code but does not parse is refused
+    (`prose.syntax.code_conditions`): such a condition is never a judge's.
     """
 
     text: str
     marker: str = ""
     predicate: Expr | None = None
     mentions: tuple[str, ...] = ()
+    problem: str | None = None
 
     @property
     def is_discretion(self) -> bool:
-        return self.predicate is None
+        return self.predicate is None and self.problem is None
 
 
 
@@ -471,6 +509,9 @@ Expr = (
     | BoolOp
     | Not
     | IsTest
+    | BinOp
+    | Slice
+    | Builtin
     | Repeat
     | For
     | Loop

@@ -45,6 +45,12 @@ _TERMINAL_WORDS = {
     "LBRACE": "`{`",
     "RBRACE": "`}`",
     "PIPE": "`|`",
+    "FUNC": "a built-in",
+    "PLUS": "`+`",
+    "MINUS": "`-`",
+    "STAR": "`*`",
+    "SLASH": "`/`",
+    "PERCENT": "`%`",
 }
 
 
@@ -242,6 +248,7 @@ def _expected_words(expected: set[str]) -> str:
     if len(expected & _VALUE_TERMINALS) >= 3:
         words.add("a value")
         expected = expected - _VALUE_TERMINALS - {"CALL", "FOR", "LOOP", "PARALLEL", "REPEAT",
+                                                  "FUNC", "LPAR", "NOT",
                                                   "DO", "SESSION", "RESUME"}
     if len(expected & _STATEMENT_STARTS) >= 4:
         words.add("a statement")

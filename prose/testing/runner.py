@@ -228,7 +228,7 @@ def _instance(
         raise Skip(f"the instance {test.instance} cannot be run: {detail}")
     base = test.instance.parent
     try:
-        bindings = {name: from_instance_binding(b.value, base) for name, b in instance.bindings.items()}
+        bindings = {name: from_instance_binding(b.value, base, b.keys) for name, b in instance.bindings.items()}
     except ProseRuntimeError as error:
         raise Skip(f"the instance {test.instance} cannot be run: {error.message}") from None
     return instance.pattern_path, bindings, dict(instance.config_values), dict(instance.input_values)
