@@ -16,7 +16,9 @@ from typing import Any, Protocol, assert_never
 
 from prose.lang.channels import Channel
 from prose.lang.flows import NO_INDEX, BranchPath, own_chain, predecessor, strict_requested
+from prose.lang.gates import Approval, Exclusive, Gates, Guard, SameGiven
 from prose.lang.invariants import (
+    AtMostOne,
     DistinctModels,
     Independent,
     InvariantForm,
@@ -24,8 +26,12 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
+    RunsOnlyAfter,
+    RunsOnlyIf,
+    SameInput,
     SeesOnly,
     UnawareOf,
 )
@@ -142,6 +148,9 @@ class Policy:
     unmerged: tuple[Unmerged, ...] = ()
     only_grows: tuple[str, ...] = ()
     strict: bool = False
+    # When slots may run (`runs only if`, `runs only after`, `at most one of`): judged from
+    # the run's history (`prose.lang.gates`), not from what one call sends.
+    gates: Gates = field(default_factory=Gates)
 
     def violations(self, slot: str, channels: Sequence[Channel],
                    branch: BranchPath = (), index: int = NO_INDEX) -> list[Violation]:
@@ -164,7 +173,7 @@ class Policy:
         if strict == self.strict:
             return self
         return Policy(self.pattern, self.slots, self.independent, self.unmerged,
-                      self.only_grows, strict)
+                      self.only_grows, strict, self.gates)
 
     def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
         slot, name = rules.slot, channel.name
@@ -221,6 +230,7 @@ class Policy:
             "unmerged": [asdict(rule) for rule in self.unmerged],
             "only_grows": list(self.only_grows),
             "strict": self.strict,
+            **({"gates": self.gates.to_dict()} if self.gates else {}),
         }
 
     @classmethod
@@ -247,7 +257,8 @@ class Policy:
         independent = tuple((pair[0], pair[1]) for pair in data.get("independent", ()))
         unmerged = tuple(Unmerged(**item) for item in data.get("unmerged", ()))
         return cls(data.get("pattern", ""), slots, independent, unmerged,
-                   tuple(data.get("only_grows", ())), bool(data.get("strict", False)))
+                   tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
+                   Gates.from_dict(data.get("gates")))
 
 
 @lru_cache(maxsize=4096)
@@ -391,6 +402,10 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
     predecessors: dict[str, int] = {}
+    guards: list[Guard] = []
+    approvals: list[Approval] = []
+    same: list[SameGiven] = []
+    exclusive: list[Exclusive] = []
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -430,6 +445,20 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 hide(form.a, form.b, INDEPENDENT, line, text)
                 hide(form.b, form.a, INDEPENDENT, line, text)
                 independent.append((form.a, form.b))
+            case PairwiseIndependent():
+                for pair in form.pairs():
+                    hide(pair.a, pair.b, INDEPENDENT, line, text)
+                    hide(pair.b, pair.a, INDEPENDENT, line, text)
+                    independent.append((pair.a, pair.b))
+            case RunsOnlyIf():
+                guards.append(Guard(form.slot, form.condition, line, text))
+            case RunsOnlyAfter():
+                approvals.append(Approval(form.slot, form.approver, form.field, form.value,
+                                          line, text))
+            case SameInput():
+                same.append(SameGiven(form.slot, form.input, form.approver, line, text))
+            case AtMostOne():
+                exclusive.append(Exclusive(form.slots, form.per_iteration, line, text))
             case DistinctModels():
                 independent.append((form.a, form.b))
             case ReturnsUnmerged():
@@ -459,4 +488,6 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict)
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive))
+    return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
+                  gates)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from prose.errors import ProseError
+from prose.lang import error_kinds as kinds
 from prose.lang.flows import NO_LABEL, Label
 from prose.source import Span, code_frame
 
@@ -45,6 +46,8 @@ CODES: dict[str, str] = {
     "R017": "`--resume` of a damaged trace",
     "R018": "a call to a model the pattern named and the person running it did not grant",
     "R019": "the run waits for a person to answer (exit 6; docs/people.md)",
+    "R060": "a call a control-flow invariant forbids (`runs only if`, `runs only after`, "
+            "`gets the same`, `at most one of`): the run stops before it",
 }
 
 
@@ -264,3 +267,18 @@ class WaitingForPerson(ProseRuntimeError):
     kind = "waiting"
     exit_code = EXIT_WAITING
     catchable = False
+
+
+class GateViolation(ProseRuntimeError):
+    """A call that a control-flow invariant forbids now (`runs only if`, `runs only after`,
+    `gets the same`, `at most one of`, `prose.lang.gates`): the run stops before it is
+    made, as for an information-hiding violation (exit 5)."""
+
+    code = "R060"
+    kind = kinds.GATE
+    exit_code = EXIT_HIDING
+    catchable = False
+
+    def __init__(self, message: str, span: Span | None = None, **kwargs: Any) -> None:
+        self.rules: list[str] = kwargs.pop("rules", [])
+        super().__init__(message, span, **kwargs)

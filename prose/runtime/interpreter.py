@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from dataclasses import replace
 from typing import NoReturn
 
 from prose.lang import flows
@@ -42,6 +43,7 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
+from prose.runtime.gates import admit, involved, returned
 from prose.runtime.handling import ErrorHandling
 from prose.runtime.judge import judge
 from prose.runtime.loops import Loops
@@ -465,4 +467,15 @@ class Interpreter(Visitor[Awaitable[Value]]):
             value = await self.eval(prop.value, scope, path)
             (reserved if prop.name in RESERVED_PROPERTIES else inputs)[prop.name] = value
         options = call_options(reserved)
-        return await call_service(self.ctx, node, target.data, inputs, options, path)
+        gates = self.ctx.policy.gates
+        if not gates or not involved(gates, target.data.slot):
+            return await call_service(self.ctx, node, target.data, inputs, options, path)
+        record = await admit(self, node, target.data, inputs, scope, path)
+        try:
+            output = await call_service(self.ctx, node, target.data, inputs,
+                                        replace(options, gates=record or None), path)
+        except ProseRuntimeError:
+            returned(self.ctx.gate_history, gates, target.data.slot, None)
+            raise
+        returned(self.ctx.gate_history, gates, target.data.slot, output)
+        return output

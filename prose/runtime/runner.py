@@ -44,6 +44,7 @@ from prose.runtime.errors import (
     EXIT_OK,
     BudgetExceeded,
     CallFailed,
+    GateViolation,
     InformationHidingViolation,
     InputError,
     ModelNotGranted,
@@ -436,7 +437,8 @@ async def _execute(
     if isinstance(failure, WaitingForPerson):
         value = _write_questions(ctx, run_id, trace_path, resume_hint)
     exit_code = failure.exit_code if failure is not None else EXIT_OK
-    if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
+    if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation
+                                                  | GateViolation):
         span = failure.span
         trace.emit(
             ErrorEvent(

@@ -156,8 +156,17 @@ class CallEvent(Event):
     # A person's answer (docs/people.md): who answered, when (ISO 8601, UTC), how
     # (`terminal`, `prose answer`, `script`), and their note.
     answered: dict[str, Any] | None = None
+    # What the control-flow invariants evaluated before the call (`prose.lang.gates`):
+    # `conditions` of `runs only if`, digests of the inputs `gets the same` compares.
+    gates: dict[str, Any] | None = None
 
     checkpoint: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = Event.to_dict(self)
+        if data.get("gates") is None:
+            data.pop("gates", None)  # most calls have none: the line stays as it was
+        return data
 
 
 @dataclass(slots=True, kw_only=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from prose.lang.invariants import (
+    AtMostOne,
     DistinctModels,
     Independent,
     InvariantForm,
@@ -18,16 +19,35 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
+    RunsOnlyAfter,
+    RunsOnlyIf,
+    SameInput,
     SeesOnly,
     UnawareOf,
 )
 
 __all__ = [
-    "DistinctModels", "Independent", "InvariantForm", "LoopsBoundedBy", "NeverSees",
-    "OnlyGrows", "OwnChain", "Predecessor", "ReturnsUnmerged", "SeesOnly", "UnawareOf",
-    "backticked_names", "parse_invariant_form",
+    "AtMostOne",
+    "DistinctModels",
+    "Independent",
+    "InvariantForm",
+    "LoopsBoundedBy",
+    "NeverSees",
+    "OnlyGrows",
+    "OwnChain",
+    "PairwiseIndependent",
+    "Predecessor",
+    "ReturnsUnmerged",
+    "RunsOnlyAfter",
+    "RunsOnlyIf",
+    "SameInput",
+    "SeesOnly",
+    "UnawareOf",
+    "backticked_names",
+    "parse_invariant_form",
 ]
 
 
@@ -51,6 +71,35 @@ _BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
 _ANY_NAME = re.compile(_NAME)
+_NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
+_PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
+_PATH = r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`"
+_RUNS_ONLY_IF = re.compile(rf"^{_NAME}\s+runs\s+only\s+(?:if|when)\s+{_PATH}(?:\s+(?:holds|is\s+true))?$", re.I)
+_LITERAL = r"(true|false|null|-?\d+(?:\.\d+)?|\"[^\"]*\")"
+_RUNS_ONLY_AFTER = re.compile(
+    rf"^{_NAME}\s+runs\s+only\s+after\s+{_NAME}\s+returns\s+"
+    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)$",
+    re.I,
+)
+_SAME_INPUT = re.compile(
+    rf"^{_NAME}\s+gets\s+the\s+same\s+{_NAME}(?:\s+as)?\s+{_NAME}\s+(?:got|was\s+given)$", re.I
+)
+_AT_MOST_ONE = re.compile(
+    rf"^at\s+most\s+one\s+of\s+{_NAMES}\s+runs"
+    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
+    re.I,
+)
+
+
+def _literal(text: str) -> bool | int | float | str | None:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "null":
+        return None
+    if text.startswith('"'):
+        return text[1:-1]
+    return float(text) if "." in text else int(text)
 
 
 def _normalise(text: str) -> str:
@@ -83,6 +132,27 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return OnlyGrows(name=match.group(1))
     if match := _UNMERGED.match(text):
         return ReturnsUnmerged(a=match.group(1), b=match.group(2))
+    return _parse_gate(text)
+
+
+def _parse_gate(text: str) -> InvariantForm | None:
+    """The control-flow forms (when a slot runs) and the pairwise shorthand."""
+    if match := _PAIRWISE.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        return PairwiseIndependent(slots=names) if len(names) >= 2 else None
+    if match := _RUNS_ONLY_IF.match(text):
+        return RunsOnlyIf(slot=match.group(1), condition=tuple(match.group(2).split(".")))
+    if match := _RUNS_ONLY_AFTER.match(text):
+        field = match.group(3) or match.group(5)
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return RunsOnlyAfter(slot=match.group(1), approver=match.group(2), field=field,
+                             value=_literal(literal))
+    if match := _SAME_INPUT.match(text):
+        return SameInput(slot=match.group(1), input=match.group(2), approver=match.group(3))
+    if match := _AT_MOST_ONE.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        per = (match.group(2) or "").lower()
+        return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
     return None
 
 

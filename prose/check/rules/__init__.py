@@ -10,6 +10,7 @@ from prose.check.rules import call_schema as call_schema
 from prose.check.rules import conditions as conditions
 from prose.check.rules import contract as contract
 from prose.check.rules import flow_rules as flow_rules
+from prose.check.rules import gates as gates
 from prose.check.rules import invariants as invariants
 from prose.check.rules import model_choice as model_choice
 from prose.check.rules import requires as requires
