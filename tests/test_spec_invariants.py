@@ -48,6 +48,10 @@ from prose.spec import (
         ("`thesis`, `antithesis` are independent.", Independent(a="thesis", b="antithesis")),
         ("every loop is bounded by `max_rounds`", LoopsBoundedBy(config_key="max_rounds")),
         ("Every loop is bounded by `max_rounds`.", LoopsBoundedBy(config_key="max_rounds")),
+        (
+            "every loop is bounded by `depth`, `k` or `beam`",
+            LoopsBoundedBy(config_key="depth", others=("k", "beam")),
+        ),
         ("`history` only grows", OnlyGrows(name="history")),
         ("  `history`   only grows . ", OnlyGrows(name="history")),
         ("the result returns `proposer` and `adversary` unmerged", ReturnsUnmerged(a="proposer", b="adversary")),

@@ -100,9 +100,16 @@ class Predecessor:
 
 @dataclass(frozen=True, slots=True)
 class LoopsBoundedBy:
-    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
+    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop
+    (`` `depth`, `k` or `beam` ``: any one of several keys, `others` after the first)."""
 
     config_key: str
+    others: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every config key that may bound a loop."""
+        return (self.config_key, *self.others)
 
     def slot_names(self) -> tuple[str, ...]:
         return ()

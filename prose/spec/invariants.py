@@ -67,7 +67,9 @@ _OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:c
 _PREDECESSOR = re.compile(
     rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
 )
-_BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
+_BOUNDED = re.compile(
+    rf"^every\s+loop\s+is\s+bounded\s+by\s+({_NAME_PLAIN}(?:\s*(?:,\s*or\b|,|\bor\b|\band\b)\s*"
+    rf"{_NAME_PLAIN})*)$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
 _ANY_NAME = re.compile(_NAME)
@@ -127,7 +129,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
     if match := _PREDECESSOR.match(text):
         return Predecessor(slot=match.group(1))
     if match := _BOUNDED.match(text):
-        return LoopsBoundedBy(config_key=match.group(1))
+        first, *others = dict.fromkeys(_ANY_NAME.findall(match.group(1)))
+        return LoopsBoundedBy(config_key=first, others=tuple(others))
     if match := _GROWS.match(text):
         return OnlyGrows(name=match.group(1))
     if match := _UNMERGED.match(text):
@@ -154,6 +157,71 @@ def _parse_gate(text: str) -> InvariantForm | None:
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
     return None
+
+
+# One spelling of every checkable form, `{}` where its names go (`{*}`: a list of names),
+# for the nearest form a near miss is shown (PH608).
+FORM_SPELLINGS: tuple[str, ...] = (
+    "`{}` sees only `{*}`",
+    "`{}` never sees `{}`",
+    "`{}` never sees `{}`, even indirectly",
+    "`{}` is unaware of `{}`",
+    "`{}` and `{}` are independent",
+    "`{*}` are pairwise independent",
+    "`{}` and `{}` are independently configured",
+    "each `{}` sees only its own chain",
+    "each of `{}` sees only its predecessor's output",
+    "every loop is bounded by `{*}`",
+    "`{}` only grows",
+    "the result returns `{}` and `{}` unmerged",
+    "`{}` runs only if `{}`",
+    "`{}` runs only after `{}` returns `{}` == true",
+    "`{}` gets the same `{}` `{}` got",
+    "at most one of `{*}` runs",
+)
+_BACKTICKED = re.compile(r"`[^`]*`")
+_SKELETON_CUTOFF = 0.75
+
+
+def _skeleton(text: str) -> str:
+    """A bullet with every backticked part as one placeholder, folded for comparison."""
+    return " ".join(_BACKTICKED.sub("`x`", _normalise(text).lower()).split())
+
+
+def _fill(spelling: str, names: list[str]) -> str | None:
+    count = spelling.count("{}") + spelling.count("{*}")
+    if len(names) < count:
+        return None
+    text, rest = spelling, list(names)
+    while "{" in text:
+        star, one = text.find("{*}"), text.find("{}")
+        if star >= 0 and (one < 0 or star < one):
+            needed = text.count("{}")  # the names left for the single places after it
+            taken, rest = rest[:len(rest) - needed], rest[len(rest) - needed:]
+            text = text.replace("{*}", "`, `".join(taken), 1)
+        else:
+            text, rest = text.replace("{}", rest[0], 1), rest[1:]
+    return text if not rest else None  # every name of the bullet has its place
+
+
+def nearest_form(text: str) -> str | None:
+    """The checkable form a bullet that is none comes closest to, written with its own
+    backticked names (None when it has none, or is not close to any form)."""
+    import difflib
+
+    if "`" not in text or parse_invariant_form(text) is not None:
+        return None
+    names = [part.strip("`").strip() for part in _BACKTICKED.findall(_normalise(text))]
+    skeleton = _skeleton(text)
+    best: tuple[float, str] | None = None
+    for spelling in FORM_SPELLINGS:
+        filled = _fill(spelling, names)
+        if filled is None or parse_invariant_form(filled) is None:
+            continue
+        score = difflib.SequenceMatcher(None, skeleton, _skeleton(filled)).ratio()
+        if score >= _SKELETON_CUTOFF and (best is None or score > best[0]):
+            best = (score, filled)
+    return best[1] if best else None
 
 
 def backticked_names(text: str) -> list[tuple[str, int]]:
