@@ -421,7 +421,6 @@ class InvariantNotCheckable(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.check.suggest import mentioned_slots, suggest_rewrite
-
         from prose.spec.invariants import nearest_form
 
         for invariant in ctx.decl.invariants:
