@@ -380,10 +380,15 @@ class Generator:
             options = [(3 if kind == "list:str" else 0, lambda: self._member(obj(), "flaws")),
                        (literal, lambda: self.array(inner(kind.split(":")[1]))),
                        (2, lambda: self._list_var(scope, kind, nonempty)),
-                       (0 if nonempty else 1, lambda: "[]")]
+                       (0 if nonempty else 1, lambda: "[]"),
+                       # the same items in a random order (`prose.lang.flows.shuffled`)
+                       (1 if depth < 2 else 0, lambda: self._shuffled(scope, kind, nonempty))]
         elif kind == "num":
             options = [(2, lambda: str(self.draw(st.integers(0, 3)))),
                        (2, lambda: self._member(obj(), "n")), (1, var),
+                       # a shuffle's sealed key: no call may receive anything made from it
+                       (1 if depth < 2 else 0, lambda: self._member(
+                           self._shuffled(scope, "list:str", False, ""), "key.length")),
                        (1, lambda: self._member(self._list_var(scope, "list:str", False)
                                                 or self._list_var(scope, "list:obj", False),
                                                 "length"))]
@@ -422,6 +427,15 @@ class Generator:
     def _first(self, scope: Scope, kind: str) -> str | None:
         names = [n for n in self.names(scope, kind, sure=True) if scope[n].nonempty]
         return f"{self.pick(names)}[0]" if names else None
+
+    def _shuffled(self, scope: Scope, kind: str, nonempty: bool,
+                  part: str = ".items") -> str | None:
+        """`shuffle(xs).items` (or, with `part` "", the whole result) over a list in scope."""
+        listed = self._list_var(scope, kind, nonempty)
+        if listed is None:
+            return None
+        self.constructs.add("shuffle")
+        return f"shuffle({listed}){part}"
 
     def _list_var(self, scope: Scope, kind: str, nonempty: bool) -> str | None:
         lists = {n: var for n, var in scope.items() if var.kind == kind and (var.nonempty or not nonempty)}

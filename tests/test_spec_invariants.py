@@ -8,6 +8,7 @@ import pytest
 
 from prose.lang.invariants import (
     AtMostOne,
+    BlindTo,
     PairwiseIndependent,
     RunsOnlyAfter,
     RunsOnlyIf,
@@ -58,6 +59,7 @@ from prose.spec import (
         ("The result returns `a`, `b` unmerged.", ReturnsUnmerged(a="a", b="b")),
         ("`a`, `b`, `c` are pairwise independent", PairwiseIndependent(slots=("a", "b", "c"))),
         ("`a`, `b` and `c` are all pairwise independent.", PairwiseIndependent(slots=("a", "b", "c"))),
+        ("`judge` is blind to the source of `samplers`", BlindTo(slot="judge", sources="samplers")),
         ("`writer` runs only if `gate.ok`", RunsOnlyIf(slot="writer", condition=("gate", "ok"))),
         ("`writer` runs only when `ready`.", RunsOnlyIf(slot="writer", condition=("ready",))),
         (
@@ -128,7 +130,7 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "every loop is bounded by `n`", "`h` only grows", "the result returns `a` and `b` unmerged",
         "`a`, `b`, `c` are pairwise independent", "`a` runs only if `g.ok`",
         "`a` runs only after `b` returns `approved` == true", "`a` gets the same `p` `b` got",
-        "at most one of `a`, `b` runs",
+        "at most one of `a`, `b` runs", "`a` is blind to the source of `b`",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

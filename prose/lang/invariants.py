@@ -152,6 +152,19 @@ class PairwiseIndependent:
 
 
 @dataclass(frozen=True, slots=True)
+class BlindTo:
+    """`` `judge` is blind to the source of `samplers` ``: nothing that tells which service
+    of the list-valued slot made an output reaches the judge: the service itself (its
+    name), an output still in binding order or picked by its index (`shuffle` first)."""
+
+    slot: str
+    sources: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.sources)
+
+
+@dataclass(frozen=True, slots=True)
 class RunsOnlyIf:
     """`` `writer` runs only if `gate.ok` ``: every call of the slot is made where the
     condition (a path over values in scope) holds: it dominates the call statically, and
@@ -215,6 +228,7 @@ InvariantForm: TypeAlias = (
     | OnlyGrows
     | ReturnsUnmerged
     | PairwiseIndependent
+    | BlindTo
     | RunsOnlyIf
     | RunsOnlyAfter
     | SameInput
@@ -224,5 +238,5 @@ InvariantForm: TypeAlias = (
 # Every form class, in the order the parser tries them (a test holds it to the union).
 FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, Predecessor,
-    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
+    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo, RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
 )

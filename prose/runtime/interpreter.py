@@ -17,6 +17,7 @@ throw) and `blocks.Blocks` (block definitions, do). What a call does is in
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable
 from dataclasses import replace
 from typing import NoReturn
@@ -403,6 +404,17 @@ class Interpreter(Visitor[Awaitable[Value]]):
             return v.relabel(item, flows.index(CONCRETE, container.label, item.label, key.label,
                                                True), deep=True)
         return item
+
+    async def eval_Shuffle(self, node: n.Shuffle, scope: Scope, path: str, lenient: bool) -> Value:
+        items = await self.eval(node.items, scope, path)
+        if not isinstance(items.data, tuple):
+            raise ValueTypeError(f"`shuffle` takes a list, not {v.describe(items)}", node.span,
+                                 source=self.source)
+        # One order per run and place: a resumed run that replays it gets the same order.
+        seed = f"{self.ctx.shared.trace.run_id}:{path}:{node.line}:{node.column}"
+        order = list(range(len(items.data)))
+        random.Random(seed).shuffle(order)
+        return v.shuffled(items, order, node.span)
 
     async def eval_Array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
         return v.make_list([await self.eval(item, scope, path) for item in node.items])

@@ -12,6 +12,7 @@ import re
 
 from prose.lang.invariants import (
     AtMostOne,
+    BlindTo,
     DistinctModels,
     Independent,
     InvariantForm,
@@ -31,6 +32,7 @@ from prose.lang.invariants import (
 
 __all__ = [
     "AtMostOne",
+    "BlindTo",
     "DistinctModels",
     "Independent",
     "InvariantForm",
@@ -75,6 +77,7 @@ _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmer
 _ANY_NAME = re.compile(_NAME)
 _NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
 _PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
+_BLIND = re.compile(rf"^{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}$", re.I)
 _PATH = r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`"
 _RUNS_ONLY_IF = re.compile(rf"^{_NAME}\s+runs\s+only\s+(?:if|when)\s+{_PATH}(?:\s+(?:holds|is\s+true))?$", re.I)
 _LITERAL = r"(true|false|null|-?\d+(?:\.\d+)?|\"[^\"]*\")"
@@ -143,6 +146,8 @@ def _parse_gate(text: str) -> InvariantForm | None:
     if match := _PAIRWISE.match(text):
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         return PairwiseIndependent(slots=names) if len(names) >= 2 else None
+    if match := _BLIND.match(text):
+        return BlindTo(slot=match.group(1), sources=match.group(2))
     if match := _RUNS_ONLY_IF.match(text):
         return RunsOnlyIf(slot=match.group(1), condition=tuple(match.group(2).split(".")))
     if match := _RUNS_ONLY_AFTER.match(text):
@@ -174,6 +179,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "every loop is bounded by `{*}`",
     "`{}` only grows",
     "the result returns `{}` and `{}` unmerged",
+    "`{}` is blind to the source of `{}`",
     "`{}` runs only if `{}`",
     "`{}` runs only after `{}` returns `{}` == true",
     "`{}` gets the same `{}` `{}` got",

@@ -5,6 +5,7 @@ the registry (`prose.check.registry`): a new module is listed here.
 """
 
 from prose.check.rules import assignment_to_read_only as assignment_to_read_only
+from prose.check.rules import blindness as blindness
 from prose.check.rules import block_arity as block_arity
 from prose.check.rules import call_schema as call_schema
 from prose.check.rules import conditions as conditions
