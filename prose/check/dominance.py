@@ -6,7 +6,9 @@ A *fact* is a condition the program tested and found true on every path to a poi
 the deterministic predicate of an `if` arm the point is inside (its `and` operands
 too), and from an `if` with no `else` whose only arm always leaves the body
 (`return`, `throw`, `break`, `continue`): after it, the negation of its condition
-holds (`if not gate.ok: return`, `if decision.proceed != true: return`). A fact
+holds (`if not gate.ok: return`, `if decision.proceed != true: return`), as it does
+in the `else` of a single `if`. A statement that is one call records what it was
+given as plain paths (`proposal: proposal`), for `gets the same`. A fact
 dies where anything binds its root name again (and, inside a loop, where the loop body
 binds it anywhere: the next iteration runs after that binding); a block definition's
 body starts with none, since it runs wherever it is called from.
@@ -85,6 +87,8 @@ def facts_of(expr: n.Expr | None) -> set[Fact]:
     path = path_of(expr)
     if path is not None:
         return {(path, None)}
+    if isinstance(expr, n.IsTest) and expr.test == "not empty" and (path := path_of(expr.operand)):
+        return {(path, None)}  # a non-empty value (text, a list) is true
     if isinstance(expr, n.Compare) and expr.op == "==" and (fact := _comparison(expr)):
         return {fact, (fact[0], None)} if fact[1] == "true" else {fact}
     return set()
@@ -96,6 +100,8 @@ def negated_facts(expr: n.Expr | None) -> set[Fact]:
         return set()
     if isinstance(expr, n.Not):
         return facts_of(expr.operand)
+    if isinstance(expr, n.IsTest) and expr.test == "empty" and (path := path_of(expr.operand)):
+        return {(path, None)}
     if isinstance(expr, n.BoolOp) and expr.op == "or":
         return set().union(*(negated_facts(operand) for operand in expr.operands))
     if isinstance(expr, n.Compare) and expr.op == "!=" and (fact := _comparison(expr)):
@@ -127,6 +133,22 @@ def bound_roots(node: n.Node) -> set[str]:
     return names
 
 
+def given(call: n.Call, name: str) -> str:
+    """The fact "this call was given `name`: <path>" records under the path's value."""
+    return f"#given {name} to call at {call.span.line}:{call.span.column}"
+
+
+def given_facts(statement: n.Stmt) -> set[Fact]:
+    """What a statement that is one call (`let r = call a ...`, `call a ...`) was given as
+    plain paths: `(path, given(call, input))`, true until the path's root is bound again."""
+    value = (statement.value if isinstance(statement, n.Let | n.Assign | n.Return)
+             else statement.expr if isinstance(statement, n.ExprStmt) else None)
+    if not isinstance(value, n.Call):
+        return set()
+    return {(path, given(value, prop.name)) for prop in value.properties
+            if (path := path_of(prop.value)) is not None}
+
+
 def _leaves(body: tuple[n.Stmt, ...]) -> bool:
     return bool(body) and isinstance(body[-1], _LEAVES)
 
@@ -140,9 +162,11 @@ class _Walker:
         self.places: dict[object, CallPlace] = {}
 
     def body(self, body: tuple[n.Stmt, ...], facts: frozenset[Fact],
-             arms: tuple[Step, ...]) -> None:
+             arms: tuple[Step, ...]) -> frozenset[Fact]:
+        """Walk a body; what holds at its end."""
         for statement in body:
             facts = self.statement(statement, facts, arms)
+        return facts
 
     def _record(self, node: n.Node, facts: frozenset[Fact], arms: tuple[Step, ...]) -> None:
         for call in find_all(node, (n.Call, n.Session)):
@@ -163,11 +187,25 @@ class _Walker:
             if statement.orelse is not None:
                 step = Step(id(statement), len(statement.branches), "if", line,
                             _exits(statement.orelse))
-                self.body(statement.orelse, facts, (*arms, step))
+                # `else` of a single `if C`: C did not hold
+                negated = (negated_facts(statement.branches[0].condition.predicate)
+                           if len(statement.branches) == 1 else set())
+                self.body(statement.orelse, frozenset(facts | negated), (*arms, step))
         elif isinstance(statement, n.Choice):
             for number, option in enumerate(statement.options):
                 step = Step(id(statement), number, "choice", line, _exits(option.body))
                 self.body(option.body, facts, (*arms, step))
+        elif isinstance(statement, n.Try):
+            # A `try` whose `catch` always leaves: after it, its body ran to the end.
+            end = self.body(statement.body, facts, (*arms, Step(id(statement), 0, "body", line,
+                                                                 False)))
+            for number, handler in enumerate((statement.handler, statement.final), 1):
+                if handler is not None:
+                    self.body(handler, facts, (*arms, Step(id(statement), number, "body", line,
+                                                           False)))
+            if statement.handler is not None and _leaves(statement.handler):
+                killed = set().union(*(bound_roots(item) for item in statement.final or ()))
+                return frozenset(fact for fact in end if root(fact[0]) not in killed)
         elif isinstance(statement, n.BlockDef):
             self.body(statement.body, frozenset(), (*arms, Step(id(statement), 0, "block", line,
                                                                 False)))
@@ -183,7 +221,8 @@ class _Walker:
                     kept = frozenset(fact for fact in facts if root(fact[0]) not in killed)
                 self.body(nested, kept, (*arms, Step(id(statement), number, kind, line, False)))
         killed = bound_roots(statement)
-        after = frozenset(fact for fact in facts if root(fact[0]) not in killed)
+        after = frozenset(fact for fact in facts | given_facts(statement)
+                          if root(fact[0]) not in killed)
         if (isinstance(statement, n.If) and statement.orelse is None
                 and len(statement.branches) == 1 and _leaves(statement.branches[0].body)):
             after |= negated_facts(statement.branches[0].condition.predicate)

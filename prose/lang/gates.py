@@ -142,6 +142,17 @@ def iteration_of(path: str) -> str:
     return path if end < 0 else path[:end]
 
 
+def scopes_of(path: str) -> list[str]:
+    """The loop iterations (and parallel branches) a call's trace path is in, innermost
+    first, ending with "" (the whole run)."""
+    scopes: list[str] = []
+    scope = iteration_of(path)
+    while scope:
+        scopes.append(scope)
+        scope = iteration_of(scope[:scope.rfind("#")])
+    return [*scopes, ""]
+
+
 def matches(output: Any, field_name: str, value: Literal) -> bool:
     """Whether an approver's output has `field_name` == value (`true` is not `1`)."""
     if not isinstance(output, Mapping) or field_name not in output:
@@ -159,9 +170,20 @@ _MISSING = object()
 class GateHistory:
     """What a run has done so far that the gates read (mutable: one per run or audit)."""
 
-    outputs: dict[str, Any] = field(default_factory=dict)  # approver -> its latest output
-    given: dict[str, dict[str, str]] = field(default_factory=dict)  # slot -> input -> digest
+    # (approver, scope) -> its latest output in that iteration (or the run: scope "")
+    outputs: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # (slot, scope) -> input -> digest, of its latest call in that scope
+    given: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     ran: dict[tuple[int, str], str] = field(default_factory=dict)  # (rule, scope) -> slot
+
+    @staticmethod
+    def _latest(table: Mapping[tuple[str, str], Any], slot: str, path: str) -> Any:
+        """What `slot` did last as seen from a call at `path`: in the innermost iteration
+        around it where it ran (parallel branches each see their own), else outside."""
+        for scope in scopes_of(path):
+            if (slot, scope) in table:
+                return table[(slot, scope)]
+        return _MISSING
 
     def violations(self, gates: Gates, slot: str, *, conditions: Mapping[str, Any],
                    given: Mapping[str, str], path: str) -> list[GateViolation]:
@@ -182,18 +204,20 @@ class GateHistory:
             if approval.slot != slot:
                 continue
             want = f"`{approval.field}` == {json.dumps(approval.value)}"
-            if approval.approver not in self.outputs:
+            latest = self._latest(self.outputs, approval.approver, path)
+            if latest is _MISSING:
                 found.append(GateViolation(
                     slot, RUNS_ONLY_AFTER, f"`{slot}` runs only after `{approval.approver}` "
                     f"returns {want}, and `{approval.approver}` has not run", approval.line))
-            elif not matches(self.outputs[approval.approver], approval.field, approval.value):
+            elif not matches(latest, approval.field, approval.value):
                 found.append(GateViolation(
                     slot, RUNS_ONLY_AFTER, f"`{slot}` runs only after `{approval.approver}` "
                     f"returns {want}, but its latest call did not", approval.line))
         for rule in gates.same:
             if rule.slot != slot:
                 continue
-            before = self.given.get(rule.approver, {}).get(rule.input)
+            gave = self._latest(self.given, rule.approver, path)
+            before = gave.get(rule.input) if isinstance(gave, dict) else None
             if before is None or given.get(rule.input) != before:
                 found.append(GateViolation(
                     slot, SAME_INPUT, f"`{slot}` gets the same `{rule.input}` `{rule.approver}` "
@@ -217,16 +241,20 @@ class GateHistory:
                 scope = iteration_of(path) if exclusive.per_iteration else ""
                 self.ran.setdefault((number, scope), slot)
         if given:
-            self.given[slot] = dict(given)
+            for scope in scopes_of(path):
+                self.given[(slot, scope)] = dict(given)
 
-    def returned(self, gates: Gates, slot: str, output: Any) -> None:
-        """A call of `slot` returned `output`: an approver's latest decision."""
+    def returned(self, gates: Gates, slot: str, output: Any, path: str) -> None:
+        """A call of `slot` at `path` returned `output`: an approver's decision, the latest
+        in every iteration around the call."""
         if any(approval.approver == slot for approval in gates.approvals):
-            self.outputs[slot] = output
+            for scope in scopes_of(path):
+                self.outputs[(slot, scope)] = output
 
-    def failed(self, slot: str) -> None:
+    def failed(self, slot: str, path: str) -> None:
         """A call of `slot` failed: whatever it approved before no longer stands."""
-        self.outputs.pop(slot, None)
+        for scope in scopes_of(path):
+            self.outputs.pop((slot, scope), None)
 
 
 def _names(slots: tuple[str, ...]) -> str:

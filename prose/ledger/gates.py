@@ -41,6 +41,6 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
                        str(event.get("id", "")), slot, where)
             history.started(gates, slot, given=given, path=path)
         if event.get("error") is None:
-            history.returned(gates, slot, event.get("output"))
+            history.returned(gates, slot, event.get("output"), path)
         else:
-            history.failed(slot)
+            history.failed(slot, path)

@@ -82,9 +82,10 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
     return record
 
 
-def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None) -> None:
+def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None,
+             path: str) -> None:
     """The call ended: an approver's decision (None: it failed) is its latest."""
     if output is None:
-        history.failed(slot)
+        history.failed(slot, path)
     else:
-        history.returned(gates, slot, v.plain(output))
+        history.returned(gates, slot, v.plain(output), path)

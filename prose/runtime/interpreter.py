@@ -487,7 +487,7 @@ class Interpreter(Visitor[Awaitable[Value]]):
             output = await call_service(self.ctx, node, target.data, inputs,
                                         replace(options, gates=record or None), path)
         except ProseRuntimeError:
-            returned(self.ctx.gate_history, gates, target.data.slot, None)
+            returned(self.ctx.gate_history, gates, target.data.slot, None, path)
             raise
-        returned(self.ctx.gate_history, gates, target.data.slot, output)
+        returned(self.ctx.gate_history, gates, target.data.slot, output, path)
         return output

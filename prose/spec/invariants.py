@@ -50,6 +50,7 @@ __all__ = [
     "UnawareOf",
     "backticked_names",
     "parse_invariant_form",
+    "unchecked_reason",
 ]
 
 
@@ -228,6 +229,16 @@ def nearest_form(text: str) -> str | None:
         if score >= _SKELETON_CUTOFF and (best is None or score > best[0]):
             best = (score, filled)
     return best[1] if best else None
+
+
+_UNCHECKED = re.compile(r"\(\s*not\s+machine[- ]checked\s*:\s*([^()]+)\)\s*\.?\s*$", re.I)
+
+
+def unchecked_reason(text: str) -> str | None:
+    """Why a prose-only bullet cannot be checked, when it says so: a closing
+    `(not machine-checked: REASON)`."""
+    match = _UNCHECKED.search(text)
+    return " ".join(match.group(1).split()) if match else None
 
 
 def backticked_names(text: str) -> list[tuple[str, int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from prose.check.dominance import CallPlace, call_places, exclusive, path_of, root
+from prose.check.dominance import CallPlace, call_places, exclusive, given, path_of, root
 from prose.check.flow import CallFlow
 from prose.check.invariant_checks import Form, forms
 from prose.check.rule import CheckContext, Rule, rule
@@ -190,9 +190,11 @@ class SameInputViolated(Rule):
 
     ## What it does
     For `` `executor` gets the same `proposal` `approver` got ``, checks that
-    every call of `executor` and every call of `approver` pass `proposal` as
-    the same name (or path), and that nothing binds that name again after its
-    first binding (a loop variable is bound once per iteration). The run time
+    every call of `executor` is given `proposal` as a name (or path) that,
+    on every path to the call, a call of `approver` was given under the same
+    input name, with nothing binding that name again in between (a loop
+    variable: within one iteration). The approver's call is a statement of
+    its own (`let verdict = call approver ...`). The run time
     compares the digests of the two values before each call of `executor`
     (R060), and records them for `prose audit`.
 
@@ -227,47 +229,29 @@ class SameInputViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
         for item in forms(ctx, SameInput):
             form = item.form
-            given: dict[str, list[tuple[CallFlow, str | None]]] = {form.slot: [], form.approver: []}
-            for slot in given:
-                for site in _sites_of(ctx, slot):
-                    entry = site.inputs.get(form.input)
-                    path = path_of(entry.prop.value) if entry is not None else None
-                    given[slot].append((site, path))
-            approved = {path for _, path in given[form.approver] if path is not None}
-            for site, path in given[form.slot]:
+            approvals = [site.call for site in _sites_of(ctx, form.approver)]
+            for site in _sites_of(ctx, form.slot):
+                entry = site.inputs.get(form.input)
+                path = path_of(entry.prop.value) if entry is not None else None
                 if path is None:
                     yield self.diagnostic(
                         _head(site), f"`{form.slot}` is not given `{form.input}` as a name "
                         f"here, so it cannot be shown to be what `{form.approver}` got",
                         secondary=[_invariant(item)])
-                elif approved != {path}:
-                    what = ", ".join(f"`{p}`" for p in sorted(approved)) or "no name"
-                    yield self.diagnostic(
-                        _head(site), f"`{form.slot}` gets `{form.input}: {path}` here, but "
-                        f"`{form.approver}` gets {what}", secondary=[_invariant(item)])
-                elif (rebound := _rebound(ctx, root(path))) is not None:
-                    yield self.diagnostic(
-                        rebound, f"`{root(path)}` is bound again here, so `{form.slot}` may get "
-                        f"another `{form.input}` than `{form.approver}` got",
-                        secondary=[_invariant(item)])
-
-
-def _rebound(ctx: CheckContext, name: str) -> Span | None:
-    """Where `name` is bound a second time (assigned, appended to, or a second `let`)."""
-    seen = False
-    for statement in find_all(ctx.program, (n.Let, n.Assign, n.Append)):
-        if isinstance(statement, n.Let) and name in statement.names:
-            if seen:
-                return statement.span
-            seen = True
-        elif isinstance(statement, n.Assign | n.Append):
-            target = statement.target
-            path = path_of(target.obj if isinstance(target, n.Index) else target)
-            if path is not None and root(path) == name:
-                return statement.span
-    return None
+                    continue
+                facts = _place(places, site).facts
+                if any((path, given(call, form.input)) in facts for call in approvals):
+                    continue
+                yield self.diagnostic(
+                    _head(site), f"`{form.slot}` gets `{form.input}: {path}` here, but not on "
+                    f"every path after a call of `{form.approver}` given the same "
+                    f"`{form.input}: {path}` with nothing binding `{root(path)}` in between",
+                    secondary=[_invariant(item)],
+                    help=f"give both `{form.input}: {path}`, and bind `{root(path)}` only before "
+                    f"the call of `{form.approver}`")
 
 
 @rule

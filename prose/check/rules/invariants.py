@@ -396,7 +396,8 @@ class InvariantNotCheckable(Rule):
     and nearly the form's words, as `` `writer` only runs if `gate.ok` `` or
     `` every loop bounded by `depth`, `k` or `beam` ``) is reported with the
     nearest form written out with its own names, whether or not it names a
-    slot.
+    slot. A bullet that ends with `(not machine-checked: REASON)` says why it
+    cannot be checked and is not reported; `prose lint` counts it apart.
 
     ## Why is this bad
     It is not an error: some invariants are judgement calls. But a
@@ -421,11 +422,11 @@ class InvariantNotCheckable(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.check.suggest import mentioned_slots, suggest_rewrite
-        from prose.spec.invariants import nearest_form
+        from prose.spec.invariants import nearest_form, unchecked_reason
 
         for invariant in ctx.decl.invariants:
-            if invariant.form is not None:
-                continue
+            if invariant.form is not None or unchecked_reason(invariant.text) is not None:
+                continue  # checked, or it says why it cannot be
             slots = mentioned_slots(invariant.text, ctx.decl)
             nearest = nearest_form(invariant.text)
             if not slots:
