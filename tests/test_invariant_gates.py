@@ -134,3 +134,17 @@ def test_the_policy_records_the_gates() -> None:
     again = Policy.from_dict(json.loads(json.dumps(policy.to_dict())))
     assert again.gates == gates
     assert "gates" not in Policy("p").to_dict()  # a policy without gates reads as before
+
+
+def test_explain_marks_a_broken_gate_violated() -> None:
+    from prose.check.explain import explain
+
+    data = _fixture(FIXTURES / "gates" / "runs-only-if.yaml")
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    result = lint_text(build_pattern(data["violate"]["program"], sections, "gate").text,
+                       "gate.prose.md")
+    [report] = explain(result).invariants
+    assert report.status == "violated" and "does not check `gate.ok`" in report.findings[0]
+    clean = lint_text(build_pattern(data["clean"]["program"], sections, "gate").text,
+                      "gate.prose.md")
+    assert [item.status for item in explain(clean).invariants] == ["holds"]
