@@ -148,3 +148,28 @@ def test_explain_marks_a_broken_gate_violated() -> None:
     clean = lint_text(build_pattern(data["clean"]["program"], sections, "gate").text,
                       "gate.prose.md")
     assert [item.status for item in explain(clean).invariants] == ["holds"]
+
+
+SESSION = """\
+agent writer:
+  model: fast
+let gate = call checker
+  brief: brief
+let draft = session: writer
+  brief: brief
+return { result: draft }
+"""
+
+
+def test_a_session_is_gated_like_a_call(tmp_path: Path) -> None:
+    """`session: writer` is a call of the slot `writer`: the linter and the run time judge it."""
+    data = _fixture(FIXTURES / "gates" / "runs-only-if.yaml")
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    built = build_pattern(SESSION, sections, "gate")
+    found = [f"{d.code} {d.span.line - built.block_start + 1}:{d.span.column}"
+             for d in lint_text(built.text, "gate.prose.md").diagnostics if d.code == "PH630"]
+    assert found == ["PH630 5:13"]
+    pattern = _pattern(data, SESSION, tmp_path, "gate")
+    result = _run(pattern, {"checker": [{"ok": False}], "writer": ["a draft"]},
+                  tmp_path / "t.jsonl", "--no-check", "--allow-model", "fast")
+    assert result.code == 5 and "R060" in result.output, result.output

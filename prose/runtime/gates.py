@@ -11,11 +11,14 @@ same call again.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseError
 from prose.lang.gates import GateHistory, Gates, digest
 from prose.runtime import values as v
+from prose.runtime.attempts import CallOptions
+from prose.runtime.calls import call_service
 from prose.runtime.errors import GateViolation
 from prose.runtime.trace import ErrorEvent
 from prose.runtime.values import Service, Value
@@ -80,6 +83,26 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
     if given:
         record["given"] = given
     return record
+
+
+async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
+                     inputs: dict[str, Value], options: CallOptions, scope: Scope,
+                     path: str) -> Value:
+    """`call_service`, judged first by the control-flow invariants about its slot (a `call`,
+    and a session, which is a call of its agent's slot)."""
+    ctx = interpreter.ctx
+    gates = ctx.policy.gates
+    if not gates or not involved(gates, target.slot):
+        return await call_service(ctx, node, target, inputs, options, path)
+    record = await admit(interpreter, node, target, inputs, scope, path)
+    try:
+        output = await call_service(ctx, node, target, inputs,
+                                    replace(options, gates=record or None), path)
+    except ProseError:
+        returned(ctx.gate_history, gates, target.slot, None, path)
+        raise
+    returned(ctx.gate_history, gates, target.slot, output, path)
+    return output
 
 
 def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None,

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable
-from dataclasses import replace
 from typing import NoReturn
 
 from prose.lang import flows
@@ -28,7 +27,7 @@ from prose.lang.properties import RESERVED_PROPERTIES
 from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.blocks import Blocks
-from prose.runtime.calls import call_options, call_service
+from prose.runtime.calls import call_options
 from prose.runtime.conditions import (
     condition_holds,
     mentioned_label,
@@ -44,7 +43,7 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
-from prose.runtime.gates import admit, involved, returned
+from prose.runtime.gates import gated_call
 from prose.runtime.handling import ErrorHandling
 from prose.runtime.judge import judge
 from prose.runtime.loops import Loops
@@ -478,16 +477,5 @@ class Interpreter(Visitor[Awaitable[Value]]):
         for prop in node.properties:
             value = await self.eval(prop.value, scope, path)
             (reserved if prop.name in RESERVED_PROPERTIES else inputs)[prop.name] = value
-        options = call_options(reserved)
-        gates = self.ctx.policy.gates
-        if not gates or not involved(gates, target.data.slot):
-            return await call_service(self.ctx, node, target.data, inputs, options, path)
-        record = await admit(self, node, target.data, inputs, scope, path)
-        try:
-            output = await call_service(self.ctx, node, target.data, inputs,
-                                        replace(options, gates=record or None), path)
-        except ProseRuntimeError:
-            returned(self.ctx.gate_history, gates, target.data.slot, None, path)
-            raise
-        returned(self.ctx.gate_history, gates, target.data.slot, output, path)
-        return output
+        return await gated_call(self, node, target.data, inputs, call_options(reserved), scope,
+                                path)
