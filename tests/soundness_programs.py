@@ -85,6 +85,7 @@ class Invariant:
     a: str
     b: str = ""
     inputs: tuple[str, ...] = ()
+    per_iteration: bool = False  # `at most one of ... runs per iteration`
 
     def bullet(self) -> str:
         listed = ", ".join(f"`{name}`" for name in self.inputs)
@@ -95,6 +96,11 @@ class Invariant:
             "independent": f"- `{self.a}` and `{self.b}` are independent",
             "only": f"- `{self.a}` sees only {listed}",
             "chain": f"- each `{self.a}` sees only its own chain",
+            # a condition no program binds: every call of `a` is stopped at run time, so
+            # the linter must find every place `a` may be called (prose/check/dominance.py)
+            "runs_if": f"- `{self.a}` runs only if `gate.ok`",
+            "at_most_one": f"- at most one of `{self.a}`, `{self.b}` runs"
+                           + (" per iteration" if self.per_iteration else ""),
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -105,7 +111,7 @@ class Invariant:
         The `only` and `chain` forms have no rule here: the test checks them
         through the run-time policy alone (a stopped call must be flagged).
         """
-        if self.form in ("only", "chain"):
+        if self.form in ("only", "chain", "runs_if", "at_most_one"):
             return
         if self.form == "independent":
             yield self.a, self.b, "direct"
@@ -431,10 +437,15 @@ class Generator:
             options = [(3 if kind == "list:str" else 0, lambda: self._member(obj(), "flaws")),
                        (literal, lambda: self.array(inner(kind.split(":")[1]))),
                        (2, lambda: self._list_var(scope, kind, nonempty)),
-                       (0 if nonempty else 1, lambda: "[]")]
+                       (0 if nonempty else 1, lambda: "[]"),
+                       # the same items in a random order (`prose.lang.flows.shuffled`)
+                       (1 if depth < 2 else 0, lambda: self._shuffled(scope, kind, nonempty))]
         elif kind == "num":
             options = [(2, lambda: str(self.draw(st.integers(0, 3)))),
                        (2, lambda: self._member(obj(), "n")), (1, var),
+                       # a shuffle's sealed key: no call may receive anything made from it
+                       (1 if depth < 2 else 0, lambda: self._member(
+                           self._shuffled(scope, "list:str", False, ""), "key.length")),
                        (1, lambda: self._member(self._list_var(scope, "list:str", False)
                                                 or self._list_var(scope, "list:obj", False),
                                                 "length"))]
@@ -490,6 +501,15 @@ class Generator:
     def _first(self, scope: Scope, kind: str) -> str | None:
         names = [n for n in self.names(scope, kind, sure=True) if scope[n].nonempty]
         return f"{self.pick(names)}[0]" if names else None
+
+    def _shuffled(self, scope: Scope, kind: str, nonempty: bool,
+                  part: str = ".items") -> str | None:
+        """`shuffle(xs).items` (or, with `part` "", the whole result) over a list in scope."""
+        listed = self._list_var(scope, kind, nonempty)
+        if listed is None:
+            return None
+        self.constructs.add("shuffle")
+        return f"shuffle({listed}){part}"
 
     def _list_var(self, scope: Scope, kind: str, nonempty: bool) -> str | None:
         lists = {n: var for n, var in scope.items() if var.kind == kind and (var.nonempty or not nonempty)}
@@ -1055,14 +1075,18 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
-               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain")) -> Invariant:
+               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "runs_if",
+                                       "at_most_one")) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form == "chain":
+    if form in ("chain", "runs_if"):
         return Invariant(form, a)
+    if form == "at_most_one":
+        return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])),
+                         per_iteration=draw(st.booleans()))
     return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])))
 
 

@@ -23,7 +23,12 @@ from pygls.lsp.client import LanguageClient
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, "-c", "from prose.cli.main import main; main()", "lsp"]
-PATTERN = (ROOT / "patterns" / "proposer-adversary.prose.md").read_text(encoding="utf-8")
+# The library says why its prose bullet is not checkable; these tests need one that does
+# not (PH608 and its quick fix).
+EXPLAINED = (" (not machine-checked: `is unaware of` would forbid the proposal, which the "
+             "adversary must read)")
+PATTERN = ((ROOT / "patterns" / "proposer-adversary.prose.md").read_text(encoding="utf-8")
+           .replace(EXPLAINED, ""))
 
 LEAKY_PROGRAM = '''```prose
 let proposal = call proposer

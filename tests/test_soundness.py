@@ -20,9 +20,11 @@ output they copy. Then:
 "Flagged at that call" means an information-hiding error whose primary line
 is the call's head or one of its property lines and whose message names A.
 
-`sees only` and `each A sees only its own chain` invariants are generated
-too, and one pattern in five sets `flow: strict`; those are checked through
-1. only (the markers say nothing about input names, branches or implicit
+`sees only`, `each A sees only its own chain`, `A runs only if `gate.ok``
+(a condition no program binds: every call of A is stopped, so the linter must
+find every place A may be called) and `at most one of A, B runs` (per run or
+per iteration) invariants are generated too, and one pattern in five sets
+`flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
 pattern's own literal text.
 
@@ -96,6 +98,9 @@ SHRINK = os.environ.get("PROSE_SOUNDNESS_SHRINK", "") not in ("", "0")
 PHASES = tuple(phase for phase in Phase if SHRINK or phase not in (Phase.shrink, Phase.explain))
 MINIMISE_SECONDS = float(os.environ.get("PROSE_SOUNDNESS_MINIMISE_SECONDS", "60"))
 INFORMATION_HIDING = "information-hiding"
+# The control-flow invariants (`runs only if`, `at most one of`): a call the run time stops
+# for one (R060, exit 5) must be flagged by its rule at that call.
+GATE_CODES = frozenset({"PH630", "PH631", "PH632", "PH633"})
 BRACKETED = re.compile(r"\{ [^{}]*\}|(?<![\w\]])\[[^\[\]]*\]")  # an innermost object or array literal
 MARKER = re.compile(rf"{MARKER_PREFIX}-([a-z]+)-(\d+)[a-z]?")
 
@@ -236,7 +241,8 @@ class Outcome:
     def errors(self) -> list[Diagnostic]:
         """The linter's information-hiding errors."""
         return [d for d in self.diagnostics
-                if d.category == INFORMATION_HIDING and d.severity is Severity.ERROR]
+                if (d.category == INFORMATION_HIDING or d.code in GATE_CODES)
+                and d.severity is Severity.ERROR]
 
     def report(self) -> str:
         errors = [d for d in self.diagnostics if d.severity is Severity.ERROR]

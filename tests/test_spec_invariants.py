@@ -6,6 +6,14 @@ import dataclasses
 
 import pytest
 
+from prose.lang.invariants import (
+    AtMostOne,
+    BlindTo,
+    PairwiseIndependent,
+    RunsOnlyAfter,
+    RunsOnlyIf,
+    SameInput,
+)
 from prose.spec import (
     Independent,
     LoopsBoundedBy,
@@ -41,10 +49,43 @@ from prose.spec import (
         ("`thesis`, `antithesis` are independent.", Independent(a="thesis", b="antithesis")),
         ("every loop is bounded by `max_rounds`", LoopsBoundedBy(config_key="max_rounds")),
         ("Every loop is bounded by `max_rounds`.", LoopsBoundedBy(config_key="max_rounds")),
+        (
+            "every loop is bounded by `depth`, `k` or `beam`",
+            LoopsBoundedBy(config_key="depth", others=("k", "beam")),
+        ),
         ("`history` only grows", OnlyGrows(name="history")),
         ("  `history`   only grows . ", OnlyGrows(name="history")),
         ("the result returns `proposer` and `adversary` unmerged", ReturnsUnmerged(a="proposer", b="adversary")),
         ("The result returns `a`, `b` unmerged.", ReturnsUnmerged(a="a", b="b")),
+        ("`a`, `b`, `c` are pairwise independent", PairwiseIndependent(slots=("a", "b", "c"))),
+        ("`a`, `b` and `c` are all pairwise independent.", PairwiseIndependent(slots=("a", "b", "c"))),
+        ("`judge` is blind to the source of `samplers`", BlindTo(slot="judge", sources="samplers")),
+        ("`writer` runs only if `gate.ok`", RunsOnlyIf(slot="writer", condition=("gate", "ok"))),
+        ("`writer` runs only when `ready`.", RunsOnlyIf(slot="writer", condition=("ready",))),
+        (
+            "`executor` runs only after `approver` returns `approved` == true",
+            RunsOnlyAfter(slot="executor", approver="approver", field="approved", value=True),
+        ),
+        (
+            "`executor` runs only after `approver` returns `approved == true`",
+            RunsOnlyAfter(slot="executor", approver="approver", field="approved", value=True),
+        ),
+        (
+            '`ship` runs only after `qa` returns `status` == "pass"',
+            RunsOnlyAfter(slot="ship", approver="qa", field="status", value="pass"),
+        ),
+        (
+            "`executor` gets the same `proposal` `approver` got",
+            SameInput(slot="executor", input="proposal", approver="approver"),
+        ),
+        (
+            "at most one of `billing`, `technical`, `general` runs",
+            AtMostOne(slots=("billing", "technical", "general")),
+        ),
+        (
+            "At most one of `billing` and `general` runs per iteration.",
+            AtMostOne(slots=("billing", "general"), per_iteration=True),
+        ),
     ],
 )  # fmt: skip
 def test_each_checkable_form_is_parsed(text: str, form: object) -> None:
@@ -62,6 +103,9 @@ def test_each_checkable_form_is_parsed(text: str, form: object) -> None:
         "The retry loop is bounded by `max_retries`",  # not the `every loop` form
         "Neither service knows it is part of a dialectic",
         "`a` and `b` and `c` are independent",
+        "`writer` runs only if the gate passed",  # the condition must be a backticked path
+        "at most one of `billing` runs",  # one name is no set
+        "exactly one of `billing`, `general` runs",
         "",
     ],
 )
@@ -84,6 +128,9 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "`a` and `b` are independent", "`a` and `b` are independently configured",
         "each `a` sees only its own chain", "each of `a` sees only its predecessor's output",
         "every loop is bounded by `n`", "`h` only grows", "the result returns `a` and `b` unmerged",
+        "`a`, `b`, `c` are pairwise independent", "`a` runs only if `g.ok`",
+        "`a` runs only after `b` returns `approved` == true", "`a` gets the same `p` `b` got",
+        "at most one of `a`, `b` runs", "`a` is blind to the source of `b`",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

@@ -95,6 +95,7 @@ class Definition:
     branch: tuple[str, ...] = ()  # for a call: the parallel constructs it runs inside
     index: int = flows.UNKNOWN_INDEX  # for a call in a followed loop: its iteration
     crosses: str | None = None  # for a join: the parallel construct whose branches it collects
+    unorders: bool = False  # `shuffle`: the outputs under it no longer tell their service
 
 
 @dataclass
@@ -184,22 +185,26 @@ class FlowAnalysis:
         branch element is marked `*` when the value left that construct through its join
         (so it is some other execution's or sibling's branch, never the consumer's own)."""
         out: set[tuple[str, tuple[str, ...], int, int]] = set()
-        seen: set[tuple[int, frozenset[str]]] = set()
-        stack: list[tuple[int, frozenset[str]]] = [(d, frozenset()) for d in _flatten(value).label]
+        seen: set[tuple[int, frozenset[str], bool]] = set()
+        stack: list[tuple[int, frozenset[str], bool]] = [
+            (d, frozenset(), False) for d in _flatten(value).label]
         while stack:
             state = stack.pop()
             if state in seen:
                 continue
             seen.add(state)
-            def_id, crossed = state
+            def_id, crossed, unordered = state
             definition = self.defs[def_id]
             if definition.crosses is not None:
                 crossed = crossed | {definition.crosses}
+            unordered = unordered or definition.unorders
             if definition.kind == "call":
                 path = tuple(f"{el}*" if el in crossed else el for el in definition.branch)
-                out.update((slot, path, definition.index, definition.span.line)
+                index = (flows.SHUFFLED if unordered and definition.index != flows.NO_INDEX
+                         else definition.index)
+                out.update((slot, path, index, definition.span.line)
                            for slot in definition.slots)
-            stack.extend((source, crossed) for source in definition.sources)
+            stack.extend((source, crossed, unordered) for source in definition.sources)
         return frozenset(out)
 
     def reaches_unchanged(self, value: Value, slot: str) -> bool:
@@ -505,6 +510,17 @@ class _Analyser(Visitor[Value]):
         self.result.defs[def_id].branch = branch
         self.result.defs[def_id].index = index
         return frozenset({def_id})
+
+    def unordered(self, items: Defs, where: Span) -> Defs:
+        if not items:
+            return items
+        def_id = self._define("<shuffled>", where, "shuffle", items, key="items")
+        self.result.defs[def_id].unorders = True
+        return frozenset({def_id})
+
+    def sealed(self, where: Span) -> Defs:
+        return frozenset({self._define("<shuffle key>", where, "shuffle", slots=(flows.SEALED,),
+                                       key="key")})
 
     def _crossing(self, label: Defs, node: n.Node, name: str = "<join>") -> Defs:
         """A value leaving a parallel construct through its join (one definition marks it)."""
@@ -1170,6 +1186,11 @@ class _Analyser(Visitor[Value]):
 
     def eval_Member(self, expr: n.Member, state: State) -> Value:
         return self._member(self._expr(expr.obj, state), expr.name)
+
+    def eval_Shuffle(self, expr: n.Shuffle, state: State) -> Value:
+        items = self._expr(expr.items, state)
+        label, key = flows.shuffled(self, _flatten(items).label, expr.span)
+        return Value(NONE, {"items": Value(label, None, items.services), "key": Value(key)})
 
     def eval_Array(self, expr: n.Array, state: State) -> Value:
         items = [self._expr(item, state) for item in expr.items]

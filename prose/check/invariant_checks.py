@@ -15,6 +15,7 @@ from prose.lang.policy import PREDECESSOR, Policy, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.walk import find_all
 
 if TYPE_CHECKING:
     from prose.check.rule import CheckContext  # rule.py imports this module when it runs
@@ -67,21 +68,25 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
     flow = ctx.flow
     out: list[SiteViolation] = []
     policy = policy or ctx.policy
+    # A `shuffle` key may reach no call at all: then every call's values are read.
+    shuffles = next(find_all(ctx.program, n.Shuffle), None) is not None
     for site in ctx.flow.calls.values():
         props = {entry.name: entry.prop for entry in site.inputs.values()}
         sent = [entry for entry in site.inputs.values()
                 if is_input(entry.name) or entry.name in MODEL_CHANNELS]
         # What the values carry matters only to a rule that reads it (the names alone
         # decide `requires` and `sees only`).
-        reads = policy.unmerged or policy.strict or any(
+        reads = policy.unmerged or policy.strict or shuffles or any(
             rules.hidden or rules.forbidden_words or rules.own_chain_line or rules.predecessor_line
+            or rules.blind_to
             or (rules.sees_only is not None and "schema" in props)
             for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
         carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
             rules = policy.slots.get(slot)
-            if rules is not None and (rules.own_chain_line or rules.predecessor_line):
+            if rules is not None and (rules.own_chain_line or rules.predecessor_line
+                                      or rules.blind_to):
                 carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
                            for name, value in carried.items()}  # where each output was made
             channels = call_channels(

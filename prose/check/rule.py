@@ -69,6 +69,14 @@ class CheckContext:
         checked = sum(1 for invariant in self.decl.invariants if invariant.form is not None)
         return checked, len(self.decl.invariants) - checked
 
+    def invariants_explained(self) -> int:
+        """Prose-only invariants that say why they are not checkable
+        (`(not machine-checked: REASON)`)."""
+        from prose.spec.invariants import unchecked_reason
+
+        return sum(1 for invariant in self.decl.invariants
+                   if invariant.form is None and unchecked_reason(invariant.text) is not None)
+
 
 class Rule:
     """A lint rule. Subclasses set the class variables and implement `check`.

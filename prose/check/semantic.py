@@ -524,6 +524,9 @@ class _Walker(Visitor[None]):
         self.visit(expr.obj, scope)
         self.visit(expr.index, scope)
 
+    def visit_Shuffle(self, expr: n.Shuffle, scope: Scope) -> None:
+        self.visit(expr.items, scope)
+
     def visit_Array(self, expr: n.Array, scope: Scope) -> None:
         for item in expr.items:
             self.visit(item, scope)

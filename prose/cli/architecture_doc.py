@@ -400,6 +400,11 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
        "`Policy.violations` for lint, run and audit alike"),
       ("prose/check/rules/structure_invariants.py", "only for a static property of the program "
        "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module"),
+      ("prose/lang/gates.py", "for a form about *when* a slot runs (as `runs only if`): its "
+       "compiled rule in `Gates` and its judgement in `GateHistory.violations`, which the run "
+       "time asks before each call and the audit over the recorded calls"),
+      ("prose/check/dominance.py", "for such a form: what holds on every path to a call (the "
+       "facts its rule in prose/check/rules/gates.py is proven from)"),
       ("tests/fixtures/rules/PT304.yaml", "that rule's failing and passing cases (a file per code)"),
       ("docs/rules/PT304.md", "generated from the rule's docstring: `python -m prose.check.docgen`"),
       ("docs/language.md", "the table of section 5"),

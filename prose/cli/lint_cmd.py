@@ -73,7 +73,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     diagnostics: list[Diagnostic] = []
     sources: dict[str, str] = {}
     status = EXIT_OK
-    checked = prose_only = linted = 0
+    checked = prose_only = explained = linted = 0
     per_kind: dict[str, list[int]] = {}
     for path in files:
         if path.endswith((".yaml", ".yml")):  # an instance: checked against its pattern
@@ -114,12 +114,16 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
             coverage = result.context.invariant_coverage()
             checked += coverage[0]
             prose_only += coverage[1]
+            explained += result.context.invariants_explained()
     if status != EXIT_OK and not linted:
         raise SystemExit(status)  # nothing could be read: no summary that says all is well
     if kinds and not linted:
         click.echo(f"error: no file of kind {', '.join(kinds)} in " + ", ".join(paths), err=True)
         raise SystemExit(EXIT_USAGE)
-    extra = [f"invariants: {checked} checked, {prose_only} prose-only"]
+    total = checked + prose_only
+    share = f"; {100 * checked // total}% checked" if total else ""
+    why = f" ({explained} of them say why)" if explained else ""
+    extra = [f"invariants: {checked} checked, {prose_only} prose-only{why}{share}"]
     if len(per_kind) > 1 or kinds:
         extra.append("kinds: " + ", ".join(
             f"{kind} {count} ({bad} with errors)" for kind, (count, bad) in sorted(per_kind.items())

@@ -23,6 +23,9 @@ CONFIG = "config"
 # Not an error of the program: a person has not answered yet, and the run waits for them
 # (docs/people.md). Never caught by `catch`; the run ends with exit code 6.
 WAITING = "waiting"
+# A control-flow invariant (`runs only if`, `runs only after`, `at most one of`) would be
+# broken by the next call: the run stops before it (R060). Never caught by `catch`.
+GATE = "gate"
 
 # A model error of these kinds fails the same way on every attempt: `retry:` skips them.
 NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})

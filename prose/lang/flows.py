@@ -41,6 +41,10 @@ Chains = frozenset[tuple[str, BranchPath, int, int]]
 NO_CHAINS: Chains = frozenset()
 NO_INDEX = -1
 UNKNOWN_INDEX = -3  # the linter cannot tell which service of the list a call reaches
+SHUFFLED = -4  # an output that passed through `shuffle`: its position tells nothing
+# The provenance a `shuffle` key carries: it may index and undo the permutation in code,
+# and no value carrying it may reach any call (`prose.lang.policy`, rule `sealed`).
+SEALED = "#sealed"
 STRICT_VALUES = ("strict",)
 
 
@@ -51,6 +55,8 @@ class Algebra(Protocol, Generic[L]):
     def join(self, labels: Iterable[L]) -> L: ...
     def text(self, text: str, where: Span) -> L: ...
     def output(self, slot: str, given: L, where: Span, branch: BranchPath, index: int) -> L: ...
+    def unordered(self, items: L, where: Span) -> L: ...
+    def sealed(self, where: Span) -> L: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,15 @@ class Concrete:
                index: int) -> Label:
         return Label(frozenset((slot,)), frozenset((slot,)) | given.transitive | given.provenance,
                      chains=frozenset(((slot, branch, index, where.line),)))
+
+
+    def unordered(self, items: Label, where: Span) -> Label:
+        chains = frozenset((slot, branch, SHUFFLED if index != NO_INDEX else index, line)
+                           for slot, branch, index, line in items.chains)
+        return Label(items.provenance, items.transitive, items.literal, chains)
+
+    def sealed(self, where: Span) -> Label:
+        return Label(frozenset((SEALED,)), frozenset((SEALED,)))
 
 
 CONCRETE = Concrete()
@@ -168,6 +183,20 @@ def call_output(alg: Algebra[L], slot: str, given: L, where: Span, branch: Branc
     `branch` by the service at `index`; transitively also everything the call was given.
     A failed call's error carries the same label."""
     return alg.output(slot, given, where, branch, index)
+
+
+def shuffled(alg: Algebra[L], items: L, where: Span) -> tuple[L, L]:
+    """`shuffle(xs)`: the items keep their labels, but the outputs of a list-valued slot in
+    them no longer tell which service made them (their index is `SHUFFLED`: the order
+    is random); the key (the permutation) carries `SEALED` and nothing else."""
+    return alg.unordered(items, where), alg.sealed(where)
+
+
+def reveals_source(index: int) -> bool:
+    """Whether an output made by the service at `index` of a list-valued slot still tells
+    which service made it (by its position in binding order, or its index): any index
+    but a single service's and a shuffled one's."""
+    return index not in (NO_INDEX, SHUFFLED)
 
 
 def predecessor(produced: int, consumer: int) -> bool:
@@ -328,6 +357,9 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "the block's `return` or last statement", "the program counter"),
     ("`block` definitions", "any definition that may run (also inside `if`) is followed",
      "a `do` runs the block under the pc it was defined under (which definition runs)"),
+    ("`shuffle(xs)` (`.items`, `.key`)", "`.items`: the list's labels, with every output of a "
+     "list-valued slot no longer telling which service made it; `.key`: the sealed key "
+     "(no call may receive it)", ""),
     ("parallel branch (each `A` sees only its own chain)", "a call output also records the "
      "branch it was made in; collected at a join it is no longer the consumer's own", ""),
     ("`for s in S` (each of `S` sees only its predecessor's output)", "a call output also "

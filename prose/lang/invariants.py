@@ -100,9 +100,16 @@ class Predecessor:
 
 @dataclass(frozen=True, slots=True)
 class LoopsBoundedBy:
-    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop."""
+    """`` every loop is bounded by `max_rounds` ``: a config key bounds every loop
+    (`` `depth`, `k` or `beam` ``: any one of several keys, `others` after the first)."""
 
     config_key: str
+    others: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Every config key that may bound a loop."""
+        return (self.config_key, *self.others)
 
     def slot_names(self) -> tuple[str, ...]:
         return ()
@@ -129,6 +136,86 @@ class ReturnsUnmerged:
         return (self.a, self.b)
 
 
+@dataclass(frozen=True, slots=True)
+class PairwiseIndependent:
+    """`` `a`, `b`, `c` are pairwise independent ``: `are independent` for every pair."""
+
+    slots: tuple[str, ...]
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+    def pairs(self) -> tuple[Independent, ...]:
+        """The `are independent` form of each pair, in the order written."""
+        return tuple(Independent(a, b) for i, a in enumerate(self.slots)
+                     for b in self.slots[i + 1:])
+
+
+@dataclass(frozen=True, slots=True)
+class BlindTo:
+    """`` `judge` is blind to the source of `samplers` ``: nothing that tells which service
+    of the list-valued slot made an output reaches the judge: the service itself (its
+    name), an output still in binding order or picked by its index (`shuffle` first)."""
+
+    slot: str
+    sources: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.sources)
+
+
+@dataclass(frozen=True, slots=True)
+class RunsOnlyIf:
+    """`` `writer` runs only if `gate.ok` ``: every call of the slot is made where the
+    condition (a path over values in scope) holds: it dominates the call statically, and
+    the run time evaluates it again before each call."""
+
+    slot: str
+    condition: tuple[str, ...]
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class RunsOnlyAfter:
+    """`` `executor` runs only after `approver` returns `approved` == true ``: the most
+    recent call of the approver before each call of the slot returned that field value."""
+
+    slot: str
+    approver: str
+    field: str
+    value: bool | int | float | str | None
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.approver)
+
+
+@dataclass(frozen=True, slots=True)
+class SameInput:
+    """`` `executor` gets the same `proposal` `approver` got ``: the slot's input is the
+    value the approver's most recent call was given under that name."""
+
+    slot: str
+    input: str
+    approver: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot, self.approver)
+
+
+@dataclass(frozen=True, slots=True)
+class AtMostOne:
+    """`` at most one of `billing`, `technical`, `general` runs `` (``per iteration``:
+    in each iteration of the innermost loop instead of the whole run)."""
+
+    slots: tuple[str, ...]
+    per_iteration: bool = False
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -140,10 +227,16 @@ InvariantForm: TypeAlias = (
     | LoopsBoundedBy
     | OnlyGrows
     | ReturnsUnmerged
+    | PairwiseIndependent
+    | BlindTo
+    | RunsOnlyIf
+    | RunsOnlyAfter
+    | SameInput
+    | AtMostOne
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
 FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, Predecessor,
-    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged,
+    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo, RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
 )

@@ -15,8 +15,19 @@ from functools import lru_cache
 from typing import Any, Protocol, assert_never
 
 from prose.lang.channels import Channel
-from prose.lang.flows import NO_INDEX, BranchPath, own_chain, predecessor, strict_requested
+from prose.lang.flows import (
+    NO_INDEX,
+    SEALED,
+    BranchPath,
+    own_chain,
+    predecessor,
+    reveals_source,
+    strict_requested,
+)
+from prose.lang.gates import Approval, Exclusive, Gates, Guard, SameGiven
 from prose.lang.invariants import (
+    AtMostOne,
+    BlindTo,
     DistinctModels,
     Independent,
     InvariantForm,
@@ -24,8 +35,12 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
+    RunsOnlyAfter,
+    RunsOnlyIf,
+    SameInput,
     SeesOnly,
     UnawareOf,
 )
@@ -42,6 +57,8 @@ INDEPENDENT = "independent"
 UNMERGED = "unmerged"
 OWN_CHAIN = "own-chain"
 PREDECESSOR = "predecessor"
+BLIND = "blind"
+SEALED_KEY = "sealed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +118,8 @@ class SlotPolicy:
     forbidden_words: tuple[ForbiddenWord, ...] = ()
     own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
     predecessor_line: int = 0  # `each of S sees only its predecessor's output`
+    blind_to: tuple[str, ...] = ()  # `is blind to the source of S`: the list-valued slots
+    blind_line: int = 0
 
     @property
     def never_sees(self) -> tuple[str, ...]:
@@ -142,6 +161,9 @@ class Policy:
     unmerged: tuple[Unmerged, ...] = ()
     only_grows: tuple[str, ...] = ()
     strict: bool = False
+    # When slots may run (`runs only if`, `runs only after`, `at most one of`): judged from
+    # the run's history (`prose.lang.gates`), not from what one call sends.
+    gates: Gates = field(default_factory=Gates)
 
     def violations(self, slot: str, channels: Sequence[Channel],
                    branch: BranchPath = (), index: int = NO_INDEX) -> list[Violation]:
@@ -156,7 +178,10 @@ class Policy:
                     found.extend(_chains(rules, channel, branch))
                 if rules.predecessor_line and index != NO_INDEX:
                     found.extend(_predecessor(rules, channel, index))
+                for sources in rules.blind_to:
+                    found.extend(_blind(rules, channel, sources))
             found.extend(_words(rules, channels))
+        found.extend(_sealed(slot, channels))
         found.extend(self._unmerged(slot, channels))
         return found
 
@@ -164,7 +189,7 @@ class Policy:
         if strict == self.strict:
             return self
         return Policy(self.pattern, self.slots, self.independent, self.unmerged,
-                      self.only_grows, strict)
+                      self.only_grows, strict, self.gates)
 
     def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
         slot, name = rules.slot, channel.name
@@ -221,6 +246,7 @@ class Policy:
             "unmerged": [asdict(rule) for rule in self.unmerged],
             "only_grows": list(self.only_grows),
             "strict": self.strict,
+            **({"gates": self.gates.to_dict()} if self.gates else {}),
         }
 
     @classmethod
@@ -241,13 +267,16 @@ class Policy:
                 sees_only_line=int(raw.get("sees_only_line", 0)),
                 own_chain_line=int(raw.get("own_chain_line", 0)),
                 predecessor_line=int(raw.get("predecessor_line", 0)),
+                blind_to=tuple(raw.get("blind_to", ())),
+                blind_line=int(raw.get("blind_line", 0)),
                 hidden=tuple(hidden),
                 forbidden_words=tuple(words),
             )
         independent = tuple((pair[0], pair[1]) for pair in data.get("independent", ()))
         unmerged = tuple(Unmerged(**item) for item in data.get("unmerged", ()))
         return cls(data.get("pattern", ""), slots, independent, unmerged,
-                   tuple(data.get("only_grows", ())), bool(data.get("strict", False)))
+                   tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
+                   Gates.from_dict(data.get("gates")))
 
 
 @lru_cache(maxsize=4096)
@@ -306,6 +335,28 @@ def _predecessor(rules: SlotPolicy, channel: Channel, index: int) -> list[Violat
                           f"`{slot}` sees only its predecessor's output", channel.name, slot,
                           line=rules.predecessor_line)]
     return []
+
+
+def _blind(rules: SlotPolicy, channel: Channel, sources: str) -> list[Violation]:
+    slot, name = rules.slot, channel.name
+    found: list[Violation] = []
+    if any(made == sources and reveals_source(index) for made, _, index, _ in channel.chains):
+        found.append(Violation(
+            slot, BLIND, f"`{name}` carries output of `{sources}` in binding order or picked by "
+            f"its index, but `{slot}` is blind to the source of `{sources}` (`shuffle` it "
+            "first)", name, sources, line=rules.blind_line))
+    if any(f"<service {sources}>" in text or f"<service {sources}[" in text
+           for text in channel.literal):
+        found.append(Violation(
+            slot, BLIND, f"`{name}` names a service of `{sources}`, but `{slot}` is blind to "
+            f"the source of `{sources}`", name, sources, line=rules.blind_line))
+    return found
+
+
+def _sealed(slot: str, channels: Sequence[Channel]) -> list[Violation]:
+    return [Violation(slot, SEALED_KEY, f"`{slot}` would receive the key of a `shuffle` through "
+                      f"`{channel.name}`, and no call may (it undoes the shuffle)", channel.name)
+            for channel in channels if SEALED in channel.provenance]
 
 
 def _words(rules: SlotPolicy, channels: Sequence[Channel]) -> list[Violation]:
@@ -391,6 +442,11 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
     predecessors: dict[str, int] = {}
+    blind: dict[str, tuple[list[str], int]] = {}
+    guards: list[Guard] = []
+    approvals: list[Approval] = []
+    same: list[SameGiven] = []
+    exclusive: list[Exclusive] = []
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -430,6 +486,23 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 hide(form.a, form.b, INDEPENDENT, line, text)
                 hide(form.b, form.a, INDEPENDENT, line, text)
                 independent.append((form.a, form.b))
+            case PairwiseIndependent():
+                for pair in form.pairs():
+                    hide(pair.a, pair.b, INDEPENDENT, line, text)
+                    hide(pair.b, pair.a, INDEPENDENT, line, text)
+                    independent.append((pair.a, pair.b))
+            case BlindTo():
+                earlier, first = blind.get(form.slot, ([], line))
+                blind[form.slot] = ([*earlier, form.sources], first)
+            case RunsOnlyIf():
+                guards.append(Guard(form.slot, form.condition, line, text))
+            case RunsOnlyAfter():
+                approvals.append(Approval(form.slot, form.approver, form.field, form.value,
+                                          line, text))
+            case SameInput():
+                same.append(SameGiven(form.slot, form.input, form.approver, line, text))
+            case AtMostOne():
+                exclusive.append(Exclusive(form.slots, form.per_iteration, line, text))
             case DistinctModels():
                 independent.append((form.a, form.b))
             case ReturnsUnmerged():
@@ -454,9 +527,13 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             forbidden_words=tuple(words[name]),
             own_chain_line=own_chain.get(name, 0),
             predecessor_line=predecessors.get(name, 0),
+            blind_to=tuple(blind[name][0]) if name in blind else (),
+            blind_line=blind[name][1] if name in blind else 0,
         )
         for name in slots_by_name
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict)
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive))
+    return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
+                  gates)

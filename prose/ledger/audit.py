@@ -14,7 +14,9 @@ alone (plus the pattern file when it is at hand):
    provenance against `never sees` (direct and indirect), its messages against
    the outputs of the slots it must never see (a check that does not trust
    the recorded provenance), and its output against its recorded sha256;
-4. every answer a person gave records who gave it and when, and that person
+4. the control-flow invariants (`runs only if`, `runs only after`, `gets the same`,
+   `at most one of`), judged again over the recorded calls in order (`prose.ledger.gates`);
+5. every answer a person gave records who gave it and when, and that person
    may answer for the slot (`prose.ledger.people`).
 """
 
@@ -111,6 +113,9 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None,
         return report
     policy, source = _policy(start, trace.path, pattern, report, files)
     _check_calls(trace, policy, source, report, files)
+    from prose.ledger.gates import gate_findings
+
+    report.findings.extend(Finding(*found) for found in gate_findings(trace, policy.gates))
     from prose.ledger.people import person_findings
 
     report.findings.extend(Finding(*found) for found in person_findings(trace))

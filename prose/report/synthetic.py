@@ -15,9 +15,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+from prose.lang.gates import digest
 from prose.runtime.trace import CallEvent, JudgeEvent, RunEnd, RunStart, Trace, Usage, sha256_text
 
-SITES = {"worker": (81, 15), "reviewer_a": (87, 18), "reviewer_b": (104, 20)}
+SITES = {"worker": (82, 15), "reviewer_a": (88, 18), "reviewer_b": (105, 20)}
+LOOP = "/repeat@81:1"
 TASK = "Write `median(xs)` for a list of numbers, with tests."
 
 
@@ -50,7 +52,7 @@ def write_synthetic_trace(path: str | Path, calls: int, seed: int = 7) -> Path:
     spent = [0, 0, 0.0]
     while made < calls:
         version += 1
-        loop = f"/repeat@80:1#{version - 1}"
+        loop = f"{LOOP}#{version - 1}"
         clock, made = _call(trace, rng, "worker", loop, clock, made, spent, version)
         ends = []
         for slot in ("reviewer_a", "reviewer_b"):  # side by side
@@ -93,6 +95,13 @@ def _call(trace: Trace, rng: random.Random, slot: str, loop: str, clock: float, 
             names = ("task_brief", "candidate")
             output = {"verdict": "FAIL", "findings": [f"{slot} finding {made} on version {version}"]}
             carried = ["worker"]
+        # What the run time records for the pattern's control-flow invariants: reviewer B
+        # runs only if A passed (`a_passed`), on the candidate A was given.
+        gates: dict[str, Any] | None = None
+        if slot != "worker":
+            gates = {"given": {"candidate": digest(f"candidate of version {version}")}}
+            if slot == "reviewer_b":
+                gates["conditions"] = {"a_passed": True}
         body = "\n\n".join(f"## {name}\n{TASK if name == 'task_brief' else '...'}" for name in names)
         event = CallEvent(
             time=clock, id=trace.next_id(), slot=slot, service=f"model:synthetic/{slot}",
@@ -105,7 +114,7 @@ def _call(trace: Trace, rng: random.Random, slot: str, loop: str, clock: float, 
             provenance=carried, transitive=carried,
             usage=Usage(prompt_tokens=prompt, completion_tokens=completion,
                         total_tokens=prompt + completion),
-            cost_usd=cost, latency_ms=latency, requests=1)
+            cost_usd=cost, latency_ms=latency, requests=1, gates=gates)
         if not failed:
             from prose.runtime.integrity import output_sha256
 

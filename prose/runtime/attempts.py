@@ -63,6 +63,8 @@ class CallOptions:
     retry: int = 0
     backoff: str = "none"
     schema: Mapping[str, Any] | None = None
+    # What the control-flow invariants evaluated before the call (`prose.runtime.gates`).
+    gates: Mapping[str, Any] | None = None
 
 
 def json_schema(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -140,6 +142,7 @@ async def attempt(
         chains=sorted((made, list(branch), index, line)
                       for made, branch, index, line in given.chains
                       if branch or index != flows.NO_INDEX) or None,
+        gates=dict(options.gates) if options.gates else None,
     )
     if isinstance(service, ModelService):
         return await model_attempt(ctx, node, slot, service, payload, options, path, event, label,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from prose.lang.gates import GateHistory
 from prose.lang.policy import Policy
 from prose.runtime.budget import Budget, Limits
 from prose.runtime.cache import KeyMaker
@@ -184,6 +185,8 @@ class RunContext:
     aliases: dict[str, str] = field(default_factory=dict)
     # The pattern files from the run's own down to this one (resolved), for `use` cycles.
     ancestry: tuple[Path, ...] = ()
+    # What the control-flow invariants read: approvals, inputs given, who ran (`gates.py`).
+    gate_history: GateHistory = field(init=False, default_factory=GateHistory)
     # `only grows` lists, from the policy (its one carrier).
     only_grows: frozenset[str] = field(init=False, default=frozenset())
     # The spec's declaration of each slot called so far (asked on every call).

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from prose.errors import ProseError
+from prose.lang import error_kinds as kinds
 from prose.lang.flows import NO_LABEL, Label
 from prose.source import Span, code_frame
 
@@ -52,6 +53,8 @@ CODES: dict[str, str] = {
     "R041": "a string or list a built-in or operator would build past its bound",
     "R042": "a `matches` pattern RE2 cannot use",
     "R043": "a condition written as code that is not an expression (never a judge call)",
+    "R060": "a call a control-flow invariant forbids (`runs only if`, `runs only after`, "
+            "`gets the same`, `at most one of`): the run stops before it",
 }
 
 
@@ -293,3 +296,16 @@ class SandboxRequired(InputError):
 
     code = "R032"
     exit_code = EXIT_USAGE
+class GateViolation(ProseRuntimeError):
+    """A call that a control-flow invariant forbids now (`runs only if`, `runs only after`,
+    `gets the same`, `at most one of`, `prose.lang.gates`): the run stops before it is
+    made, as for an information-hiding violation (exit 5)."""
+
+    code = "R060"
+    kind = kinds.GATE
+    exit_code = EXIT_HIDING
+    catchable = False
+
+    def __init__(self, message: str, span: Span | None = None, **kwargs: Any) -> None:
+        self.rules: list[str] = kwargs.pop("rules", [])
+        super().__init__(message, span, **kwargs)

@@ -17,6 +17,7 @@ throw) and `blocks.Blocks` (block definitions, do). What a call does is in
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Awaitable
 from typing import NoReturn
 
@@ -26,7 +27,7 @@ from prose.lang.properties import RESERVED_PROPERTIES
 from prose.runtime import builtins, pc
 from prose.runtime import values as v
 from prose.runtime.blocks import Blocks
-from prose.runtime.calls import call_options, call_service
+from prose.runtime.calls import call_options
 from prose.runtime.conditions import (
     condition_holds,
     mentioned_label,
@@ -43,6 +44,7 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
+from prose.runtime.gates import gated_call
 from prose.runtime.handling import ErrorHandling
 from prose.runtime.judge import judge
 from prose.runtime.loops import Loops
@@ -404,6 +406,17 @@ class Interpreter(Visitor[Awaitable[Value]]):
                                                True), deep=True)
         return item
 
+    async def eval_Shuffle(self, node: n.Shuffle, scope: Scope, path: str, lenient: bool) -> Value:
+        items = await self.eval(node.items, scope, path)
+        if not isinstance(items.data, tuple):
+            raise ValueTypeError(f"`shuffle` takes a list, not {v.describe(items)}", node.span,
+                                 source=self.source)
+        # One order per run and place: a resumed run that replays it gets the same order.
+        seed = f"{self.ctx.shared.trace.run_id}:{path}:{node.line}:{node.column}"
+        order = list(range(len(items.data)))
+        random.Random(seed).shuffle(order)
+        return v.shuffled(items, order, node.span)
+
     async def eval_Array(self, node: n.Array, scope: Scope, path: str, lenient: bool) -> Value:
         return v.make_list([await self.eval(item, scope, path) for item in node.items])
 
@@ -506,5 +519,5 @@ class Interpreter(Visitor[Awaitable[Value]]):
         for prop in node.properties:
             value = await self.eval(prop.value, scope, path)
             (reserved if prop.name in RESERVED_PROPERTIES else inputs)[prop.name] = value
-        options = call_options(reserved)
-        return await call_service(self.ctx, node, target.data, inputs, options, path)
+        return await gated_call(self, node, target.data, inputs, call_options(reserved), scope,
+                                path)

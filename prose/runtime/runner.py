@@ -44,6 +44,7 @@ from prose.runtime.errors import (
     EXIT_OK,
     BudgetExceeded,
     CallFailed,
+    GateViolation,
     InformationHidingViolation,
     InputError,
     ModelNotGranted,
@@ -461,7 +462,8 @@ async def _execute(
 
         clear_pending(trace_path)  # resumed in place (a batch row): it waits no more
     exit_code = failure.exit_code if failure is not None else EXIT_OK
-    if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation):
+    if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation
+                                                  | GateViolation):
         span = failure.span
         trace.emit(
             ErrorEvent(

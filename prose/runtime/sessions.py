@@ -25,8 +25,9 @@ from prose.lang.flows import CONCRETE
 from prose.lang.properties import RESERVED_PROPERTIES
 from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.calls import call_options, call_service
+from prose.runtime.calls import call_options
 from prose.runtime.errors import NameNotDefined, ValueTypeError
+from prose.runtime.gates import gated_call
 from prose.runtime.scope import Scope
 from prose.runtime.services import ModelService, scripted
 from prose.runtime.values import Service, Value
@@ -88,8 +89,8 @@ class Sessions:
             inputs[MEMORY_INPUT] = v.make_list(self.memory.get(slot, []))
         call = n.Call(n.Name(slot, span=node.head), node.properties, head=node.head,
                       span=node.span)
-        output = await call_service(interpreter.ctx, call, Service(slot), inputs,
-                                    call_options(reserved), path)
+        output = await gated_call(interpreter, call, Service(slot), inputs,
+                                  call_options(reserved), scope, path)
         persist = agent is not None and agent.property("persist") is not None
         if persist:
             given = {k: x for k, x in inputs.items() if k != MEMORY_INPUT}

@@ -162,6 +162,9 @@ class CallEvent(Event):
     # An agent's call (docs/agents.md): its tools, its turns, its workspace (isolation
     # mode, manifest digest, what changed in it).
     agent: dict[str, Any] | None = None
+    # What the control-flow invariants evaluated before the call (`prose.lang.gates`):
+    # `conditions` of `runs only if`, digests of the inputs `gets the same` compares.
+    gates: dict[str, Any] | None = None
 
     checkpoint: ClassVar[bool] = True
 
@@ -199,6 +202,12 @@ class ToolEvent(Event):
     replayed: bool = False
 
     checkpoint: ClassVar[bool] = True
+
+    def to_dict(self) -> dict[str, Any]:
+        data = Event.to_dict(self)
+        if data.get("gates") is None:
+            data.pop("gates", None)  # most calls have none: the line stays as it was
+        return data
 
 
 @dataclass(slots=True, kw_only=True)

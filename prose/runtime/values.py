@@ -386,3 +386,25 @@ def error_object(
         },
         NO_LABEL,
     )
+
+
+def unordered(value: Value, where: Span) -> Value:
+    """`value` with every output of a list-valued slot in it no longer telling which
+    service made it (`prose.lang.flows.shuffled`), its members too."""
+    data = value.data
+    if isinstance(data, tuple):
+        data = tuple(unordered(item, where) for item in data)
+    elif isinstance(data, dict):
+        data = {key: unordered(item, where) for key, item in data.items()}
+    return Value(data, CONCRETE.unordered(value.label, where))
+
+
+def shuffled(items: Value, order: list[int], where: Span) -> Value:
+    """`shuffle(items)` for the permutation `order` (item `i` of the result was item
+    `order[i]`): `{ items, key }`, the key sealed (`prose.lang.flows.SEALED`)."""
+    assert isinstance(items.data, tuple)
+    _, key = flows.shuffled(CONCRETE, NO_LABEL, where)
+    permuted = tuple(unordered(items.data[position], where) for position in order)
+    sealed = Value(tuple(Value(position, key) for position in order), key)
+    return Value({"items": Value(permuted, CONCRETE.unordered(NO_LABEL, where)),
+                  "key": sealed}, NO_LABEL)

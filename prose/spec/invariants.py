@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 from prose.lang.invariants import (
+    AtMostOne,
+    BlindTo,
     DistinctModels,
     Independent,
     InvariantForm,
@@ -18,16 +20,37 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
+    RunsOnlyAfter,
+    RunsOnlyIf,
+    SameInput,
     SeesOnly,
     UnawareOf,
 )
 
 __all__ = [
-    "DistinctModels", "Independent", "InvariantForm", "LoopsBoundedBy", "NeverSees",
-    "OnlyGrows", "OwnChain", "Predecessor", "ReturnsUnmerged", "SeesOnly", "UnawareOf",
-    "backticked_names", "parse_invariant_form",
+    "AtMostOne",
+    "BlindTo",
+    "DistinctModels",
+    "Independent",
+    "InvariantForm",
+    "LoopsBoundedBy",
+    "NeverSees",
+    "OnlyGrows",
+    "OwnChain",
+    "PairwiseIndependent",
+    "Predecessor",
+    "ReturnsUnmerged",
+    "RunsOnlyAfter",
+    "RunsOnlyIf",
+    "SameInput",
+    "SeesOnly",
+    "UnawareOf",
+    "backticked_names",
+    "parse_invariant_form",
+    "unchecked_reason",
 ]
 
 
@@ -47,10 +70,42 @@ _OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:c
 _PREDECESSOR = re.compile(
     rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
 )
-_BOUNDED = re.compile(rf"^every\s+loop\s+is\s+bounded\s+by\s+{_NAME}$", re.I)
+_BOUNDED = re.compile(
+    rf"^every\s+loop\s+is\s+bounded\s+by\s+({_NAME_PLAIN}(?:\s*(?:,\s*or\b|,|\bor\b|\band\b)\s*"
+    rf"{_NAME_PLAIN})*)$", re.I)
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
 _ANY_NAME = re.compile(_NAME)
+_NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
+_PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
+_BLIND = re.compile(rf"^{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}$", re.I)
+_PATH = r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`"
+_RUNS_ONLY_IF = re.compile(rf"^{_NAME}\s+runs\s+only\s+(?:if|when)\s+{_PATH}(?:\s+(?:holds|is\s+true))?$", re.I)
+_LITERAL = r"(true|false|null|-?\d+(?:\.\d+)?|\"[^\"]*\")"
+_RUNS_ONLY_AFTER = re.compile(
+    rf"^{_NAME}\s+runs\s+only\s+after\s+{_NAME}\s+returns\s+"
+    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)$",
+    re.I,
+)
+_SAME_INPUT = re.compile(
+    rf"^{_NAME}\s+gets\s+the\s+same\s+{_NAME}(?:\s+as)?\s+{_NAME}\s+(?:got|was\s+given)$", re.I
+)
+_AT_MOST_ONE = re.compile(
+    rf"^at\s+most\s+one\s+of\s+{_NAMES}\s+runs"
+    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
+    re.I,
+)
+
+
+def _literal(text: str) -> bool | int | float | str | None:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "null":
+        return None
+    if text.startswith('"'):
+        return text[1:-1]
+    return float(text) if "." in text else int(text)
 
 
 def _normalise(text: str) -> str:
@@ -78,12 +133,112 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
     if match := _PREDECESSOR.match(text):
         return Predecessor(slot=match.group(1))
     if match := _BOUNDED.match(text):
-        return LoopsBoundedBy(config_key=match.group(1))
+        first, *others = dict.fromkeys(_ANY_NAME.findall(match.group(1)))
+        return LoopsBoundedBy(config_key=first, others=tuple(others))
     if match := _GROWS.match(text):
         return OnlyGrows(name=match.group(1))
     if match := _UNMERGED.match(text):
         return ReturnsUnmerged(a=match.group(1), b=match.group(2))
+    return _parse_gate(text)
+
+
+def _parse_gate(text: str) -> InvariantForm | None:
+    """The control-flow forms (when a slot runs) and the pairwise shorthand."""
+    if match := _PAIRWISE.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        return PairwiseIndependent(slots=names) if len(names) >= 2 else None
+    if match := _BLIND.match(text):
+        return BlindTo(slot=match.group(1), sources=match.group(2))
+    if match := _RUNS_ONLY_IF.match(text):
+        return RunsOnlyIf(slot=match.group(1), condition=tuple(match.group(2).split(".")))
+    if match := _RUNS_ONLY_AFTER.match(text):
+        field = match.group(3) or match.group(5)
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return RunsOnlyAfter(slot=match.group(1), approver=match.group(2), field=field,
+                             value=_literal(literal))
+    if match := _SAME_INPUT.match(text):
+        return SameInput(slot=match.group(1), input=match.group(2), approver=match.group(3))
+    if match := _AT_MOST_ONE.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        per = (match.group(2) or "").lower()
+        return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
     return None
+
+
+# One spelling of every checkable form, `{}` where its names go (`{*}`: a list of names),
+# for the nearest form a near miss is shown (PH608).
+FORM_SPELLINGS: tuple[str, ...] = (
+    "`{}` sees only `{*}`",
+    "`{}` never sees `{}`",
+    "`{}` never sees `{}`, even indirectly",
+    "`{}` is unaware of `{}`",
+    "`{}` and `{}` are independent",
+    "`{*}` are pairwise independent",
+    "`{}` and `{}` are independently configured",
+    "each `{}` sees only its own chain",
+    "each of `{}` sees only its predecessor's output",
+    "every loop is bounded by `{*}`",
+    "`{}` only grows",
+    "the result returns `{}` and `{}` unmerged",
+    "`{}` is blind to the source of `{}`",
+    "`{}` runs only if `{}`",
+    "`{}` runs only after `{}` returns `{}` == true",
+    "`{}` gets the same `{}` `{}` got",
+    "at most one of `{*}` runs",
+)
+_BACKTICKED = re.compile(r"`[^`]*`")
+_SKELETON_CUTOFF = 0.75
+
+
+def _skeleton(text: str) -> str:
+    """A bullet with every backticked part as one placeholder, folded for comparison."""
+    return " ".join(_BACKTICKED.sub("`x`", _normalise(text).lower()).split())
+
+
+def _fill(spelling: str, names: list[str]) -> str | None:
+    count = spelling.count("{}") + spelling.count("{*}")
+    if len(names) < count:
+        return None
+    text, rest = spelling, list(names)
+    while "{" in text:
+        star, one = text.find("{*}"), text.find("{}")
+        if star >= 0 and (one < 0 or star < one):
+            needed = text.count("{}")  # the names left for the single places after it
+            taken, rest = rest[:len(rest) - needed], rest[len(rest) - needed:]
+            text = text.replace("{*}", "`, `".join(taken), 1)
+        else:
+            text, rest = text.replace("{}", rest[0], 1), rest[1:]
+    return text if not rest else None  # every name of the bullet has its place
+
+
+def nearest_form(text: str) -> str | None:
+    """The checkable form a bullet that is none comes closest to, written with its own
+    backticked names (None when it has none, or is not close to any form)."""
+    import difflib
+
+    if "`" not in text or parse_invariant_form(text) is not None:
+        return None
+    names = [part.strip("`").strip() for part in _BACKTICKED.findall(_normalise(text))]
+    skeleton = _skeleton(text)
+    best: tuple[float, str] | None = None
+    for spelling in FORM_SPELLINGS:
+        filled = _fill(spelling, names)
+        if filled is None or parse_invariant_form(filled) is None:
+            continue
+        score = difflib.SequenceMatcher(None, skeleton, _skeleton(filled)).ratio()
+        if score >= _SKELETON_CUTOFF and (best is None or score > best[0]):
+            best = (score, filled)
+    return best[1] if best else None
+
+
+_UNCHECKED = re.compile(r"\(\s*not\s+machine[- ]checked\s*:\s*([^()]+)\)\s*\.?\s*$", re.I)
+
+
+def unchecked_reason(text: str) -> str | None:
+    """Why a prose-only bullet cannot be checked, when it says so: a closing
+    `(not machine-checked: REASON)`."""
+    match = _UNCHECKED.search(text)
+    return " ".join(match.group(1).split()) if match else None
 
 
 def backticked_names(text: str) -> list[tuple[str, int]]:

@@ -328,6 +328,9 @@ class Builder(Transformer[Token, Any]):
     def null(self, items: list[Item]) -> n.Literal:
         return n.Literal(None, span=self._token_span(items[0]))
 
+    def shuffle(self, items: list[Item]) -> n.Shuffle:
+        return n.Shuffle(items[1], span=self._span(items))
+
     def array(self, items: list[Item]) -> n.Array:
         values = tuple(item for item in items[1:-1] if item is not None)
         return n.Array(values, span=self._span(items))

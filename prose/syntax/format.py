@@ -212,6 +212,8 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
         return f"{_operand(expr.obj, _POSTFIX, forced)}.{expr.name}"
     if isinstance(expr, n.Index):
         return f"{_operand(expr.obj, _POSTFIX, forced)}[{_flat(expr.index, forced)}]"
+    if isinstance(expr, n.Shuffle):
+        return f"shuffle({_flat(expr.items, forced)})"
     if isinstance(expr, n.Array | n.Object) and id(expr) in forced:
         raise _Forced
     if isinstance(expr, n.Array):

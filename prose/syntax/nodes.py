@@ -98,6 +98,15 @@ class Index(Node):
 
 
 @dataclass(frozen=True, slots=True)
+class Shuffle(Node):
+    """`shuffle(items)`: `{ items, key }`, the list in a random order and the sealed key
+    (`key[i]` is the position item `i` had) that undoes it in code and never reaches a
+    model (`prose.lang.flows.shuffled`)."""
+
+    items: Expr
+
+
+@dataclass(frozen=True, slots=True)
 class Array(Node):
     items: tuple[Expr, ...]
 
@@ -502,6 +511,7 @@ Expr = (
     | Name
     | Member
     | Index
+    | Shuffle
     | Array
     | Object
     | Call

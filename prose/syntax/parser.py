@@ -227,7 +227,8 @@ def _describe(
     return _problem(file, line, column, message, lines, offset), recoverable
 
 
-_VALUE_TERMINALS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NULL", "LSQB", "LBRACE"}
+_VALUE_TERMINALS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NULL", "LSQB",
+                    "LBRACE", "SHUFFLE"}
 
 
 def _acceptable(error: UnexpectedToken) -> set[str]:

@@ -5,12 +5,14 @@ the registry (`prose.check.registry`): a new module is listed here.
 """
 
 from prose.check.rules import assignment_to_read_only as assignment_to_read_only
+from prose.check.rules import blindness as blindness
 from prose.check.rules import block_arity as block_arity
 from prose.check.rules import call_schema as call_schema
 from prose.check.rules import conditions as conditions
 from prose.check.rules import contract as contract
 from prose.check.rules import expressions as expressions
 from prose.check.rules import flow_rules as flow_rules
+from prose.check.rules import gates as gates
 from prose.check.rules import invariants as invariants
 from prose.check.rules import model_choice as model_choice
 from prose.check.rules import requires as requires

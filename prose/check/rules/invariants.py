@@ -392,7 +392,12 @@ class InvariantNotCheckable(Rule):
     ## What it does
     Reports invariant bullets that mention a slot but match none of the
     checkable forms of LANGUAGE.md 5, and suggests a checkable rewrite when
-    the intent is clear.
+    the intent is clear. A bullet written almost as a form (backticked names
+    and nearly the form's words, as `` `writer` only runs if `gate.ok` `` or
+    `` every loop bounded by `depth`, `k` or `beam` ``) is reported with the
+    nearest form written out with its own names, whether or not it names a
+    slot. A bullet that ends with `(not machine-checked: REASON)` says why it
+    cannot be checked and is not reported; `prose lint` counts it apart.
 
     ## Why is this bad
     It is not an error: some invariants are judgement calls. But a
@@ -417,16 +422,28 @@ class InvariantNotCheckable(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.check.suggest import mentioned_slots, suggest_rewrite
+        from prose.spec.invariants import nearest_form, unchecked_reason
 
         for invariant in ctx.decl.invariants:
-            if invariant.form is not None:
-                continue
+            if invariant.form is not None or unchecked_reason(invariant.text) is not None:
+                continue  # checked, or it says why it cannot be
             slots = mentioned_slots(invariant.text, ctx.decl)
+            nearest = nearest_form(invariant.text)
             if not slots:
+                if nearest is not None:  # a near miss of a form, about no slot (a loop bound)
+                    yield self.diagnostic(
+                        invariant.span, "invariant is not machine-checked: it is close to a "
+                        "checkable form but is not one", help=f"the nearest form: {nearest}")
                 continue
             suggestion = suggest_rewrite(invariant.text, ctx.decl)
             if suggestion and not _holds(ctx, suggestion, invariant.span):
                 suggestion = None
+            if suggestion is None and nearest is not None:
+                yield self.diagnostic(
+                    invariant.span, "invariant is not machine-checked: "
+                    + ", ".join(f"`{slot}`" for slot in slots) + " named in a near miss of a "
+                    "checkable form", help=f"the nearest form: {nearest}")
+                continue
             yield self.diagnostic(
                 invariant.span,
                 "invariant is not machine-checked: "

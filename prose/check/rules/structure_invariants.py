@@ -20,7 +20,8 @@ class LoopNotBoundedByConfig(Rule):
     """A loop is not bounded by the config key an invariant names.
 
     ## What it does
-    For `` every loop is bounded by `max_rounds` ``, checks every loop of
+    For `` every loop is bounded by `max_rounds` `` (or by one of several keys,
+    `` `depth`, `k` or `beam` ``), checks every loop of
     every kind (`repeat`, `loop`, `for`, `parallel for`, `loop for each`
     and pipelines): its count or `max` is that config key, or an integer
     literal no larger than its default; a `for` or pipeline with no `max`
@@ -65,27 +66,33 @@ class LoopNotBoundedByConfig(Rule):
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for item in forms(ctx, LoopsBoundedBy):
-            key = item.form.config_key
-            if key not in ctx.decl.config:
+            keys = [key for key in item.form.keys if key in ctx.decl.config]
+            if not keys:
                 continue
+            key = keys[0]
+            named = " or ".join(f"`{key}`" for key in keys)
+            defaults = [default for key in keys
+                        if isinstance(default := ctx.decl.config[key].default, int)]
             invariant = Label(item.span, f"invariant: {item.text.strip()}")
             for loop in map(loop_shape, loops(ctx.program.body)):
                 bound = loop.bound
                 if bound is None and loop.items is not None:
-                    yield from self._items(ctx, loop, loop.items, key, invariant)
+                    yield from self._items(ctx, loop, loop.items, key, named, invariant)
                     continue
                 if bound is None:
                     continue  # PT302 reports it
-                if isinstance(bound, n.Name) and bound.name == key:
+                if isinstance(bound, n.Name) and bound.name in keys:
                     continue
                 _, value = static_bound(bound, ctx)
-                default = ctx.decl.config[key].default
-                if isinstance(bound, n.Literal) and value is not None and isinstance(default, int) and value <= default:
+                if (isinstance(bound, n.Literal) and value is not None and defaults
+                        and value <= max(defaults)):
                     continue
-                yield self.diagnostic(bound.span, f"this loop is not bounded by `{key}`", secondary=[invariant])
+                yield self.diagnostic(bound.span, f"this loop is not bounded by {named}",
+                                      secondary=[invariant])
 
     def _items(
-        self, ctx: CheckContext, loop: LoopShape, items: n.Expr, key: str, invariant: Label
+        self, ctx: CheckContext, loop: LoopShape, items: n.Expr, key: str, named: str,
+        invariant: Label,
     ) -> Iterable[Diagnostic]:
         """A loop bounded only by its list's length: a finding when a model made the list
         (its length is then the model's to choose, not the pattern's)."""
@@ -99,7 +106,7 @@ class LoopNotBoundedByConfig(Rule):
         yield self.diagnostic(
             items.span,
             f"this `{loop.spelling}` runs once per item of a list made by {made_by}: "
-            f"it is not bounded by `{key}`",
+            f"it is not bounded by {named}",
             secondary=[invariant],
             help=fix,
         )

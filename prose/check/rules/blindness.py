@@ -1,0 +1,106 @@
+"""Blind judging: `is blind to the source of`, and the sealed key of `shuffle`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.invariant_checks import invariant_labels, of_rule, where
+from prose.check.rule import CheckContext, Rule, rule
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.lang import policy as rules
+
+
+@rule
+class BlindToSourceViolated(Rule):
+    """A judge that must be blind to which service made a sample can tell.
+
+    ## What it does
+    For `` `judge` is blind to the source of `samplers` `` (`samplers` a
+    list-valued slot), reports every input of a call of `judge` that may
+    carry something telling which service of `samplers` made an output: an
+    output of `samplers` still in binding order or picked by its index (a
+    list collected by `for s in samplers`, `samples[0]`), or a service of
+    `samplers` itself (`source: s`, rendered as its name). A list passed
+    through `shuffle(...)` first is in a random order, and its `.items` tell
+    nothing; its `.key` may reach no call at all (PH635). The run time and
+    `prose audit` judge the same (rule `blind`).
+
+    ## Why is this bad
+    Blind self-consistency, debate and mixture-of-agents judges are fair only
+    if they cannot favour a model they recognise, nor the first answer
+    because it came first.
+
+    ## Example
+    ```prose
+    let samples = for s in samplers:
+      call s
+        question: question
+    let verdict = call judge
+      samples: samples
+    ```
+
+    ## Use instead
+    ```prose
+    let samples = for s in samplers:
+      call s
+        question: question
+    let mixed = shuffle(samples)
+    let verdict = call judge
+      samples: mixed.items
+    ```
+    """
+
+    code = "PH634"
+    name = "blind-to-source-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in of_rule(ctx, rules.BLIND):
+            violation = found.violation
+            yield self.diagnostic(
+                where(found), violation.message,
+                secondary=[*ctx.flow.target_labels(found.site.call),
+                           *invariant_labels(ctx, violation.line)])
+
+
+@rule
+class ShuffleKeySent(Rule):
+    """A call receives the key of a `shuffle`.
+
+    ## What it does
+    Reports every input of every call that may carry the `.key` of a
+    `shuffle(...)` (or a value computed from it): the key is the
+    permutation, so a model given it can undo the shuffle. The program may
+    use the key in code (`samples[mixed.key[i]]` to map a verdict back to
+    its sampler); what it selects that way is back in binding order. The run
+    time stops such a call (R010) and `prose audit` reports it (rule
+    `sealed`).
+
+    ## Why is this bad
+    The key is what the shuffle hides; sending it anywhere unshuffles it.
+
+    ## Example
+    ```prose
+    let mixed = shuffle(samples)
+    let verdict = call judge
+      samples: mixed
+    ```
+
+    ## Use instead
+    ```prose
+    let mixed = shuffle(samples)
+    let verdict = call judge
+      samples: mixed.items
+    ```
+    """
+
+    code = "PH635"
+    name = "shuffle-key-sent"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in of_rule(ctx, rules.SEALED_KEY):
+            yield self.diagnostic(where(found), found.violation.message,
+                                  secondary=ctx.flow.target_labels(found.site.call))

@@ -1,0 +1,334 @@
+"""Invariants about when a slot runs: `runs only if`, `runs only after`, `gets the same`,
+`at most one of` (proven on the program's control flow, `prose.check.dominance`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from prose.check.dominance import CallPlace, call_places, exclusive, given, path_of, root
+from prose.check.flow import CallFlow
+from prose.check.invariant_checks import Form, forms
+from prose.check.rule import CheckContext, Rule, rule
+from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.lang.invariants import AtMostOne, RunsOnlyAfter, RunsOnlyIf, SameInput
+from prose.source import Span
+from prose.syntax import nodes as n
+from prose.syntax.walk import find_all
+
+_NOWHERE = CallPlace(frozenset(), ())
+
+
+def _place(places: dict[object, CallPlace], site: CallFlow) -> CallPlace:
+    call = site.call
+    return places.get(id(call)) or places.get((call.span.line, call.span.column)) or _NOWHERE
+
+
+def _head(site: CallFlow) -> Span:
+    call = site.call
+    return call.head if call.head.line else call.span
+
+
+def _sites_of(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
+    for site in sorted(ctx.flow.calls.values(), key=lambda s: (s.call.span.line, s.call.span.column)):
+        if slot in site.slots:
+            yield site
+
+
+def _invariant(item: Form[RunsOnlyIf] | Form[RunsOnlyAfter] | Form[SameInput] | Form[AtMostOne]
+               ) -> Label:
+    return Label(item.span, f"invariant: {item.text.strip()}")
+
+
+@rule
+class RunsOnlyIfViolated(Rule):
+    """A slot that runs only if a condition holds is called where the condition is not
+    checked on every path.
+
+    ## What it does
+    For `` `writer` runs only if `gate.ok` ``, checks that every call that may
+    reach `writer` is dominated by a test of `gate.ok`: it is inside an `if`
+    arm whose condition is `gate.ok` (alone, `== true`, or one operand of an
+    `and`), or after `if not gate.ok:` (or `gate.ok != true`) whose arm
+    always leaves (`return`, `throw`, `break`, `continue`), and nothing binds
+    `gate` again in between. The run time evaluates the condition again before
+    each call (R060) and records its value, which `prose audit` checks.
+
+    ## Why is this bad
+    A gate the program can walk around is no gate: a path that reaches the
+    writer without the check runs it on input nobody approved.
+
+    ## Example
+    ```prose
+    let gate = call checker
+      brief: brief
+    let draft = call writer
+      brief: brief
+    ```
+
+    ## Use instead
+    ```prose
+    let gate = call checker
+      brief: brief
+    if not gate.ok:
+      return { result: null }
+    let draft = call writer
+      brief: brief
+    ```
+    """
+
+    code = "PH630"
+    name = "runs-only-if-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
+        for item in forms(ctx, RunsOnlyIf):
+            condition = ".".join(item.form.condition)
+            for site in _sites_of(ctx, item.form.slot):
+                facts = _place(places, site).facts
+                if (condition, None) in facts or (condition, "true") in facts:
+                    continue
+                yield self.diagnostic(
+                    _head(site), f"`{item.form.slot}` is called here on a path that does not "
+                    f"check `{condition}`", secondary=[_invariant(item)],
+                    help=f"call it inside `if {condition}:`, or leave before it with "
+                    f"`if not {condition}: return ...`")
+
+
+def approver_results(ctx: CheckContext, approver: str) -> set[str]:
+    """Names every binding of which is the result of a call of `approver` (only)."""
+    good: set[str] = set()
+    bad: set[str] = set()
+    for statement in find_all(ctx.program, (n.Let, n.Assign)):
+        names: tuple[str, ...] = ()
+        if isinstance(statement, n.Let):
+            names = statement.names if not statement.destructure else ()
+            bad.update(statement.names if statement.destructure else ())
+        elif isinstance(statement, n.Assign):
+            path = path_of(statement.target)
+            names = (path,) if path is not None and "." not in path else ()
+            if path is not None and "." in path:
+                bad.add(root(path))
+        value = statement.value if isinstance(statement, n.Let | n.Assign) else None
+        site = ctx.flow.calls.get(id(value)) if isinstance(value, n.Call) else None
+        for name in names:
+            is_literal_null = isinstance(value, n.Literal) and value.value is None
+            if site is not None and site.slots == {approver}:
+                good.add(name)
+            elif not is_literal_null:  # `let decision = null` before a `try` binds nothing
+                bad.add(name)
+    return good - bad
+
+
+@rule
+class RunsOnlyAfterViolated(Rule):
+    """A slot that runs only after an approval is called where the approval is not
+    checked on every path.
+
+    ## What it does
+    For `` `executor` runs only after `approver` returns `approved` == true ``,
+    checks that every call that may reach `executor` is dominated by a test of
+    `R.approved == true` (or `R.approved` when the value is `true`), where
+    every binding of `R` is the result of a call of `approver`, and nothing
+    binds `R` again in between. The run time asks again before each call: the
+    latest call of `approver` in this run must have returned that value (R060),
+    and `prose audit` asks the same of the recorded calls.
+
+    ## Why is this bad
+    An irreversible step that can run without its approval, or on a stale or
+    negative one, defeats the reason for asking.
+
+    ## Example
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    let done = call executor
+      proposal: proposal
+    ```
+
+    ## Use instead
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    if verdict.approved == true:
+      let done = call executor
+        proposal: proposal
+    ```
+    """
+
+    code = "PH631"
+    name = "runs-only-after-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
+        for item in forms(ctx, RunsOnlyAfter):
+            form = item.form
+            literal = json.dumps(form.value)
+            results = approver_results(ctx, form.approver)
+            wanted: set[tuple[str, str | None]] = {(f"{name}.{form.field}", literal)
+                                                   for name in results}
+            if form.value is True:
+                wanted |= {(f"{name}.{form.field}", None) for name in results}
+            for site in _sites_of(ctx, form.slot):
+                if wanted & _place(places, site).facts:
+                    continue
+                yield self.diagnostic(
+                    _head(site), f"`{form.slot}` is called here on a path that does not check "
+                    f"that `{form.approver}` returned `{form.field}` == {literal}",
+                    secondary=[_invariant(item)],
+                    help=f"bind `let verdict = call {form.approver}` and call `{form.slot}` "
+                    f"inside `if verdict.{form.field} == {literal}:`")
+
+
+@rule
+class SameInputViolated(Rule):
+    """A slot is not given the same value its approver was given.
+
+    ## What it does
+    For `` `executor` gets the same `proposal` `approver` got ``, checks that
+    every call of `executor` is given `proposal` as a name (or path) that,
+    on every path to the call, a call of `approver` was given under the same
+    input name, with nothing binding that name again in between (a loop
+    variable: within one iteration). The approver's call is a statement of
+    its own (`let verdict = call approver ...`). The run time
+    compares the digests of the two values before each call of `executor`
+    (R060), and records them for `prose audit`.
+
+    ## Why is this bad
+    An approval is of one proposal; executing another (edited after the
+    approval, or picked from elsewhere) is executing something nobody
+    approved.
+
+    ## Example
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    proposal = "{proposal} (and one more thing)"
+    if verdict.approved:
+      call executor
+        proposal: proposal
+    ```
+
+    ## Use instead
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    if verdict.approved:
+      call executor
+        proposal: proposal
+    ```
+    """
+
+    code = "PH632"
+    name = "same-input-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
+        for item in forms(ctx, SameInput):
+            form = item.form
+            approvals = [site.call for site in _sites_of(ctx, form.approver)]
+            for site in _sites_of(ctx, form.slot):
+                entry = site.inputs.get(form.input)
+                path = path_of(entry.prop.value) if entry is not None else None
+                if path is None:
+                    yield self.diagnostic(
+                        _head(site), f"`{form.slot}` is not given `{form.input}` as a name "
+                        f"here, so it cannot be shown to be what `{form.approver}` got",
+                        secondary=[_invariant(item)])
+                    continue
+                facts = _place(places, site).facts
+                if any((path, given(call, form.input)) in facts for call in approvals):
+                    continue
+                yield self.diagnostic(
+                    _head(site), f"`{form.slot}` gets `{form.input}: {path}` here, but not on "
+                    f"every path after a call of `{form.approver}` given the same "
+                    f"`{form.input}: {path}` with nothing binding `{root(path)}` in between",
+                    secondary=[_invariant(item)],
+                    help=f"give both `{form.input}: {path}`, and bind `{root(path)}` only before "
+                    f"the call of `{form.approver}`")
+
+
+@rule
+class AtMostOneViolated(Rule):
+    """Two slots of which at most one may run are called on paths that can both run.
+
+    ## What it does
+    For `` at most one of `billing`, `technical`, `general` runs `` (or
+    ``... runs per iteration``), checks every pair of calls that may reach
+    two different listed slots: they must be in different arms of one `if`
+    or `choice`, or one in an arm that leaves the pattern (`return`,
+    `throw`) and the other after it; per run, no loop may enclose both (two
+    iterations could take two arms). A call inside a block definition is
+    never proven exclusive (the block may run from anywhere). The run time
+    stops a second listed slot before it is called (R060), and `prose audit`
+    counts the recorded calls per run or per iteration.
+
+    ## Why is this bad
+    A router that may hand one request to two handlers does the work twice
+    and can answer twice, differently.
+
+    ## Example
+    ```prose
+    if kind == "billing":
+      call billing
+        request: request
+    call general
+      request: request
+    ```
+
+    ## Use instead
+    ```prose
+    if kind == "billing":
+      call billing
+        request: request
+    else:
+      call general
+        request: request
+    ```
+    """
+
+    code = "PH633"
+    name = "at-most-one-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
+        for item in forms(ctx, AtMostOne):
+            form = item.form
+            listed = set(form.slots)
+            sites = sorted({id(site): site for slot in form.slots
+                            for site in _sites_of(ctx, slot)}.values(),
+                           key=lambda s: (s.call.span.line, s.call.span.column))
+            for number, site in enumerate(sites):
+                place = _place(places, site)
+                reached = sorted(site.slots & listed)
+                repeats = any(step.kind == "block" or (step.kind == "loop" and not form.per_iteration)
+                              for step in place.arms)
+                if len(reached) > 1 and repeats:
+                    yield self.diagnostic(
+                        _head(site), f"this call may reach {_names(reached)} and may run more "
+                        "than once, so more than one of them may run", secondary=[_invariant(item)])
+                for earlier in sites[:number]:
+                    if (earlier.slots & listed) == (site.slots & listed) and len(reached) == 1:
+                        continue  # the same one slot: at most one of them still runs
+                    other = _place(places, earlier)
+                    if not exclusive(other.arms, place.arms, earlier.call.span.line,
+                                     site.call.span.line, form.per_iteration):
+                        yield self.diagnostic(
+                            _head(site), f"this call of {_names(reached)} may run after the call "
+                            f"of {_names(sorted(earlier.slots & listed))} at line "
+                            f"{earlier.call.span.line}, but at most one of {_names(form.slots)} "
+                            f"runs{' per iteration' if form.per_iteration else ''}",
+                            secondary=[_invariant(item), Label(_head(earlier), "the other call")])
+                        break
+
+
+def _names(slots: Iterable[str]) -> str:
+    return ", ".join(f"`{slot}`" for slot in slots)

@@ -1,0 +1,261 @@
+"""When a slot may run: the control-flow invariants, compiled once and judged from history.
+
+`runs only if`, `runs only after ... returns`, `gets the same ... got` and `at most one
+of ... runs` are about *when* a call happens, not about what it receives, so they are
+judged from what the run has done so far: `GateHistory` holds it (the approvers'
+latest outputs, the digests of the inputs they were given, which of an exclusive set
+ran in which scope). The interpreter fills one history as it runs and asks
+`GateHistory.violations` before each call; the audit fills one from the trace's call
+events in order and asks the same question. The linter proves the same forms on the
+program's control flow (`prose.check.dominance`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Rule names (what a violation is called in traces, errors and the audit).
+RUNS_ONLY_IF = "runs-only-if"
+RUNS_ONLY_AFTER = "runs-only-after"
+SAME_INPUT = "same-input"
+AT_MOST_ONE = "at-most-one"
+
+Literal = bool | int | float | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """`` `slot` runs only if `condition` `` (the condition a dotted path)."""
+
+    slot: str
+    condition: tuple[str, ...]
+    line: int = 0
+    text: str = ""
+
+    @property
+    def key(self) -> str:
+        """How the condition is written, and the key its value is recorded under."""
+        return ".".join(self.condition)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """`` `slot` runs only after `approver` returns `field` == value ``."""
+
+    slot: str
+    approver: str
+    field: str
+    value: Literal
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SameGiven:
+    """`` `slot` gets the same `input` `approver` got ``."""
+
+    slot: str
+    input: str
+    approver: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusive:
+    """`` at most one of `a`, `b` runs `` (per run, or per iteration of the innermost loop)."""
+
+    slots: tuple[str, ...]
+    per_iteration: bool = False
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class GateViolation:
+    """One reason a call must not be made (it is not made: the run stops before it)."""
+
+    slot: str
+    rule: str
+    message: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Gates:
+    """Every control-flow invariant of one pattern."""
+
+    guards: tuple[Guard, ...] = ()
+    approvals: tuple[Approval, ...] = ()
+    same: tuple[SameGiven, ...] = ()
+    exclusive: tuple[Exclusive, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.guards or self.approvals or self.same or self.exclusive)
+
+    def guards_of(self, slot: str) -> tuple[Guard, ...]:
+        return tuple(guard for guard in self.guards if guard.slot == slot)
+
+    def watched_inputs(self, slot: str) -> tuple[str, ...]:
+        """The inputs of `slot` whose digests the history keeps (a `gets the same` form
+        names them, for the gated slot and for its approver)."""
+        return tuple(dict.fromkeys(rule.input for rule in self.same
+                                   if slot in (rule.slot, rule.approver)))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"guards": [asdict(rule) for rule in self.guards],
+                "approvals": [asdict(rule) for rule in self.approvals],
+                "same": [asdict(rule) for rule in self.same],
+                "exclusive": [asdict(rule) for rule in self.exclusive]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
+        if not data:
+            return cls()
+        return cls(
+            tuple(Guard(**{**item, "condition": tuple(item["condition"])})
+                  for item in data.get("guards", ())),
+            tuple(Approval(**item) for item in data.get("approvals", ())),
+            tuple(SameGiven(**item) for item in data.get("same", ())),
+            tuple(Exclusive(**{**item, "slots": tuple(item["slots"])})
+                  for item in data.get("exclusive", ())),
+        )
+
+
+def digest(value: Any) -> str:
+    """The digest an input is compared by (`gets the same`): sha256 of its canonical JSON."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def iteration_of(path: str) -> str:
+    """The innermost loop iteration (or parallel branch) a call's trace path is in: the
+    path up to its last `#N` step ("" outside any loop: the whole run)."""
+    cut = path.rfind("#")
+    if cut < 0:
+        return ""
+    end = path.find("/", cut)
+    return path if end < 0 else path[:end]
+
+
+def scopes_of(path: str) -> list[str]:
+    """The loop iterations (and parallel branches) a call's trace path is in, innermost
+    first, ending with "" (the whole run)."""
+    scopes: list[str] = []
+    scope = iteration_of(path)
+    while scope:
+        scopes.append(scope)
+        scope = iteration_of(scope[:scope.rfind("#")])
+    return [*scopes, ""]
+
+
+def matches(output: Any, field_name: str, value: Literal) -> bool:
+    """Whether an approver's output has `field_name` == value (`true` is not `1`)."""
+    if not isinstance(output, Mapping) or field_name not in output:
+        return False
+    found = output[field_name]
+    if isinstance(value, bool) or isinstance(found, bool):
+        return found is value
+    return bool(found == value)
+
+
+_MISSING = object()
+
+
+@dataclass
+class GateHistory:
+    """What a run has done so far that the gates read (mutable: one per run or audit)."""
+
+    # (approver, scope) -> its latest output in that iteration (or the run: scope "")
+    outputs: dict[tuple[str, str], Any] = field(default_factory=dict)
+    # (slot, scope) -> input -> digest, of its latest call in that scope
+    given: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    ran: dict[tuple[int, str], str] = field(default_factory=dict)  # (rule, scope) -> slot
+
+    @staticmethod
+    def _latest(table: Mapping[tuple[str, str], Any], slot: str, path: str) -> Any:
+        """What `slot` did last as seen from a call at `path`: in the innermost iteration
+        around it where it ran (parallel branches each see their own), else outside."""
+        for scope in scopes_of(path):
+            if (slot, scope) in table:
+                return table[(slot, scope)]
+        return _MISSING
+
+    def violations(self, gates: Gates, slot: str, *, conditions: Mapping[str, Any],
+                   given: Mapping[str, str], path: str) -> list[GateViolation]:
+        """Every control-flow invariant a call of `slot` made now would break.
+
+        `conditions` holds each `runs only if` condition's value as the call site sees it
+        (absent: it could not be evaluated), `given` the digests of the watched inputs the
+        call would send, `path` its trace path (for `per iteration`)."""
+        found: list[GateViolation] = []
+        for guard in gates.guards_of(slot):
+            value = conditions.get(guard.key, _MISSING)
+            if value is _MISSING or not value:
+                shown = "cannot be evaluated" if value is _MISSING else f"is {json.dumps(value)}"
+                found.append(GateViolation(
+                    slot, RUNS_ONLY_IF, f"`{slot}` runs only if `{guard.key}`, which {shown} "
+                    "here", guard.line))
+        for approval in gates.approvals:
+            if approval.slot != slot:
+                continue
+            want = f"`{approval.field}` == {json.dumps(approval.value)}"
+            latest = self._latest(self.outputs, approval.approver, path)
+            if latest is _MISSING:
+                found.append(GateViolation(
+                    slot, RUNS_ONLY_AFTER, f"`{slot}` runs only after `{approval.approver}` "
+                    f"returns {want}, and `{approval.approver}` has not run", approval.line))
+            elif not matches(latest, approval.field, approval.value):
+                found.append(GateViolation(
+                    slot, RUNS_ONLY_AFTER, f"`{slot}` runs only after `{approval.approver}` "
+                    f"returns {want}, but its latest call did not", approval.line))
+        for rule in gates.same:
+            if rule.slot != slot:
+                continue
+            gave = self._latest(self.given, rule.approver, path)
+            before = gave.get(rule.input) if isinstance(gave, dict) else None
+            if before is None or given.get(rule.input) != before:
+                found.append(GateViolation(
+                    slot, SAME_INPUT, f"`{slot}` gets the same `{rule.input}` `{rule.approver}` "
+                    f"got, but {'its `' + rule.input + '` differs' if before else 'the approver was given none'}",
+                    rule.line))
+        for number, exclusive in enumerate(gates.exclusive):
+            if slot not in exclusive.slots:
+                continue
+            first = self.ran.get((number, iteration_of(path) if exclusive.per_iteration else ""))
+            if first is not None and first != slot:
+                where = "in this iteration" if exclusive.per_iteration else "in this run"
+                found.append(GateViolation(
+                    slot, AT_MOST_ONE, f"at most one of {_names(exclusive.slots)} runs, and "
+                    f"`{first}` already ran {where}", exclusive.line))
+        return found
+
+    def started(self, gates: Gates, slot: str, *, given: Mapping[str, str], path: str) -> None:
+        """A call of `slot` is made: record it for `at most one` and `gets the same`."""
+        for number, exclusive in enumerate(gates.exclusive):
+            if slot in exclusive.slots:
+                scope = iteration_of(path) if exclusive.per_iteration else ""
+                self.ran.setdefault((number, scope), slot)
+        if given:
+            for scope in scopes_of(path):
+                self.given[(slot, scope)] = dict(given)
+
+    def returned(self, gates: Gates, slot: str, output: Any, path: str) -> None:
+        """A call of `slot` at `path` returned `output`: an approver's decision, the latest
+        in every iteration around the call."""
+        if any(approval.approver == slot for approval in gates.approvals):
+            for scope in scopes_of(path):
+                self.outputs[(slot, scope)] = output
+
+    def failed(self, slot: str, path: str) -> None:
+        """A call of `slot` failed: whatever it approved before no longer stands."""
+        for scope in scopes_of(path):
+            self.outputs.pop((slot, scope), None)
+
+
+def _names(slots: tuple[str, ...]) -> str:
+    return ", ".join(f"`{slot}`" for slot in slots)

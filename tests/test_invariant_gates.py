@@ -1,0 +1,175 @@
+"""Control-flow invariants (`runs only if`, `runs only after`, `gets the same`, `at most one
+of`): each form broken and kept, in the linter, the run time and the audit.
+
+The fixtures are tests/fixtures/gates/*.yaml (format: its README.md). For each one the
+violating program must be reported by the linter at the call, and its run (scripted,
+`--no-check`) must stop with R060 before the call is made; the clean twin lints without
+that rule's finding, runs to the end, and its trace passes `prose audit`, until it is
+edited (and re-chained, so only the gate check can catch it).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import FIXTURES, run_prose_in_process
+from test_ledger_audit import events_of, write_chained
+from test_rules import build_pattern
+
+from prose.check import lint_text
+from prose.lang.gates import GateHistory, Gates, Guard, iteration_of
+from prose.lang.policy import Policy
+
+GATES = sorted((FIXTURES / "gates").glob("*.yaml"))
+IDS = [path.stem for path in GATES]
+SECTIONS = {"parameters": "- `brief`: string -- the request", "returns": "- `result`: the answer"}
+
+
+def _fixture(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def _pattern(data: dict[str, Any], program: str, folder: Path, name: str) -> Path:
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    text = build_pattern(program, sections, name).text
+    path = folder / f"{name}.prose.md"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _run(pattern: Path, script: dict[str, Any], trace: Path, *extra: str) -> Any:
+    script_path = pattern.with_name(pattern.name.replace(".prose.md", ".script.yaml"))
+    script_path.write_text(yaml.safe_dump({"slots": script}), encoding="utf-8")
+    return run_prose_in_process("run", str(pattern), "--script", str(script_path), "--input",
+                                "brief=billing", "--trace", str(trace), "-q", *extra)
+
+
+@pytest.mark.parametrize("path", GATES, ids=IDS)
+def test_the_linter_reports_the_violating_call(path: Path) -> None:
+    data = _fixture(path)
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    built = build_pattern(data["violate"]["program"], sections, "gate")
+    result = lint_text(built.text, "gate.prose.md")
+    found = sorted(f"{d.code} {d.span.line - built.block_start + 1}:{d.span.column}"
+                   for d in result.diagnostics if d.code.startswith("PH63"))
+    assert found == sorted(data["violate"]["lint"])
+    clean = build_pattern(data["clean"]["program"], sections, "gate")
+    assert [d for d in lint_text(clean.text, "gate.prose.md").diagnostics
+            if d.code.startswith("PH63")] == []
+
+
+@pytest.mark.parametrize("path", GATES, ids=IDS)
+def test_the_run_stops_before_the_call(path: Path, tmp_path: Path) -> None:
+    data = _fixture(path)
+    pattern = _pattern(data, data["violate"]["program"], tmp_path, "gate")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, data["violate"]["script"], trace, "--no-check")
+    assert result.code == 5, result.output
+    assert "R060" in result.output
+    events = events_of(trace)
+    stopped = data["violate"]["stopped"]
+    assert not [e for e in events if e["type"] == "call" and e["slot"] == stopped]
+    errors = [e for e in events if e["type"] == "error"]
+    assert len(errors) == 1 and errors[0]["code"] == "R060" and errors[0]["kind"] == "gate"
+    assert errors[0]["rules"] == [data["rule"]] and errors[0]["slot"] == stopped
+
+
+@pytest.mark.parametrize("path", GATES, ids=IDS)
+def test_the_clean_twin_runs_and_a_forged_trace_is_found(path: Path, tmp_path: Path) -> None:
+    data = _fixture(path)
+    pattern = _pattern(data, data["clean"]["program"], tmp_path, "gate")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, data["clean"]["script"], trace)
+    assert result.code == 0, result.output
+    audited = run_prose_in_process("audit", str(trace))
+    assert audited.code == 0, audited.stdout
+    events = events_of(trace)
+    forge = data["forge"]
+    position = next(i for i, e in enumerate(events)
+                    if e["type"] == "call" and e["slot"] == forge["slot"])
+    call = events[position]
+    if "set" in forge:
+        holder = call
+        *keys, last = forge["set"]["path"]
+        for key in keys:
+            holder = holder[key]
+        holder[last] = forge["set"]["value"]
+        call.pop("sha256", None)  # the output digest is not what this test is about
+    else:
+        twin = copy.deepcopy(call)
+        twin.update(slot=forge["copy"], id="c99", usage={})  # totals are not the point
+        events.insert(len(events) - 1, twin)
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    report = run_prose_in_process("audit", str(forged), "--json")
+    findings = json.loads(report.stdout)["findings"]
+    assert [f["rule"] for f in findings] == [data["rule"]], findings
+
+
+def test_per_iteration_scopes_are_the_innermost_iteration() -> None:
+    assert iteration_of("") == ""
+    assert iteration_of("/for@2:1#0") == "/for@2:1#0"
+    assert iteration_of("/for@2:1#3/if@4:3") == "/for@2:1#3"
+    assert iteration_of("/for@2:1#3/loop@5:5#1/x") == "/for@2:1#3/loop@5:5#1"
+
+
+def test_a_condition_that_could_not_be_evaluated_is_no_pass() -> None:
+    gates = Gates(guards=(Guard("writer", ("gate", "ok")),))
+    history = GateHistory()
+    found = history.violations(gates, "writer", conditions={}, given={}, path="")
+    assert [item.rule for item in found] == ["runs-only-if"]
+    assert "cannot be evaluated" in found[0].message
+    assert history.violations(gates, "writer", conditions={"gate.ok": True}, given={}, path="") == []
+
+
+def test_the_policy_records_the_gates() -> None:
+    gates = Gates(guards=(Guard("writer", ("gate", "ok"), 3, "t"),))
+    policy = Policy("p", gates=gates)
+    again = Policy.from_dict(json.loads(json.dumps(policy.to_dict())))
+    assert again.gates == gates
+    assert "gates" not in Policy("p").to_dict()  # a policy without gates reads as before
+
+
+def test_explain_marks_a_broken_gate_violated() -> None:
+    from prose.check.explain import explain
+
+    data = _fixture(FIXTURES / "gates" / "runs-only-if.yaml")
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    result = lint_text(build_pattern(data["violate"]["program"], sections, "gate").text,
+                       "gate.prose.md")
+    [report] = explain(result).invariants
+    assert report.status == "violated" and "does not check `gate.ok`" in report.findings[0]
+    clean = lint_text(build_pattern(data["clean"]["program"], sections, "gate").text,
+                      "gate.prose.md")
+    assert [item.status for item in explain(clean).invariants] == ["holds"]
+
+
+SESSION = """\
+agent writer:
+  model: fast
+let gate = call checker
+  brief: brief
+let draft = session: writer
+  brief: brief
+return { result: draft }
+"""
+
+
+def test_a_session_is_gated_like_a_call(tmp_path: Path) -> None:
+    """`session: writer` is a call of the slot `writer`: the linter and the run time judge it."""
+    data = _fixture(FIXTURES / "gates" / "runs-only-if.yaml")
+    sections = {**SECTIONS, "slots": data["slots"], "invariants": data["invariants"]}
+    built = build_pattern(SESSION, sections, "gate")
+    found = [f"{d.code} {d.span.line - built.block_start + 1}:{d.span.column}"
+             for d in lint_text(built.text, "gate.prose.md").diagnostics if d.code == "PH630"]
+    assert found == ["PH630 5:13"]
+    pattern = _pattern(data, SESSION, tmp_path, "gate")
+    result = _run(pattern, {"checker": [{"ok": False}], "writer": ["a draft"]},
+                  tmp_path / "t.jsonl", "--no-check", "--allow-model", "fast")
+    assert result.code == 5 and "R060" in result.output, result.output
