@@ -292,6 +292,31 @@ def load_json(text: str, file: str) -> Any:
     raise _error(file, 1, where, message, BoundExceeded)
 
 
+class JSONBoundError(ValueError):
+    """A JSON text past a bound: nested deeper than `MAX_DEPTH`, or an integer longer than
+    Python converts (4,300 digits). Its message says which, without a position."""
+
+
+def loads_bounded(text: str | bytes) -> Any:
+    """`json.loads(text)` within the bounds `load_json` keeps, for readers that report
+    their own position (a trace's line, a batch row, a model's reply).
+
+    Raises `json.JSONDecodeError` when the text is not JSON, `JSONBoundError` (a
+    `ValueError` too) when it is past a bound; never `RecursionError`.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:  # an integer longer than Python converts
+        raise JSONBoundError(str(error).split(";")[0].strip()) from None
+    except RecursionError:  # deeper than the interpreter's limit, so deeper than ours
+        raise JSONBoundError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if nesting_depth(value) > MAX_DEPTH:
+        raise JSONBoundError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
 def _too_deep_at(text: str) -> int:
     """The offset of the bracket that opens level `MAX_DEPTH + 1` of a JSON text (0 if none)."""
     depth, quoted, escaped = 0, False, False

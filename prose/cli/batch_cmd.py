@@ -256,6 +256,7 @@ def _batch(options: dict[str, Any]) -> int:
         progress.close()
         results.close()
     data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped)
+    data["rows_with_damaged_traces"] = outcome.damaged  # each was warned of as it finished
     if options["as_json"]:
         click.echo(json.dumps(data))
     elif not options["quiet"]:

@@ -128,7 +128,8 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.option(
     "--force",
     is_flag=True,
-    help="With --resume: replay a damaged trace's lines before the damage only (and say so).",
+    help="With --resume: replay only the lines of a damaged trace its chain still vouches for "
+    "(not the damaged line, nor the line before a broken link), and say so.",
 )
 @click.option(
     "--as",
@@ -453,7 +454,7 @@ def _resume(
         if force:
             _fail("--force goes with --resume", EXIT_USAGE)
         return None
-    from prose.runtime.integrity import check_trace
+    from prose.runtime.integrity import check_trace, replayed_lines
 
     path = (
         Path(run_id)
@@ -472,10 +473,10 @@ def _resume(
     if damage is not None:
         if not force:
             _fail(f"{path}:{damage.line}: the trace to resume is damaged: {damage.reason}; "
-                  f"nothing is replayed (--force replays the {damage.line - 1} line(s) before "
-                  "it only)", 1)
+                  f"nothing is replayed (--force replays its first {damage.trusted} line(s) "
+                  "only)", 1)
         click.echo(f"warning: {path}:{damage.line}: the trace is damaged ({damage.reason}); "
-                   f"--force: replaying lines 1-{damage.line - 1} only", err=True)
+                   f"--force: replaying {replayed_lines(damage)} only", err=True)
     start = next((e for e in checked.events if e.get("type") == "run_start"), None)
     if start is None:
         _fail(f"{path}: the trace has no intact run_start event (is it a trace?)", 1)

@@ -122,18 +122,30 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class Damage:
-    """The first line of a trace its chain, digests or seal do not vouch for."""
+    """The first line of a trace its chain, digests or seal do not vouch for.
+
+    `trusted`: how many lines from the start a forced resume (`--resume --force`) may
+    replay: the lines before the damage, less the one a broken link also puts in doubt.
+    """
 
     line: int
     reason: str
+    trusted: int
+
+
+def replayed_lines(damage: Damage) -> str:
+    """What a forced resume of a trace with `damage` replays, in words."""
+    if damage.trusted == 0:
+        return "no line"
+    return "line 1" if damage.trusted == 1 else f"lines 1-{damage.trusted}"
 
 
 @dataclass(frozen=True)
 class CheckedTrace:
     """A trace's events that can be trusted, in order, and the first damage, if any.
 
-    `events` stops before the damaged line; a torn last line is dropped and is
-    not damage (`torn` says whether there was one).
+    `events` are the first `damage.trusted` lines when there is damage (never the damaged
+    line, nor the line before a broken link); a torn last line is dropped and is not damage (`torn` says whether there was one).
     """
 
     events: tuple[dict[str, Any], ...]
@@ -156,15 +168,21 @@ def check_trace(path: str | Path) -> CheckedTrace:
         last = number == len(raw_lines)
         if event is None and last and torn:
             return CheckedTrace(tuple(events), None, True)  # a crash mid-write: where it stopped
-        problem = link_problem(number, event, prev) or (
-            output_problem(event) if event is not None else None)
+        problem = link_problem(number, event, prev)
         if problem is not None:
-            return CheckedTrace(tuple(events), Damage(number, problem), torn)
+            # A broken link at line N is an edit of line N or of line N-1 (its `prev` names
+            # the bytes of N-1): neither is vouched for, so a forced replay stops before both.
+            return CheckedTrace(tuple(events[:-1]), Damage(number, problem, len(events[:-1])),
+                                torn)
         assert event is not None
+        problem = output_problem(event)
+        if problem is not None:  # line N's link holds: line N-1 is vouched for by it
+            return CheckedTrace(tuple(events), Damage(number, problem, len(events)), torn)
         events.append(event)
         prev = hashlib.sha256(raw).hexdigest()
     ended = any(event.get("type") == "run_end" for event in events)
     problem = seal_problem(trace, data, ended)
     if problem is not None:  # only the seal covers the last line
-        return CheckedTrace(tuple(events[:-1]), Damage(len(raw_lines), problem), torn)
+        return CheckedTrace(tuple(events[:-1]), Damage(len(raw_lines), problem,
+                                                       len(events[:-1])), torn)
     return CheckedTrace(tuple(events), None, torn)

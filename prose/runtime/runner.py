@@ -51,6 +51,7 @@ from prose.runtime.errors import (
     RunIOError,
     WaitingForPerson,
 )
+from prose.runtime.integrity import replayed_lines
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
     LoadedPattern,
@@ -314,8 +315,8 @@ async def run_pattern(
         trace.emit(NoteEvent(
             what="resume_prefix",
             message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
-            f"only lines 1-{damage.line - 1} were replayed",
-            detail={"line": damage.line, "reason": damage.reason},
+            f"{replayed_lines(damage)} were replayed",
+            detail={"line": damage.line, "reason": damage.reason, "trusted": damage.trusted},
         ))
     return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
                           options.resume_hint)
