@@ -32,7 +32,10 @@ from prose.errors import ProseSyntaxError
 from prose.files import read_text
 from prose.source import Span
 
-MAX_TEXT = 1_000_000  # characters of a YAML text; bytes of a YAML file
+MAX_TEXT = 1_000_000  # characters of a YAML text; bytes of a YAML or JSON input file
+MAX_ROW_CHARS = 10_000_000  # characters of one JSONL row of `prose batch`
+MAX_STREAM_BYTES = 100_000_000  # bytes of rows read from standard input or a FIFO
+MAX_TRACE_BYTES = 1 << 30  # bytes of a trace file a reader reads whole (1 GiB)
 MAX_DEPTH = 100  # nested mappings and sequences (YAML, aliases expanded; JSON)
 MAX_ALIASES = 1_000  # alias uses in the expanded document
 MAX_ALIAS_NODES = 100_000  # nodes the aliases add to the expanded document

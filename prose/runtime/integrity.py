@@ -19,6 +19,7 @@ damage, it is where the run stopped, and it is never replayed.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -27,6 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from prose.bounded import MAX_TRACE_BYTES, JSONBoundError, loads_bounded
+from prose.runtime.event_shape import shape_problem
 
 
 def output_sha256(output: Any) -> str:
@@ -73,10 +77,12 @@ def seal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".sha256")
 
 
-def link_problem(number: int, event: Mapping[str, Any] | None, prev: str | None) -> str | None:
-    """Why line `number` (1-based, parsed as `event`) does not follow from the line before it."""
+def link_problem(number: int, event: Mapping[str, Any] | None, prev: str | None,
+                 why: str | None = None) -> str | None:
+    """Why line `number` (1-based, parsed as `event`; `why` it is not one, `read_line`)
+    does not follow from the line before it."""
     if event is None:
-        return f"line {number} is not a valid JSON event (it was altered or cut)"
+        return f"line {number} is not a valid trace event ({why or 'it was altered or cut'})"
     if event.get("prev") == prev:
         return None
     if number == 1:
@@ -112,12 +118,25 @@ def seal_problem(trace: Path, data: bytes, ended: bool) -> str | None:
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
     """A trace line as an event, or None when it is not one."""
+    return read_line(raw)[0]
+
+
+def read_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """A trace line as an event, or (None, why it is not one): not UTF-8 or JSON, past a
+    bound (`prose.bounded.loads_bounded`: a 5,000-digit number, nested too deep), not an
+    object with `type` and `prev`, or a field of the wrong type (`prose.runtime.event_shape`)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # not UTF-8 or JSON; a 5,000-digit number; too deep
-        return None
-    ok = isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data
-    return data if ok else None
+        data = loads_bounded(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "it is not UTF-8"
+    except JSONBoundError as error:
+        return None, f"its JSON is past a bound ({error})"
+    except ValueError:
+        return None, "it is not JSON"
+    if not (isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data):
+        return None, "it is not an object with a `type` and a `prev`"
+    problem = shape_problem(data)
+    return (None, problem) if problem is not None else (data, None)
 
 
 @dataclass(frozen=True)
@@ -153,10 +172,21 @@ class CheckedTrace:
     torn: bool
 
 
+def read_trace_bytes(path: str | Path) -> bytes:
+    """The bytes of a trace file, refused (OSError, EFBIG) past `MAX_TRACE_BYTES` before
+    any is read: the readers that check a trace hold it whole."""
+    with Path(path).open("rb") as handle:
+        data = handle.read(MAX_TRACE_BYTES + 1)
+    if len(data) > MAX_TRACE_BYTES:
+        raise OSError(errno.EFBIG, f"the trace is larger than {MAX_TRACE_BYTES:,} bytes "
+                      "(prose.bounded.MAX_TRACE_BYTES)")
+    return data
+
+
 def check_trace(path: str | Path) -> CheckedTrace:
     """Read a trace and check its chain, each output's digest and its seal. Raises OSError."""
     trace = Path(path)
-    data = trace.read_bytes()
+    data = read_trace_bytes(trace)
     raw_lines = data.split(b"\n")
     torn = bool(raw_lines) and raw_lines[-1] != b""
     if not torn:
@@ -164,11 +194,11 @@ def check_trace(path: str | Path) -> CheckedTrace:
     events: list[dict[str, Any]] = []
     prev: str | None = None
     for number, raw in enumerate(raw_lines, start=1):
-        event = parse_line(raw)
+        event, why = read_line(raw)
         last = number == len(raw_lines)
         if event is None and last and torn:
             return CheckedTrace(tuple(events), None, True)  # a crash mid-write: where it stopped
-        problem = link_problem(number, event, prev)
+        problem = link_problem(number, event, prev, why)
         if problem is not None:
             # A broken link at line N is an edit of line N or of line N-1 (its `prev` names
             # the bytes of N-1): neither is vouched for, so a forced replay stops before both.

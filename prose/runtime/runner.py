@@ -293,8 +293,7 @@ async def run_pattern(
         people=desk,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
-    trace.emit(
-        RunStart(
+    start = RunStart(
             pattern=loaded.path,
             pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
             inputs=instance.inputs,
@@ -309,15 +308,21 @@ async def run_pattern(
                         owner=instance.policy),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
         )
-    )
-    damage = getattr(cache, "damage", None)
-    if damage is not None:  # `--resume --force` of a damaged trace
-        trace.emit(NoteEvent(
-            what="resume_prefix",
-            message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
-            f"{replayed_lines(damage)} were replayed",
-            detail={"line": damage.line, "reason": damage.reason, "trusted": damage.trusted},
-        ))
+    try:  # written through to the file (a checkpoint) before anything is sent
+        trace.emit(start)
+        damage = getattr(cache, "damage", None)
+        if damage is not None:  # `--resume --force` of a damaged trace
+            trace.emit(NoteEvent(
+                what="resume_prefix",
+                message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
+                f"{replayed_lines(damage)} were replayed",
+                detail={"line": damage.line, "reason": damage.reason, "trusted": damage.trusted},
+            ))
+    except OSError as failure:  # `--trace /dev/full`, a full disk: exit 2, nothing was sent
+        trace.abandon()
+        unwritable = RunIOError(f"cannot write the trace {trace_path}: "
+                                f"{failure.strerror or failure}; nothing was sent")
+        return RunResult(run_id, unwritable.exit_code, "error", error=unwritable)
     return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
                           options.resume_hint)
 

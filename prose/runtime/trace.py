@@ -27,10 +27,10 @@ Readers of a trace take its lines as plain JSON (`read_events`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
-import json
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -39,7 +39,14 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
-from prose.runtime.integrity import finite_json, link_problem, output_sha256, parse_line, seal_path
+from prose.runtime.integrity import (
+    finite_json,
+    link_problem,
+    output_sha256,
+    parse_line,
+    read_line,
+    seal_path,
+)
 
 
 def json_default(value: Any) -> Any:
@@ -292,6 +299,16 @@ class Trace:
                 self._file.flush()
         return event
 
+    def abandon(self) -> None:
+        """Close the file without sealing it, whatever the writes left in its buffer: a
+        trace that could not be written at all (nothing was sent)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+            with contextlib.suppress(OSError):
+                file.close()  # the first close flushed and failed: this one closes
+
     def close(self) -> None:
         """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
 
@@ -335,16 +352,17 @@ def _sync_folder(folder: Path) -> None:
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The events of a trace file; a torn last line (a crash mid-write) is skipped."""
-    with Path(path).open(encoding="utf-8") as handle:
+    """The events of a trace file, up to the first line that is not one (`integrity.read_line`:
+    a torn last line, a crash mid-write, or a line a reader must not trust)."""
+    with Path(path).open("rb") as handle:
         for raw in handle:
-            raw = raw.rstrip("\n")
+            raw = raw.rstrip(b"\n")
             if not raw:
                 continue
-            try:
-                yield json.loads(raw)
-            except json.JSONDecodeError:
+            event, _ = read_line(raw)
+            if event is None:
                 return
+            yield event
 
 
 def verify_chain(path: str | Path) -> tuple[bool, int | None]:
