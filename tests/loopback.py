@@ -113,6 +113,7 @@ def write_project(
     pattern: str = ECHO_PATTERN,
     name: str = "echo.prose.md",
     model: str = "echo",
+    deployments: Mapping[str, str] | None = None,
     api_key: str = "none",
     api_base: str | None = None,
     params: str = "",
@@ -120,15 +121,19 @@ def write_project(
     rows: Iterable[Mapping[str, Any]] | None = None,
 ) -> Path:
     """Write `name` (the pattern) and a `prose.yaml` with one deployment, `fast`, sending to
-    `openai/MODEL` at the server (`params`: more litellm_params, YAML flow text; `settings`:
-    more top-level settings); `rows`, when given, go to `rows.jsonl`. Returns `folder`."""
+    `openai/MODEL` at the server (`deployments`: several, name -> the server's model name;
+    `params`: more litellm_params of each, YAML flow text; `settings`: more top-level
+    settings); `rows`, when given, go to `rows.jsonl`. Returns `folder`."""
     (folder / name).write_text(pattern, encoding="utf-8")
     extra = f", {params}" if params else ""
-    lines = [
-        "model_list:",
-        "  - model_name: fast",
-        f"    litellm_params: {{model: openai/{model}, api_base: '{api_base or server.base_url}',"
-        f" api_key: '{api_key}'{extra}}}",
+    lines = ["model_list:"]
+    for deployment, served in (deployments or {"fast": model}).items():
+        lines += [
+            f"  - model_name: {deployment}",
+            f"    litellm_params: {{model: openai/{served}, api_base: "
+            f"'{api_base or server.base_url}', api_key: '{api_key}'{extra}}}",
+        ]
+    lines += [
         "default_model: fast",
         "retries: 0",
         *(f"{key}: {json.dumps(value)}" for key, value in (settings or {}).items()),
