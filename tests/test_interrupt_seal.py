@@ -24,9 +24,10 @@ pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
 
 def _interrupt(project: Path, server: FakeLLMServer, pattern: str, requests: int,
-               *extra: str) -> tuple[int, str]:
+               *extra: str, again_after: float | None = None) -> tuple[int, str]:
     """Start `prose run PATTERN`, send SIGINT once the server holds request `requests`
-    (0: as soon as the process runs), and return its exit code and stderr."""
+    (0: half a second after the process starts), and again `again_after` seconds later (an impatient
+    user), and return its exit code and stderr."""
     process = prose_process("run", pattern, "--input", "task=t", *extra, cwd=project)
     try:
         if requests:
@@ -35,6 +36,9 @@ def _interrupt(project: Path, server: FakeLLMServer, pattern: str, requests: int
         else:
             time.sleep(0.5)
         process.send_signal(signal.SIGINT)
+        if again_after is not None:
+            time.sleep(again_after)
+            process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
@@ -85,10 +89,15 @@ def test_ctrl_c_between_finished_calls_seals_the_trace(
     assert len(server.requests) == 3 + 1  # the held call was sent again, no finished one
 
 
-def test_ctrl_c_as_the_run_starts_leaves_nothing_to_refuse(
-    tmp_path: Path, server: FakeLLMServer
+@pytest.mark.parametrize("gap", [0.001, 0.01, 0.05])
+def test_a_second_ctrl_c_while_the_run_closes_leaves_it_sealed(
+    tmp_path: Path, server: FakeLLMServer, gap: float
 ) -> None:
+    """Pressed twice, Ctrl-C used to raise in the middle of writing `run_end` and the seal
+    (asyncio's handler raises on the second press): the trace ended unsealed and the
+    printed `resume:` was refused as damaged, or the process died with a traceback."""
+    server.enqueue("echo", Delay(30, Reply("late")))
     project = write_project(tmp_path, server)
-    code, stderr = _interrupt(project, server, "echo.prose.md", 0)
+    code, stderr = _interrupt(project, server, "echo.prose.md", 1, again_after=gap)
     assert code == 130, stderr
     _resume_and_finish(project, stderr)

@@ -213,6 +213,7 @@ def run_command(**options: Any) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
+        _hold_interrupts()  # the trace is sealed: another Ctrl-C must not cut this short
         click.echo(_interrupted(options, started), err=True)
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
@@ -228,6 +229,17 @@ def run_command(**options: Any) -> None:
         restore_sigterm(previous)
     raise SystemExit(code)
 
+
+
+def _hold_interrupts() -> None:
+    """Ignore Ctrl-C and SIGTERM from now on: the run is ending and says how to resume."""
+    import signal
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(number, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread (a test's runner)
+            pass
 
 
 def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:

@@ -68,7 +68,15 @@ from prose.runtime.services import (
     SlotBinding,
     describe_bindings,
 )
-from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
+from prose.runtime.trace import (
+    CallEvent,
+    ErrorEvent,
+    NoteEvent,
+    RunEnd,
+    RunStart,
+    Trace,
+    end_uninterrupted,
+)
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 from prose.uses import MAX_NESTING, use_roots
@@ -428,8 +436,8 @@ async def _execute(
     except ProseError as error:  # not a run-time error of the program: say whose it is
         failure = _outside_error(error)
     except (asyncio.CancelledError, KeyboardInterrupt):
-        trace.emit(RunEnd(status="interrupted", exit_code=130, totals=budget.totals()))
-        trace.close()
+        end_uninterrupted(trace, RunEnd(status="interrupted", exit_code=130,
+                                        totals=budget.totals()))
         raise
     except Exception as error:  # a bug: keep the trace complete, then let it surface
         message = f"internal error: {type(error).__name__}: {error}"

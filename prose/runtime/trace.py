@@ -32,6 +32,8 @@ import dataclasses
 import datetime
 import hashlib
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -335,6 +337,25 @@ class Trace:
             os.close(handle)
         if self.sync:
             _sync_folder(self.path.parent)
+
+
+def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
+    """Write `end` and seal `trace` with Ctrl-C and SIGTERM held off (in the main thread):
+    a second Ctrl-C, pressed while an interrupted run closes its trace, must not tear the
+    `run_end` line or leave it without its seal (then the printed `resume:` would be
+    refused as damaged). A signal that arrives meanwhile is dropped: the run is ending."""
+    held: list[tuple[signal.Signals, Any]] = []
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError, OSError):
+                held.append((number, signal.signal(number, signal.SIG_IGN)))
+    try:
+        trace.emit(end)
+        trace.close()
+    finally:
+        for number, handler in held:
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
 
 
 def _sync_folder(folder: Path) -> None:
