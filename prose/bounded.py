@@ -32,7 +32,10 @@ from prose.errors import ProseSyntaxError
 from prose.files import read_text
 from prose.source import Span
 
-MAX_TEXT = 1_000_000  # characters of a YAML text; bytes of a YAML file
+MAX_TEXT = 1_000_000  # characters of a YAML text; bytes of a YAML or JSON input file
+MAX_ROW_CHARS = 10_000_000  # characters of one JSONL row of `prose batch`
+MAX_STREAM_BYTES = 100_000_000  # bytes of rows read from standard input or a FIFO
+MAX_TRACE_BYTES = 1 << 30  # bytes of a trace file a reader reads whole (1 GiB)
 MAX_DEPTH = 100  # nested mappings and sequences (YAML, aliases expanded; JSON)
 MAX_ALIASES = 1_000  # alias uses in the expanded document
 MAX_ALIAS_NODES = 100_000  # nodes the aliases add to the expanded document
@@ -290,6 +293,31 @@ def load_json(text: str, file: str) -> Any:
     where = _position(text, _too_deep_at(text))
     message = f"the JSON is nested deeper than {MAX_DEPTH} levels"
     raise _error(file, 1, where, message, BoundExceeded)
+
+
+class JSONBoundError(ValueError):
+    """A JSON text past a bound: nested deeper than `MAX_DEPTH`, or an integer longer than
+    Python converts (4,300 digits). Its message says which, without a position."""
+
+
+def loads_bounded(text: str | bytes) -> Any:
+    """`json.loads(text)` within the bounds `load_json` keeps, for readers that report
+    their own position (a trace's line, a batch row, a model's reply).
+
+    Raises `json.JSONDecodeError` when the text is not JSON, `JSONBoundError` (a
+    `ValueError` too) when it is past a bound; never `RecursionError`.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:  # an integer longer than Python converts
+        raise JSONBoundError(str(error).split(";")[0].strip()) from None
+    except RecursionError:  # deeper than the interpreter's limit, so deeper than ours
+        raise JSONBoundError(f"nested deeper than {MAX_DEPTH} levels") from None
+    if nesting_depth(value) > MAX_DEPTH:
+        raise JSONBoundError(f"nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def _too_deep_at(text: str) -> int:

@@ -12,10 +12,12 @@ import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from llm_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -125,3 +127,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         ordered.extend(part + rest[:fill])
         del rest[:fill]
     items[:] = ordered + rest
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[FakeLLMServer]:
+    """One loopback OpenAI-compatible server per test module (`tests/llm_server.py`)."""
+    with FakeLLMServer() as server:
+        yield server
+
+
+@pytest.fixture
+def server(module_server: FakeLLMServer) -> FakeLLMServer:
+    """The module's loopback server, its queues, requests and delays forgotten."""
+    module_server.reset()
+    return module_server

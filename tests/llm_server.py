@@ -1,7 +1,7 @@
 """A loopback OpenAI-compatible chat server for the LLM tests.
 
 Runs `http.server` in a thread on 127.0.0.1 with a random port. Each model
-name has a queue of scripted behaviours (`Reply`, `Status`, `Delay`, `Raw`);
+name has a queue of scripted behaviours (`Reply`, `Status`, `Delay`, `Held`, `Raw`, `Echo`);
 an empty queue answers `Reply("ok")`. Every request is recorded.
 
     with FakeLLMServer() as server:
@@ -50,6 +50,16 @@ class Delay:
 
 
 @dataclass(frozen=True)
+class Held:
+    """Wait until the test sets `release` (at most `seconds`), then behave as `then`: a
+    call kept in flight for exactly as long as the test needs."""
+
+    release: threading.Event
+    then: Reply | Status | Raw = field(default_factory=lambda: Reply("held"))
+    seconds: float = 120.0
+
+
+@dataclass(frozen=True)
 class Raw:
     """A body sent as is (e.g. malformed JSON)."""
 
@@ -63,7 +73,7 @@ class Echo:
     provider that echoes what it was sent (keys included)."""
 
 
-Behaviour = Reply | Status | Delay | Raw | Echo
+Behaviour = Reply | Status | Delay | Held | Raw | Echo
 
 
 @dataclass(frozen=True)
@@ -215,6 +225,12 @@ def _handler_for(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def _behave(self, behaviour: Behaviour, model: str, cancel: threading.Event) -> None:
             if isinstance(behaviour, Delay):
                 if cancel.wait(behaviour.seconds) or server._stopping.is_set():
+                    self.close_connection = True
+                    return
+                behaviour = behaviour.then
+            elif isinstance(behaviour, Held):
+                behaviour.release.wait(behaviour.seconds)
+                if server._stopping.is_set():
                     self.close_connection = True
                     return
                 behaviour = behaviour.then

@@ -109,7 +109,7 @@ def test_a_byte_that_breaks_the_json_or_utf8_is_reported_at_its_line(
     tampered = edit_byte(traces["dialectic"], tmp_path / "t.jsonl", 3, b'"slot"', b'\xffslot"')
     result = run_prose_in_process("audit", str(tampered))
     assert result.code == 1
-    assert f"{tampered}:3: chain: the hash chain is broken: line 3 is not a valid JSON event" \
+    assert f"{tampered}:3: chain: the hash chain is broken: line 3 is not a valid trace event" \
         in result.stdout
 
 

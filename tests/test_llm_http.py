@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,18 +54,6 @@ class Sleeps:
 
     async def __call__(self, seconds: float) -> None:
         self.delays.append(seconds)
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(module_server: FakeLLMServer) -> FakeLLMServer:
-    module_server.reset()
-    return module_server
 
 
 def deployment(name: str, model: str, server: FakeLLMServer) -> dict[str, Any]:

@@ -9,13 +9,13 @@ which counts what reached it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from llm_server import FakeLLMServer, Reply
 
 from tests.conftest import run_prose, run_prose_in_process
+from tests.loopback import write_project
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
@@ -79,33 +79,9 @@ SESSION = _pattern("""let draft = session "Say hi"
 return { result: draft }""")
 
 
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(module_server: FakeLLMServer) -> FakeLLMServer:
-    module_server.reset()
-    return module_server
-
-
 def _project(tmp_path: Path, server: FakeLLMServer, pattern: str) -> Path:
-    (tmp_path / "pick.prose.md").write_text(pattern, encoding="utf-8")
-    (tmp_path / "prose.yaml").write_text(
-        "model_list:\n"
-        "  - model_name: fast\n"
-        f"    litellm_params: {{model: openai/echo, api_base: '{server.base_url}', "
-        "api_key: none}\n"
-        "  - model_name: premium\n"
-        f"    litellm_params: {{model: openai/premium-echo, api_base: '{server.base_url}', "
-        "api_key: none}\n"
-        "default_model: fast\n"
-        "retries: 0\n",
-        encoding="utf-8",
-    )
-    return tmp_path
+    return write_project(tmp_path, server, pattern=pattern, name="pick.prose.md",
+                         deployments={"fast": "echo", "premium": "premium-echo"})
 
 
 # A bare LiteLLM name (`openai/...`) goes to OPENAI_API_BASE: the loopback server, so that

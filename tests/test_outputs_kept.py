@@ -8,51 +8,21 @@ call, and a report is never written through a symbolic link nor over another tra
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llm_server import Delay, FakeLLMServer, Reply
+from llm_server import FakeLLMServer, Held, Reply
 
 from tests.conftest import ROOT, run_prose, run_prose_in_process
+from tests.loopback import prose_process, wait_for_requests, write_project
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
-PATTERN = (Path(__file__).parent / "test_redaction.py").read_text(encoding="utf-8").split(
-    'PATTERN = """', 1)[1].split('"""', 1)[0]
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as server:
-        yield server
-
-
-@pytest.fixture
-def server(module_server: FakeLLMServer) -> FakeLLMServer:
-    module_server.reset()
-    return module_server
-
 
 def _project(tmp_path: Path, server: FakeLLMServer, rows: int = 2) -> Path:
-    (tmp_path / "echo.prose.md").write_text(PATTERN, encoding="utf-8")
-    (tmp_path / "prose.yaml").write_text(
-        "model_list:\n"
-        "  - model_name: fast\n"
-        f"    litellm_params: {{model: openai/echo, api_base: '{server.base_url}', "
-        "api_key: none}\n"
-        "default_model: fast\n"
-        "retries: 0\n"
-        "concurrency: 1\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "rows.jsonl").write_text(
-        "".join(json.dumps({"task": f"t{n}"}) + "\n" for n in range(rows)), encoding="utf-8")
-    return tmp_path
+    return write_project(tmp_path, server, settings={"concurrency": 1},
+                         rows=[{"task": f"t{n}"} for n in range(rows)])
 
 
 @pytest.mark.parametrize("out", ["rows.jsonl", "echo.prose.md"])
@@ -103,25 +73,20 @@ def test_a_resume_while_the_batch_runs_is_refused_and_no_row_is_duplicated(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:
     project = _project(tmp_path, server, rows=4)
-    for _ in range(4):
-        server.enqueue("echo", Delay(0.6, Reply("slow")))
-    command = [sys.executable, "-c", "from prose.cli.main import main; main()", "batch",
-               "echo.prose.md", "--inputs", "rows.jsonl", "-q"]
-    first = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env={"PYTHONPATH": str(ROOT),
-                             "PATH": "/usr/bin:/bin"})
+    release = threading.Event()  # the first batch's first call stays in flight until then
+    server.enqueue("echo", Held(release, Reply("slow")), *[Reply("slow")] * 3)
+    first = prose_process("batch", "echo.prose.md", "--inputs", "rows.jsonl", "-q",
+                          cwd=project, env={"PYTHONPATH": str(ROOT)})
     try:
-        deadline = time.monotonic() + 60
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert server.requests, "the first batch never called"
+        wait_for_requests(server, 1)
         second = run_prose("batch", "echo.prose.md", "--inputs", "rows.jsonl", "--resume", "-q",
                            cwd=project)
         assert second.code == 2, second.output
         assert "being written by another prose batch" in second.stderr
     finally:
+        release.set()
         out, err = first.communicate(timeout=120)
-    assert first.returncode == 0, out + err
+    assert first.returncode == 0, (out + err).decode("utf-8", "replace")
     lines = (project / "rows.results.jsonl").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["row"] for line in lines] == [0, 1, 2, 3]
     assert len(server.requests) == 4

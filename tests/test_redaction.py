@@ -8,7 +8,6 @@ quotes the Authorization header the client sent it (`Bearer <key>`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,75 +15,22 @@ from llm_server import FakeLLMServer, Reply
 
 from prose.llm.redact import MASK, redact, run_secrets
 from tests.conftest import run_prose_in_process
+from tests.loopback import write_project
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
 KEY = "sk-echoed-SECRET-0123456789abcdef"
 ENV_NAME = "PROSE_REDACTION_TEST_API_KEY"
 
-PATTERN = """---
-name: echo
-kind: pattern
-version: 0.1.0
----
-
-# Echo
-
-One call whose output is the result.
-
-### Slots
-
-- `worker`
-  - requires: task
-  - ensures: an answer
-
-### Invariants
-
-- none
-
-### Parameters
-
-- `task`: string -- the task
-
-### Returns
-
-- `result`: the answer
-
-### Delegation
-
-```prose
-let answer = call worker
-  task: task
-return { result: answer }
-```
-"""
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as server:
-        yield server
-
-
 @pytest.fixture
-def server(module_server: FakeLLMServer) -> FakeLLMServer:
-    module_server.reset()
-    module_server.enqueue("echo", Reply(f"I saw your key: Bearer {KEY}"))
-    return module_server
+def server(server: FakeLLMServer) -> FakeLLMServer:
+    """The shared loopback server (tests/conftest.py), whose reply quotes the key."""
+    server.enqueue("echo", Reply(f"I saw your key: Bearer {KEY}"))
+    return server
 
 
 def _project(tmp_path: Path, server: FakeLLMServer, api_key: str) -> Path:
-    (tmp_path / "echo.prose.md").write_text(PATTERN, encoding="utf-8")
-    (tmp_path / "prose.yaml").write_text(
-        "model_list:\n"
-        "  - model_name: fast\n"
-        f"    litellm_params: {{model: openai/echo, api_base: '{server.base_url}', "
-        f"api_key: '{api_key}'}}\n"
-        "default_model: fast\n"
-        "retries: 0\n",
-        encoding="utf-8",
-    )
-    return tmp_path
+    return write_project(tmp_path, server, api_key=api_key)
 
 
 def _run(project: Path, env: dict[str, str] | None = None) -> tuple[str, str, list[Path]]:

@@ -17,6 +17,7 @@ import pytest
 from llm_server import Echo, FakeLLMServer
 
 from tests.conftest import run_prose, run_prose_in_process
+from tests.loopback import write_project
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
@@ -30,38 +31,21 @@ HEADERS = {
 }
 SECRETS = [CONFIG_KEY, ENV_KEY, *HEADERS.values()]
 
-PATTERN = (Path(__file__).parent / "test_redaction.py").read_text(encoding="utf-8").split(
-    'PATTERN = """', 1)[1].split('"""', 1)[0]
-
-
-@pytest.fixture(scope="module")
-def module_server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as server:
-        yield server
 
 
 @pytest.fixture
-def server(module_server: FakeLLMServer) -> FakeLLMServer:
-    module_server.reset()
+def server(server: FakeLLMServer) -> FakeLLMServer:
+    """The shared loopback server (tests/conftest.py), echoing every header it is sent."""
     for _ in range(20):
-        module_server.enqueue("echo", Echo())
-    return module_server
+        server.enqueue("echo", Echo())
+    return server
 
 
 def _project(tmp_path: Path, server: FakeLLMServer, api_key: str, *,
              api_base: str | None = None) -> Path:
-    (tmp_path / "echo.prose.md").write_text(PATTERN, encoding="utf-8")
     headers = ", ".join(f"{name}: {value}" for name, value in HEADERS.items())
-    (tmp_path / "prose.yaml").write_text(
-        "model_list:\n"
-        "  - model_name: fast\n"
-        f"    litellm_params: {{model: openai/echo, api_base: '{api_base or server.base_url}',"
-        f" api_key: '{api_key}', extra_headers: {{{headers}}}}}\n"
-        "default_model: fast\n"
-        "retries: 0\n",
-        encoding="utf-8",
-    )
-    return tmp_path
+    return write_project(tmp_path, server, api_key=api_key, api_base=api_base,
+                         params=f"extra_headers: {{{headers}}}")
 
 
 def _every_file(folder: Path) -> Iterator[Path]:

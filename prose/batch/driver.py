@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from prose.batch.output import ResultsFile, Tally
@@ -40,6 +40,7 @@ class Outcome:
     tally: Tally
     seconds: float
     stopped: str | None = None  # "fail-fast" when a failing row stopped the batch
+    damaged: list[int] = field(default_factory=list)  # rows whose trace was damaged
 
 
 async def drive(
@@ -61,6 +62,7 @@ async def drive(
     spent: list[str] = []
     stop = asyncio.Event()
     tasks: set[asyncio.Task[None]] = set()
+    damaged: list[int] = []
 
     def snapshot() -> Snapshot:
         return Snapshot(before.rows + tally.rows, total, before.failed + tally.failed,
@@ -71,6 +73,11 @@ async def drive(
 
     def finished(line: dict[str, Any]) -> None:
         tally.add(line)
+        damage = line.get("damaged_trace")
+        if damage is not None:
+            damaged.append(int(line["row"]))
+            if progress is not None:
+                progress.warn(damaged_text(line["row"], line.get("trace"), damage))
         if line["status"] == "budget" and line.get("stopped_by") in POOL_BUDGETS and not spent:
             spent.append(str((line.get("error") or {}).get("message") or "the budget is spent"))
         if fail_fast and line["status"] in ("error", "hiding-violation"):
@@ -118,4 +125,14 @@ async def drive(
         ticker.cancel()
         if progress is not None:
             progress.show(snapshot(), final=True)
-    return Outcome(tally, time.monotonic() - started, "fail-fast" if stop.is_set() else None)
+    return Outcome(tally, time.monotonic() - started, "fail-fast" if stop.is_set() else None,
+                   sorted(damaged))
+
+
+def damaged_text(row: Any, trace: Any, damage: Mapping[str, Any]) -> str:
+    """The warning for a row whose trace was damaged when the batch took it up again."""
+    trusted = int(damage.get("replayed") or 0)
+    kept = "nothing was replayed" if trusted == 0 else (
+        f"only its first {trusted} line(s) were replayed")
+    return (f"row {row}: its trace {trace}:{damage.get('line')} was damaged "
+            f"({damage.get('reason')}); {kept}, the rest of the row ran again")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prose.llm.config import LLMConfig
     from prose.pattern_file import PatternFile
     from prose.runtime.context import BudgetPool, SharedResources
+    from prose.runtime.integrity import CheckedTrace, Damage
     from prose.runtime.runner import RunOptions
     from prose.runtime.services import SlotBinding
 
@@ -111,11 +112,14 @@ async def run_row(
 
     trace = plan.trace_path(index)
     resume: Path | None = None
+    damage: Damage | None = None
     if trace.is_file():
-        ended = ended_record(index, trace)
+        checked = _checked(trace)
+        ended = ended_record(index, trace, checked)
         if ended is not None:
             return ended
         resume = trace
+        damage = checked.damage if checked is not None else None
     result = await run_pattern(pattern, plan.options(
         inputs=inputs,
         resources=resources,
@@ -127,8 +131,12 @@ async def run_row(
         sync_trace=False,
     ))
     error = result.error.to_dict() if result.error is not None else None
-    return record(index, ROW_STATUS.get(result.status, "error"), result.value, error,
+    line = record(index, ROW_STATUS.get(result.status, "error"), result.value, error,
                   result.trace_path, result.totals)
+    if damage is not None:  # the driver says so even with -q (`prose.batch.driver`)
+        line["damaged_trace"] = {"line": damage.line, "reason": damage.reason,
+                                 "replayed": damage.trusted}
+    return line
 
 
 def record(
@@ -155,16 +163,21 @@ def record(
     }
 
 
-def ended_record(index: int, trace: Path) -> dict[str, Any] | None:
-    """The record of a row whose trace says it finished (ok, error or a hiding violation);
-    None when it did not (no intact `run_end`, or a budget stop or an interruption)."""
+def _checked(trace: Path) -> CheckedTrace | None:
+    """What the row's trace vouches for; None when it cannot be read."""
     from prose.runtime.integrity import check_trace
 
     try:
-        checked = check_trace(trace)
+        return check_trace(trace)
     except (OSError, RecursionError):
         return None
-    if checked.damage is not None:
+
+
+def ended_record(index: int, trace: Path, checked: CheckedTrace | None) -> dict[str, Any] | None:
+    """The record of a row whose trace says it finished (ok, error or a hiding violation);
+    None when it did not (no intact `run_end`, or a budget stop or an interruption), or when
+    the trace (`checked`) cannot be read or is damaged."""
+    if checked is None or checked.damage is not None:
         return None
     end = next((e for e in reversed(checked.events) if e.get("type") == "run_end"), None)
     if end is None:

@@ -102,6 +102,15 @@ class BatchProgress:
                   f"${snapshot.cost_usd:.4f}")
         self._bar.update(self._task, completed=snapshot.done, detail=detail)
 
+    def warn(self, text: str) -> None:
+        """Print `text` as a warning whatever the mode (`-q` included): what the person
+        running the batch must hear of, such as a row trace that was damaged."""
+        if self._bar is not None:
+            self._bar.console.print(f"warning: {text}", markup=False, highlight=False)
+            return
+        self.stream.write(f"warning: {text}\n")
+        self.stream.flush()
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()

@@ -12,18 +12,25 @@ supplies nothing the pattern declares, and a required parameter no column (nor
 a fixed `--input`) supplies, are errors naming the file, line, row and column.
 CSV cells are text: a cell for a parameter that is not a string is read as JSON
 when it parses (as `prose run --input` does). Rows are streamed, never held all
-at once.
+at once, except from a stream (`--inputs -`, standard input, or a FIFO), which is read
+once, whole, and at most `prose.bounded.MAX_STREAM_BYTES`. A JSONL row is at most
+`MAX_ROW_CHARS` characters and is read by `loads_bounded` (no 5,000-digit number, no
+nesting past `MAX_DEPTH`): past a bound is an error naming the file, line and row.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
+import stat
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from prose.bounded import MAX_ROW_CHARS, MAX_STREAM_BYTES, JSONBoundError, loads_bounded
 from prose.errors import ProseError
 
 if TYPE_CHECKING:
@@ -84,6 +91,10 @@ class RowSource:
         self.known += [c for c in spec.config_names if c not in self.known]
         self.required = [p.name for p in spec.required_inputs()]
         self.is_csv = self.path.suffix.lower() == ".csv"
+        # A stream (`-`: standard input; a FIFO, a device) can be read once only, and the
+        # rows are read twice (checked, then run): it is read whole, once, here.
+        self._text: str | None = _read_stream(self.path, self.name) if self.name == "-" or (
+            _is_stream(self.path)) else None
         for column, param in self.mapping.items():
             if param and param not in self.known:
                 raise RowError(self.name, 0, None, f"`--map {column}={param}`: `{param}` is "
@@ -107,10 +118,17 @@ class RowSource:
             yield Row(index, line, self._inputs(index, line, record))
 
     def _records(self) -> Iterator[tuple[int, int, dict[str, Any]]]:
-        try:
-            handle = self.path.open(encoding="utf-8-sig", newline="" if self.is_csv else None)
-        except OSError as error:
-            raise RowError(self.name, 0, None, f"cannot read: {error.strerror or error}") from None
+        handle: IO[str]
+        if self._text is not None:
+            handle = io.StringIO(self._text.removeprefix("\ufeff"),
+                                 newline="" if self.is_csv else None)
+        else:
+            try:
+                handle = self.path.open(encoding="utf-8-sig",
+                                        newline="" if self.is_csv else None)
+            except OSError as error:
+                raise RowError(self.name, 0, None,
+                               f"cannot read: {error.strerror or error}") from None
         with handle:
             try:
                 yield from self._csv(handle) if self.is_csv else self._jsonl(handle)
@@ -122,13 +140,17 @@ class RowSource:
         for number, text in enumerate(handle, start=1):
             if not text.strip():
                 continue
+            if len(text) > MAX_ROW_CHARS:
+                raise RowError(self.name, number, index, f"the row is longer than "
+                               f"{MAX_ROW_CHARS:,} characters")
             try:
-                record = json.loads(text)
+                record = loads_bounded(text)
             except json.JSONDecodeError as error:
                 raise RowError(self.name, number, index, f"not JSON: {error.msg} "
                                f"(column {error.colno})") from None
-            except RecursionError:
-                raise RowError(self.name, number, index, "JSON nested too deeply") from None
+            except JSONBoundError as error:  # a 5,000-digit number, nested too deep
+                raise RowError(self.name, number, index, f"the JSON is past a bound: "
+                               f"{error}") from None
             if not isinstance(record, dict):
                 raise RowError(self.name, number, index, "a row must be a JSON object "
                                f"(of column: value), not {type(record).__name__}")
@@ -194,6 +216,34 @@ class RowSource:
         if declared in _STRING_TYPES:
             return cell
         try:
-            return json.loads(cell)
-        except (ValueError, RecursionError):
+            return loads_bounded(cell)
+        except ValueError:  # not JSON, or past a bound: the cell stays text
             return cell
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether `path` is a FIFO or a device: something that can be read once only."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False  # the open that follows says why
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def _read_stream(path: Path, name: str) -> str:
+    """The whole text of a stream (`-`: standard input), read once, at most `MAX_STREAM_BYTES`."""
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(MAX_STREAM_BYTES + 1)
+        else:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_STREAM_BYTES + 1)
+    except OSError as error:
+        raise RowError(name, 0, None, f"cannot read: {error.strerror or error}") from None
+    if len(data) > MAX_STREAM_BYTES:
+        raise RowError(name, 0, None, f"more than {MAX_STREAM_BYTES:,} bytes of rows from a "
+                       "stream (it is read whole, once): write them to a file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RowError(name, 0, None, "not UTF-8 text") from None

@@ -32,7 +32,8 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.command("batch")
 @click.argument("target", type=click.Path(dir_okay=False))
 @click.option("--inputs", "rows_path", required=True, type=click.Path(dir_okay=False),
-              help="The rows: a .jsonl file (one object a line) or a .csv file (a header line).")
+              help="The rows: a .jsonl file (one object a line) or a .csv file (a header line); "
+              "`-` reads JSON Lines from standard input (with --out).")
 @click.option("--out", "out_path", type=click.Path(dir_okay=False),
               help="Results, one JSON line per row in input order [default: ROWS.results.jsonl]; "
               "each row's trace goes under OUT's name with .traces.")
@@ -169,6 +170,9 @@ def _batch(options: dict[str, Any]) -> int:
         default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
+    if options["rows_path"] == "-" and not options["out_path"]:
+        _fail("--inputs - reads the rows from standard input: name the results file with --out",
+              EXIT_USAGE)
     try:
         source = RowSource(options["rows_path"], spec, parse_map(options["maps"]), fixed)
         total = source.check()  # every row, before anything runs
@@ -258,6 +262,7 @@ def _batch(options: dict[str, Any]) -> int:
         progress.close()
         results.close()
     data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped)
+    data["rows_with_damaged_traces"] = outcome.damaged  # each was warned of as it finished
     if options["as_json"]:
         click.echo(json.dumps(data))
     elif not options["quiet"]:

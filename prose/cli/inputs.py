@@ -8,6 +8,9 @@ message says how to report it. Nothing a user gives prints a traceback
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NoReturn
@@ -18,6 +21,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: our bug, never the input's
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a reader that went away
 
 
 def fail(message: str, code: int, secrets: Iterable[str] = ()) -> NoReturn:
@@ -32,6 +36,8 @@ def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
     Running out of memory is the input's size, not a bug (exit 1); anything else
     is a bug in prose (exit 70), and the message says how to report it.
     """
+    if isinstance(error, BrokenPipeError):  # `prose test ... | head -1`: the reader left
+        return broken_pipe()
     if isinstance(error, MemoryError):
         click.echo(
             "error: out of memory: the run needed more memory than the machine gave it "
@@ -49,6 +55,17 @@ def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+def broken_pipe() -> int:
+    """What a command does when the reader of its output went away (`| head -1`): stop
+    quietly, as a process killed by SIGPIPE does (exit 141), with nothing said, since
+    nobody reads it, and nothing more written (a later flush would fail again)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError, AttributeError):  # a stdout with no file
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _redacted(message: str, secrets: Iterable[str]) -> str:

@@ -98,6 +98,7 @@ def cli() -> None:
       6    waiting for a person to answer (`prose pending`, `prose answer`, then --resume)
       70   a bug in prose (the message says how to report it)
       130  interrupted (Ctrl-C)
+      141  the reader of the output went away (`... | head -1`)
       143  terminated (SIGTERM)
     """
 

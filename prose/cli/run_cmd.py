@@ -128,7 +128,8 @@ def _fail(message: str, code: int) -> NoReturn:
 @click.option(
     "--force",
     is_flag=True,
-    help="With --resume: replay a damaged trace's lines before the damage only (and say so).",
+    help="With --resume: replay only the lines of a damaged trace its chain still vouches for "
+    "(not the damaged line, nor the line before a broken link), and say so.",
 )
 @click.option(
     "--as",
@@ -223,6 +224,7 @@ def run_command(**options: Any) -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:
+        _hold_interrupts()  # the trace is sealed: another Ctrl-C must not cut this short
         click.echo(_interrupted(options, started), err=True)
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
@@ -238,6 +240,17 @@ def run_command(**options: Any) -> None:
         restore_sigterm(previous)
     raise SystemExit(code)
 
+
+
+def _hold_interrupts() -> None:
+    """Ignore Ctrl-C and SIGTERM from now on: the run is ending and says how to resume."""
+    import signal
+
+    for number in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(number, signal.SIG_IGN)
+        except (ValueError, OSError):  # not the main thread (a test's runner)
+            pass
 
 
 def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
@@ -468,7 +481,7 @@ def _resume(
         if force:
             _fail("--force goes with --resume", EXIT_USAGE)
         return None
-    from prose.runtime.integrity import check_trace
+    from prose.runtime.integrity import check_trace, replayed_lines
 
     path = (
         Path(run_id)
@@ -487,10 +500,10 @@ def _resume(
     if damage is not None:
         if not force:
             _fail(f"{path}:{damage.line}: the trace to resume is damaged: {damage.reason}; "
-                  f"nothing is replayed (--force replays the {damage.line - 1} line(s) before "
-                  "it only)", 1)
+                  f"nothing is replayed (--force replays its first {damage.trusted} line(s) "
+                  "only)", 1)
         click.echo(f"warning: {path}:{damage.line}: the trace is damaged ({damage.reason}); "
-                   f"--force: replaying lines 1-{damage.line - 1} only", err=True)
+                   f"--force: replaying {replayed_lines(damage)} only", err=True)
     start = next((e for e in checked.events if e.get("type") == "run_start"), None)
     if start is None:
         _fail(f"{path}: the trace has no intact run_start event (is it a trace?)", 1)

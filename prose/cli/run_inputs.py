@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prose.bounded import BoundExceeded, load_json, read_yaml
+from prose.bounded import MAX_TEXT, BoundExceeded, load_json, read_yaml
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, fail
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
@@ -56,7 +56,7 @@ def read_input_file(path: str) -> Any:
     """`--input-file KEY=PATH`: parsed when it is `.json`, `.yaml` or `.yml`, else its text."""
     try:
         if path.endswith(".json"):
-            return load_json(read_text(path, empty_ok=True), path)
+            return load_json(read_text(path, limit=MAX_TEXT, empty_ok=True), path)
         if path.endswith((".yaml", ".yml")):
             return read_yaml(path).value
         return read_text(path, empty_ok=True)

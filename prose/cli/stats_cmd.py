@@ -41,6 +41,10 @@ def stats_command(traces: tuple[str, ...], as_json: bool) -> None:
     secrets = run_secrets()  # as every output of a run: the environment's secrets are masked
     runs = [trace_stats(trace) for trace in loaded]
     overall = merge_stats(loaded)
+    for trace in loaded:  # with --json too: the numbers leave out what the chain refuses
+        if not trace.chain_ok:
+            click.echo(f"warning: {trace.path}: the hash chain is broken (see `prose audit`)",
+                       err=True)
     if as_json:
         data = {"runs": [run.to_dict() for run in runs], "overall": overall.to_dict()}
         click.echo(json.dumps(redact(data, secrets), indent=2, ensure_ascii=False))
@@ -48,7 +52,4 @@ def stats_command(traces: tuple[str, ...], as_json: bool) -> None:
     sections = [render_run(run, run_title(run)) for run in runs]
     if len(runs) > 1:
         sections.append(render_run(overall, f"all runs ({len(runs)} traces)"))
-    for trace in loaded:
-        if not trace.chain_ok:
-            click.echo(f"warning: {trace.path}: the hash chain is broken (see `prose audit`)", err=True)
     click.echo(redact("\n\n".join(sections), secrets))

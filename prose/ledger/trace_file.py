@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.errors import ProseError
-from prose.runtime.integrity import link_problem, parse_line
+from prose.runtime.integrity import link_problem, read_line, read_trace_bytes
 
 
 class TraceReadError(ProseError):
@@ -115,7 +115,7 @@ def load_trace(path: str | Path) -> LoadedTrace:
     """Read `path` and check its hash chain; raises TraceReadError when it is no trace."""
     trace_path = Path(path)
     try:
-        data = trace_path.read_bytes()
+        data = read_trace_bytes(trace_path)
     except IsADirectoryError:
         raise TraceReadError(f"{path}: is a folder, not a trace file") from None
     except OSError as error:
@@ -130,11 +130,11 @@ def load_trace(path: str | Path) -> LoadedTrace:
     chain_break: ChainBreak | None = None
     prev: str | None = None
     for number, raw in enumerate(raw_lines, start=1):
-        event = parse_line(raw)
+        event, why = read_line(raw)
         if event is not None:
             lines.append(TraceLine(number, event))
         if chain_break is None:
-            chain_break = _link(number, event, prev)
+            chain_break = _link(number, event, prev, why)
         prev = hashlib.sha256(raw).hexdigest()
         digests.append(prev)
     if not lines:
@@ -142,7 +142,8 @@ def load_trace(path: str | Path) -> LoadedTrace:
     return LoadedTrace(trace_path, tuple(lines), len(raw_lines), chain_break, tuple(digests))
 
 
-def _link(number: int, event: dict[str, Any] | None, prev: str | None) -> ChainBreak | None:
+def _link(number: int, event: dict[str, Any] | None, prev: str | None,
+          why: str | None) -> ChainBreak | None:
     """Why line `number` does not follow from the line before it, or None."""
-    reason = link_problem(number, event, prev)
+    reason = link_problem(number, event, prev, why)
     return ChainBreak(number, reason) if reason is not None else None

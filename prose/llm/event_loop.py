@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import os
-from collections.abc import Callable, Coroutine
+import signal
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
 from typing import Any, TypeVar, cast
 
@@ -121,11 +124,54 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     a 1,000-call run).
     """
     kept: list[T] = []
+    running: list[asyncio.Task[Any]] = []
 
     async def keep() -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            running.append(task)
         kept.append(await main)
 
-    with collector.tuned(), asyncio.Runner() as runner:
+    with collector.tuned(), asyncio.Runner() as runner, _ctrl_c_cancels(runner, running) as hit:
         install(runner.get_loop())
-        runner.run(keep())
+        try:
+            runner.run(keep())
+        except asyncio.CancelledError:
+            if hit:  # our Ctrl-C: the run closed its trace; say so as Python would
+                raise KeyboardInterrupt from None
+            raise
     return kept[0]
+
+
+@contextlib.contextmanager
+def _ctrl_c_cancels(runner: asyncio.Runner,
+                    running: list[asyncio.Task[Any]]) -> Iterator[list[int]]:
+    """While the run's task runs, Ctrl-C (SIGINT) cancels it, once, and never raises
+    `KeyboardInterrupt` in the middle of the loop: asyncio's own handler raises it on a
+    second Ctrl-C wherever the main thread is, and pressed while an interrupted run wrote
+    its `run_end` and seal, that left the trace unsealed (then refused by `--resume` as
+    damaged). Later presses are counted and dropped, also once the run has returned (the
+    process is ending: a press between here and the command's exit would print a
+    traceback). Yields the presses seen. Only in the main thread, and only over Python's
+    default handler."""
+    hits: list[int] = []
+    if threading.current_thread() is not threading.main_thread() or (
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield hits
+        return
+    loop = runner.get_loop()
+
+    def cancel(number: int, frame: Any) -> None:
+        hits.append(number)
+        if len(hits) > 1:
+            return
+        if not running:  # the run has not started: nothing to close
+            raise KeyboardInterrupt
+        loop.call_soon_threadsafe(running[0].cancel)
+
+    previous = signal.signal(signal.SIGINT, cancel)
+    try:
+        yield hits
+    finally:
+        if not hits:  # after a Ctrl-C the handler stays and drops presses: the caller ends
+            signal.signal(signal.SIGINT, previous)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from prose.bounded import JSONBoundError, loads_bounded
 from prose.errors import ProseError
 from prose.lang.schema_types import known_words, schema_for
 from prose.llm.errors import SchemaDefinitionError
@@ -101,11 +102,13 @@ def parse_json_reply(text: str) -> tuple[Any, str | None]:
     if fenced:
         body = fenced.group("body").strip()
     try:
-        return json.loads(body), None
+        return loads_bounded(body), None
     except json.JSONDecodeError as error:
         return None, (
             f"the reply is not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
         )
+    except JSONBoundError as error:  # a hostile or runaway reply: refused, never a crash
+        return None, f"the reply's JSON is past a bound: {error}"
 
 
 def check_reply(text: str, schema: Mapping[str, Any]) -> tuple[Any, list[str]]:

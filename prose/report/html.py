@@ -137,6 +137,7 @@ def _step(step: Step, report: RunReport, source: Sequence[str]) -> dict[str, Any
         "model": event.get("model") or "", "t": round(step.start_ms, 3),
         "d": round(step.duration_ms, 3), "lane": step.lane,
         "attempt": int(event.get("attempt") or 1), "retry": step.retry, "failed": step.failed,
+        "cut": step.cut,
         "err": _error_text(error) if error else "", "cache": bool(event.get("cache_hit")),
         "pin": int(usage.get("prompt_tokens") or 0), "pout": int(usage.get("completion_tokens") or 0),
         "cost": float(event.get("cost_usd") or 0.0), "requests": event.get("requests") or "",
@@ -248,6 +249,7 @@ def _header(report: RunReport) -> str:
     judges = len(report.steps) - calls
     tokens = sum(int((s.event.get("usage") or {}).get("total_tokens") or 0) for s in report.steps)
     cost = sum(float(s.event.get("cost_usd") or 0.0) for s in report.steps)
+    cut = sum(1 for s in report.steps if s.cut)
     started = datetime.fromtimestamp(float(start.get("time") or 0), UTC)
     cards = [
         _card("status", f"{status} (exit {end.get('exit_code')})" if end else status,
@@ -255,6 +257,8 @@ def _header(report: RunReport) -> str:
         _card("exit reason", _exit_reason(end)),
         _card("calls", f"{calls} ({sum(1 for s in report.steps if s.failed)} failed, "
                        f"{sum(1 for s in report.steps if s.retry)} retries)"),
+        *([_card("cut at the token cap", f"{cut} repl{'y' if cut == 1 else 'ies'} (raise the "
+                 "slot's max_tokens)", "status-bad")] if cut else []),
         _card("judge decisions", judges),
         _card("tokens", f"{tokens:,}"),
         _card("cost", f"${cost:.6f}"),

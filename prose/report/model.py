@@ -83,6 +83,11 @@ class Step:
         return int(self.event.get("attempt") or 1) > 1
 
     @property
+    def cut(self) -> bool:
+        """Whether the reply stopped at the token cap (the provider's finish reason `length`)."""
+        return self.event.get("finish_reason") == "length"
+
+    @property
     def slot(self) -> str:
         return slot_label(self.event, index=False) if self.kind == "call" else "judge"
 

@@ -190,7 +190,8 @@ class ReplayCache:
         """The answers a trace vouches for (`prose.runtime.integrity`).
 
         A damaged trace is refused (`ResumeRefused`, naming its first bad line),
-        unless `force`: then only the lines before the damage are replayed, and
+        unless `force`: then only the lines the chain still vouches for are replayed
+        (`Damage.trusted`: not the damaged line, nor the line before a broken link), and
         `damage` says where it was. Raises OSError when the file cannot be read.
         """
         from prose.runtime.integrity import check_trace
@@ -200,7 +201,7 @@ class ReplayCache:
             raise ResumeRefused(
                 f"{path}:{checked.damage.line}: the trace to resume is damaged: "
                 f"{checked.damage.reason}; nothing is replayed from it (`--resume ... --force` "
-                f"replays the {checked.damage.line - 1} line(s) before the damage only)"
+                f"replays its first {checked.damage.trusted} line(s) only)"
             )
         entries: dict[str, CachedResponse] = {}
         results: dict[tuple[str, str], tuple[str, str | None]] = {}

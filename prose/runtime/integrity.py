@@ -19,6 +19,7 @@ damage, it is where the run stopped, and it is never replayed.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -27,6 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from prose.bounded import MAX_TRACE_BYTES, JSONBoundError, loads_bounded
+from prose.runtime.event_shape import shape_problem
 
 
 def output_sha256(output: Any) -> str:
@@ -73,10 +77,12 @@ def seal_path(trace: Path) -> Path:
     return trace.with_name(trace.name + ".sha256")
 
 
-def link_problem(number: int, event: Mapping[str, Any] | None, prev: str | None) -> str | None:
-    """Why line `number` (1-based, parsed as `event`) does not follow from the line before it."""
+def link_problem(number: int, event: Mapping[str, Any] | None, prev: str | None,
+                 why: str | None = None) -> str | None:
+    """Why line `number` (1-based, parsed as `event`; `why` it is not one, `read_line`)
+    does not follow from the line before it."""
     if event is None:
-        return f"line {number} is not a valid JSON event (it was altered or cut)"
+        return f"line {number} is not a valid trace event ({why or 'it was altered or cut'})"
     if event.get("prev") == prev:
         return None
     if number == 1:
@@ -112,28 +118,53 @@ def seal_problem(trace: Path, data: bytes, ended: bool) -> str | None:
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
     """A trace line as an event, or None when it is not one."""
+    return read_line(raw)[0]
+
+
+def read_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """A trace line as an event, or (None, why it is not one): not UTF-8 or JSON, past a
+    bound (`prose.bounded.loads_bounded`: a 5,000-digit number, nested too deep), not an
+    object with `type` and `prev`, or a field of the wrong type (`prose.runtime.event_shape`)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # not UTF-8 or JSON; a 5,000-digit number; too deep
-        return None
-    ok = isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data
-    return data if ok else None
+        data = loads_bounded(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None, "it is not UTF-8"
+    except JSONBoundError as error:
+        return None, f"its JSON is past a bound ({error})"
+    except ValueError:
+        return None, "it is not JSON"
+    if not (isinstance(data, dict) and isinstance(data.get("type"), str) and "prev" in data):
+        return None, "it is not an object with a `type` and a `prev`"
+    problem = shape_problem(data)
+    return (None, problem) if problem is not None else (data, None)
 
 
 @dataclass(frozen=True)
 class Damage:
-    """The first line of a trace its chain, digests or seal do not vouch for."""
+    """The first line of a trace its chain, digests or seal do not vouch for.
+
+    `trusted`: how many lines from the start a forced resume (`--resume --force`) may
+    replay: the lines before the damage, less the one a broken link also puts in doubt.
+    """
 
     line: int
     reason: str
+    trusted: int
+
+
+def replayed_lines(damage: Damage) -> str:
+    """What a forced resume of a trace with `damage` replays, in words."""
+    if damage.trusted == 0:
+        return "no line"
+    return "line 1" if damage.trusted == 1 else f"lines 1-{damage.trusted}"
 
 
 @dataclass(frozen=True)
 class CheckedTrace:
     """A trace's events that can be trusted, in order, and the first damage, if any.
 
-    `events` stops before the damaged line; a torn last line is dropped and is
-    not damage (`torn` says whether there was one).
+    `events` are the first `damage.trusted` lines when there is damage (never the damaged
+    line, nor the line before a broken link); a torn last line is dropped and is not damage (`torn` says whether there was one).
     """
 
     events: tuple[dict[str, Any], ...]
@@ -141,10 +172,21 @@ class CheckedTrace:
     torn: bool
 
 
+def read_trace_bytes(path: str | Path) -> bytes:
+    """The bytes of a trace file, refused (OSError, EFBIG) past `MAX_TRACE_BYTES` before
+    any is read: the readers that check a trace hold it whole."""
+    with Path(path).open("rb") as handle:
+        data = handle.read(MAX_TRACE_BYTES + 1)
+    if len(data) > MAX_TRACE_BYTES:
+        raise OSError(errno.EFBIG, f"the trace is larger than {MAX_TRACE_BYTES:,} bytes "
+                      "(prose.bounded.MAX_TRACE_BYTES)")
+    return data
+
+
 def check_trace(path: str | Path) -> CheckedTrace:
     """Read a trace and check its chain, each output's digest and its seal. Raises OSError."""
     trace = Path(path)
-    data = trace.read_bytes()
+    data = read_trace_bytes(trace)
     raw_lines = data.split(b"\n")
     torn = bool(raw_lines) and raw_lines[-1] != b""
     if not torn:
@@ -152,19 +194,25 @@ def check_trace(path: str | Path) -> CheckedTrace:
     events: list[dict[str, Any]] = []
     prev: str | None = None
     for number, raw in enumerate(raw_lines, start=1):
-        event = parse_line(raw)
+        event, why = read_line(raw)
         last = number == len(raw_lines)
         if event is None and last and torn:
             return CheckedTrace(tuple(events), None, True)  # a crash mid-write: where it stopped
-        problem = link_problem(number, event, prev) or (
-            output_problem(event) if event is not None else None)
+        problem = link_problem(number, event, prev, why)
         if problem is not None:
-            return CheckedTrace(tuple(events), Damage(number, problem), torn)
+            # A broken link at line N is an edit of line N or of line N-1 (its `prev` names
+            # the bytes of N-1): neither is vouched for, so a forced replay stops before both.
+            return CheckedTrace(tuple(events[:-1]), Damage(number, problem, len(events[:-1])),
+                                torn)
         assert event is not None
+        problem = output_problem(event)
+        if problem is not None:  # line N's link holds: line N-1 is vouched for by it
+            return CheckedTrace(tuple(events), Damage(number, problem, len(events)), torn)
         events.append(event)
         prev = hashlib.sha256(raw).hexdigest()
     ended = any(event.get("type") == "run_end" for event in events)
     problem = seal_problem(trace, data, ended)
     if problem is not None:  # only the seal covers the last line
-        return CheckedTrace(tuple(events[:-1]), Damage(len(raw_lines), problem), torn)
+        return CheckedTrace(tuple(events[:-1]), Damage(len(raw_lines), problem,
+                                                       len(events[:-1])), torn)
     return CheckedTrace(tuple(events), None, torn)

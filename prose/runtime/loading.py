@@ -122,7 +122,8 @@ def from_instance_service(service: Any, base_dir: Path) -> ServiceSpec:
             raise InputError(
                 f"cannot read role file `{service.role_path}`: {error.strerror}", service.span
             ) from None
-    return ModelService(service.model, role, service.output_schema)
+    params = {"max_tokens": service.max_tokens} if service.max_tokens is not None else {}
+    return ModelService(service.model, role, service.output_schema, params)
 
 
 def from_instance_binding(value: Any, base_dir: Path, names: Sequence[str] | None = None

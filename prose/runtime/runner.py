@@ -52,6 +52,7 @@ from prose.runtime.errors import (
     RunIOError,
     WaitingForPerson,
 )
+from prose.runtime.integrity import replayed_lines
 from prose.runtime.interpreter import Interpreter
 from prose.runtime.loading import (
     LoadedPattern,
@@ -70,7 +71,15 @@ from prose.runtime.services import (
     describe_bindings,
 )
 from prose.runtime.tool_setup import check_tools
-from prose.runtime.trace import CallEvent, ErrorEvent, NoteEvent, RunEnd, RunStart, Trace
+from prose.runtime.trace import (
+    CallEvent,
+    ErrorEvent,
+    NoteEvent,
+    RunEnd,
+    RunStart,
+    Trace,
+    end_uninterrupted,
+)
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 from prose.uses import MAX_NESTING, use_roots
@@ -308,8 +317,7 @@ async def run_pattern(
         else None,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
-    trace.emit(
-        RunStart(
+    start = RunStart(
             pattern=loaded.path,
             pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
             inputs=instance.inputs,
@@ -326,15 +334,21 @@ async def run_pattern(
             tools=[{"slot": slot.name, "tool": tool.spelling, "writes": tool.writes}
                    for slot in loaded.spec.slots for tool in slot.tools] or None,
         )
-    )
-    damage = getattr(cache, "damage", None)
-    if damage is not None:  # `--resume --force` of a damaged trace
-        trace.emit(NoteEvent(
-            what="resume_prefix",
-            message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
-            f"only lines 1-{damage.line - 1} were replayed",
-            detail={"line": damage.line, "reason": damage.reason},
-        ))
+    try:  # written through to the file (a checkpoint) before anything is sent
+        trace.emit(start)
+        damage = getattr(cache, "damage", None)
+        if damage is not None:  # `--resume --force` of a damaged trace
+            trace.emit(NoteEvent(
+                what="resume_prefix",
+                message=f"the resumed trace is damaged at line {damage.line} ({damage.reason}); "
+                f"{replayed_lines(damage)} were replayed",
+                detail={"line": damage.line, "reason": damage.reason, "trusted": damage.trusted},
+            ))
+    except OSError as failure:  # `--trace /dev/full`, a full disk: exit 2, nothing was sent
+        trace.abandon()
+        unwritable = RunIOError(f"cannot write the trace {trace_path}: "
+                                f"{failure.strerror or failure}; nothing was sent")
+        return RunResult(run_id, unwritable.exit_code, "error", error=unwritable)
     try:
         return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
                               options.resume_hint)
@@ -444,8 +458,8 @@ async def _execute(
     except ProseError as error:  # not a run-time error of the program: say whose it is
         failure = _outside_error(error)
     except (asyncio.CancelledError, KeyboardInterrupt):
-        trace.emit(RunEnd(status="interrupted", exit_code=130, totals=budget.totals()))
-        trace.close()
+        end_uninterrupted(trace, RunEnd(status="interrupted", exit_code=130,
+                                        totals=budget.totals()))
         raise
     except Exception as error:  # a bug: keep the trace complete, then let it surface
         message = f"internal error: {type(error).__name__}: {error}"

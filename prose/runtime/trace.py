@@ -27,11 +27,13 @@ Readers of a trace take its lines as plain JSON (`read_events`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
-import json
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +41,14 @@ from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
-from prose.runtime.integrity import finite_json, link_problem, output_sha256, parse_line, seal_path
+from prose.runtime.integrity import (
+    finite_json,
+    link_problem,
+    output_sha256,
+    parse_line,
+    read_line,
+    seal_path,
+)
 
 
 def json_default(value: Any) -> Any:
@@ -342,6 +351,16 @@ class Trace:
                 self._file.flush()
         return event
 
+    def abandon(self) -> None:
+        """Close the file without sealing it, whatever the writes left in its buffer: a
+        trace that could not be written at all (nothing was sent)."""
+        file, self._file = self._file, None
+        if file is not None:
+            with contextlib.suppress(OSError):
+                file.close()
+            with contextlib.suppress(OSError):
+                file.close()  # the first close flushed and failed: this one closes
+
     def close(self) -> None:
         """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
 
@@ -370,6 +389,25 @@ class Trace:
             _sync_folder(self.path.parent)
 
 
+def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
+    """Write `end` and seal `trace` with Ctrl-C and SIGTERM held off (in the main thread):
+    a second Ctrl-C, pressed while an interrupted run closes its trace, must not tear the
+    `run_end` line or leave it without its seal (then the printed `resume:` would be
+    refused as damaged). A signal that arrives meanwhile is dropped: the run is ending."""
+    held: list[tuple[signal.Signals, Any]] = []
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError, OSError):
+                held.append((number, signal.signal(number, signal.SIG_IGN)))
+    try:
+        trace.emit(end)
+        trace.close()
+    finally:
+        for number, handler in held:
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(number, handler if handler is not None else signal.SIG_DFL)
+
+
 def _sync_folder(folder: Path) -> None:
     """`fsync` a folder, so the names of files created in it last a crash of the machine."""
     try:
@@ -385,16 +423,17 @@ def _sync_folder(folder: Path) -> None:
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
-    """The events of a trace file; a torn last line (a crash mid-write) is skipped."""
-    with Path(path).open(encoding="utf-8") as handle:
+    """The events of a trace file, up to the first line that is not one (`integrity.read_line`:
+    a torn last line, a crash mid-write, or a line a reader must not trust)."""
+    with Path(path).open("rb") as handle:
         for raw in handle:
-            raw = raw.rstrip("\n")
+            raw = raw.rstrip(b"\n")
             if not raw:
                 continue
-            try:
-                yield json.loads(raw)
-            except json.JSONDecodeError:
+            event, _ = read_line(raw)
+            if event is None:
                 return
+            yield event
 
 
 def verify_chain(path: str | Path) -> tuple[bool, int | None]:

@@ -70,7 +70,7 @@ class Entry(_Frozen):
 
 
 class ModelService(_Frozen):
-    """`{ model: ALIAS, prompt: TEXT | role: FILE, schema: {field: type} }`.
+    """`{ model: ALIAS, prompt: TEXT | role: FILE, schema: {field: type}, max_tokens: N }`.
 
     `model` is a router alias or a LiteLLM model name; `role_path` is the role
     file resolved relative to the instance file; `output_schema` is `schema:`.
@@ -83,6 +83,7 @@ class ModelService(_Frozen):
     role: str | None = None
     role_path: str | None = None
     output_schema: dict[str, str] | None = None
+    max_tokens: int | None = None  # the cap on each reply's tokens (the provider's max_tokens)
     span: Span
 
 

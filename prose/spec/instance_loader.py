@@ -43,11 +43,12 @@ from prose.spec.yaml_nodes import YamlProblem, compose, key_nodes, node_span
 from prose.spelling import closest, did_you_mean
 
 SpecLoader = Callable[[Path], SpecResult]
+MAX_REPLY_TOKENS = 10_000_000  # a slot's `max_tokens:` above this is a typo, not a cap
 
 TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY,
                       "tools"})
 _SERVICE_KEYS = {
-    "model": frozenset({"model", "prompt", "role", "schema"}),
+    "model": frozenset({"model", "prompt", "role", "schema", "max_tokens"}),
     "pattern": frozenset({"pattern", "with", "config", "rename"}),
     "python": frozenset({"python"}),
     "person": frozenset({"person"}),
@@ -337,8 +338,26 @@ class _Reader:
             role=role,
             role_path=role_path,
             output_schema=self.schema(keys, slot),
+            max_tokens=self.max_tokens(keys, slot),
             span=span,
         )
+
+    def max_tokens(self, keys: dict[str, Any], slot: str) -> int | None:
+        """`max_tokens: N`: the cap on each reply's tokens for this slot (a positive integer)."""
+        if "max_tokens" not in keys:
+            return None
+        node = keys["max_tokens"][1]
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:int":
+            try:
+                value = int(node.value.replace("_", ""), 0)
+            except ValueError:
+                value = 0
+            if 0 < value <= MAX_REPLY_TOKENS:
+                return value
+        self.out.append(make("PS174", f"`max_tokens` of `{slot}` must be a whole number from 1 "
+                             f"to {MAX_REPLY_TOKENS:,} (the cap on each reply's tokens)",
+                             self.span(node)))
+        return None
 
     def schema(self, keys: dict[str, Any], slot: str) -> dict[str, str] | None:
         if "schema" not in keys:

@@ -21,6 +21,7 @@
     var out = [];
     if (step.failed) out.push("failed");
     if (step.retry) out.push("retry " + step.attempt);
+    if (step.cut) out.push("cut at the token cap");
     if (step.cache) out.push("cached");
     return out;
   }
@@ -139,6 +140,7 @@
     field(grid, "branch", s.branch);
     field(grid, "cached", s.cache ? "yes (served from the cache)" : "");
     field(grid, "answered by", s.by);
+    field(grid, "cut", s.cut ? "the reply stopped at the token cap (raise the slot's max_tokens)" : "");
     body.appendChild(grid);
     if (s.src) body.appendChild(el("pre", "source", s.line + " | " + s.src));
     if (s.k === "judge") {
@@ -217,7 +219,7 @@
       box.appendChild(el("div", "role", "saw (" + s.msgs[j].role + ")"));
       box.appendChild(el("pre", null, s.msgs[j].content));
     }
-    box.appendChild(el("div", "role", s.err ? "failed" : "produced"));
+    box.appendChild(el("div", "role", s.err ? "failed" : s.cut ? "produced (cut at the token cap)" : "produced"));
     box.appendChild(el("pre", s.err ? "error" : "reply", s.err || s.out));
     return box;
   }
