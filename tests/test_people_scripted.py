@@ -152,3 +152,34 @@ def test_kill_9_while_a_person_is_being_asked_loses_no_finished_call(tmp_path: P
                  "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["decision"] == "conditional"
+
+
+def test_the_approval_gate_runs_its_irreversible_step_only_after_a_person_approves(
+    tmp_path: Path,
+) -> None:
+    """examples/approval-gate-person.yaml: the refund (a Python action) is issued only once
+    a person allowed to approve has approved the exact proposal shown to them."""
+    example = ROOT / "examples" / "approval-gate-person.yaml"
+    script = ROOT / "examples" / "approval-gate.script.yaml"
+    ledger = tmp_path / "refunds.log"
+    first = prose(tmp_path, "run", str(example), "--script", str(script), "-q")
+    assert first.returncode == 6, first.stderr
+    assert not ledger.exists()  # nothing irreversible happened while waiting
+    [folder] = list((tmp_path / ".prose" / "runs").iterdir())
+    assert "support lead on duty" in prose(tmp_path, "pending").stdout
+    refused = prose(tmp_path, "answer", folder.name, "--as", "carol",
+                    "--value", '{"approved": "yes", "reason": "fine"}')
+    assert refused.returncode == 1 and "$.approved: expected boolean" in refused.stderr
+    stranger = prose(tmp_path, "answer", folder.name, "--as", "mallory",
+                     "--value", '{"approved": true, "reason": "fine"}')
+    assert stranger.returncode == 1 and "may not answer" in stranger.stderr
+    assert prose(tmp_path, "answer", folder.name, "--as", "carol", "--value",
+                 '{"approved": true, "reason": "Under 200 EUR."}').returncode == 0
+    done = prose(tmp_path, "run", str(example), "--script", str(script), "--resume",
+                 folder.name, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["approved"] is True and "Issued as approved" in result["result"]
+    assert ledger.read_text().splitlines() == [result["proposal"]]
+    [new] = [p for p in (tmp_path / ".prose" / "runs").iterdir() if p != folder]
+    assert prose(tmp_path, "audit", str(new / "trace.jsonl")).returncode == 0
