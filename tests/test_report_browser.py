@@ -98,7 +98,10 @@ def test_the_gate_report_loads_shows_every_call_and_opens_one(gate_page: Path, c
         text = detail.inner_text()
         assert "MESSAGES SENT" in text.upper() and "## candidate" in text
         assert "You try to disprove results." in text
-        assert "104 | let review_b = call reviewer_b" in text
+        source = (ROOT / "patterns" / "two-reviewer-gate.prose.md").read_text().splitlines()
+        line = next(i for i, text_line in enumerate(source, start=1)
+                    if "let review_b = call reviewer_b" in text_line)
+        assert f"{line} | let review_b = call reviewer_b" in text
         assert "held (re-checked by prose audit)" in text
         assert page.locator("#detail .message").count() == 2
         page.screenshot(path=str(ARTIFACTS / "report-two-reviewer-gate-call.png"))

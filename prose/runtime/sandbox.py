@@ -93,10 +93,12 @@ def bwrap_argv(bwrap: str, workspace: Path, argv: list[str]) -> list[str]:
             out += ["--symlink", os.readlink(link), link]
         else:
             out += ["--ro-bind-try", link, link]
+    # The empty /tmp goes first: a later mount shadows an earlier one, and the run's Python
+    # may live under /tmp (a virtual environment in a temporary checkout).
+    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for root in _python_roots():
         out += ["--ro-bind", root, root]
-    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--bind", str(workspace), SANDBOX_ROOT, "--chdir", SANDBOX_ROOT, "--", *argv]
+    out += ["--bind", str(workspace), SANDBOX_ROOT, "--chdir", SANDBOX_ROOT, "--", *argv]
     return out
 
 

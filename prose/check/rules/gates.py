@@ -315,18 +315,23 @@ class AtMostOneViolated(Rule):
                     yield self.diagnostic(
                         _head(site), f"this call may reach {_names(reached)} and may run more "
                         "than once, so more than one of them may run", secondary=[_invariant(item)])
-                for earlier in sites[:number]:
-                    if (earlier.slots & listed) == (site.slots & listed) and len(reached) == 1:
+                # Either call of a pair may be the one that runs second (a call inside a
+                # block runs where the block is run, before or after a later line), and the
+                # run time stops whichever comes second: both calls are reported.
+                for other_site in sites[:number] + sites[number + 1:]:
+                    if (other_site.slots & listed) == (site.slots & listed) and len(reached) == 1:
                         continue  # the same one slot: at most one of them still runs
-                    other = _place(places, earlier)
-                    if not exclusive(other.arms, place.arms, earlier.call.span.line,
-                                     site.call.span.line, form.per_iteration):
+                    first, second = sorted((other_site, site),
+                                           key=lambda s: (s.call.span.line, s.call.span.column))
+                    if not exclusive(_place(places, first).arms, _place(places, second).arms,
+                                     first.call.span.line, second.call.span.line,
+                                     form.per_iteration):
                         yield self.diagnostic(
-                            _head(site), f"this call of {_names(reached)} may run after the call "
-                            f"of {_names(sorted(earlier.slots & listed))} at line "
-                            f"{earlier.call.span.line}, but at most one of {_names(form.slots)} "
-                            f"runs{' per iteration' if form.per_iteration else ''}",
-                            secondary=[_invariant(item), Label(_head(earlier), "the other call")])
+                            _head(site), f"this call of {_names(reached)} and the call of "
+                            f"{_names(sorted(other_site.slots & listed))} at line "
+                            f"{other_site.call.span.line} may both run, but at most one of "
+                            f"{_names(form.slots)} runs{' per iteration' if form.per_iteration else ''}",
+                            secondary=[_invariant(item), Label(_head(other_site), "the other call")])
                         break
 
 
