@@ -748,7 +748,9 @@ class Generator:
         scope[name] = replace(scope[name], nonempty=scope[name].nonempty or ctx.depth == 0)
         if self.flip():
             return [f"append {value} to {name}"]
-        return [f"record {value} in {name}"]
+        # `record` reads its value up to the `in`: an expression with operators goes in
+        # parentheses (docs/language.md 3.4).
+        return [f"record ({value}) in {name}" if " " in value else f"record {value} in {name}"]
 
     def s_service_variable(self, scope: Scope, ctx: Ctx) -> Lines:
         services = self.names(scope, "svc", sure=True, assignable=ctx)
