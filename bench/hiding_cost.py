@@ -23,16 +23,14 @@ Run: python bench/hiding_cost.py [RUNS]   (3 by default; needs py-spy: pip insta
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import langgraph_compare as lg
-from bench.profile_parallel import frames
+from bench.profile_parallel import frames, sample
 from bench.report import ROOT, load_average, stamp, write_section
 from bench.stub import StubServer
 
@@ -68,21 +66,7 @@ with tempfile.TemporaryDirectory() as folder:
 
 def record(api_base: str, runs: int, out: Path) -> None:
     """py-spy's raw samples of a child running the map-reduce `runs` times after a warm-up."""
-    child = subprocess.Popen([sys.executable, "-c", CHILD.format(runs=runs), str(ROOT), api_base],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert child.stdin is not None and child.stdout is not None
-    if child.stdout.readline().strip() != "ready":
-        child.kill()
-        raise SystemExit("the profiled child did not start")
-    spy = Path(sys.executable).with_name("py-spy")
-    sampler = subprocess.Popen(
-        [str(spy), "record", "-r", str(RATE), "-f", "raw", "--threads", "-o", str(out),
-         "--pid", str(child.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)  # let py-spy attach
-    child.stdin.write("go\n")
-    child.stdin.flush()
-    if child.wait() != 0 or sampler.wait() != 0:
-        raise SystemExit("the profiled run or py-spy failed")
+    sample([sys.executable, "-c", CHILD.format(runs=runs), str(ROOT), api_base], out, RATE)
 
 
 def hiding(stack: list[tuple[str, str]]) -> bool:

@@ -58,16 +58,21 @@ FRAME = re.compile(r"(?P<name>.*) \((?P<file>.*?)(?::\d+)?\)$")
 def profile(code: Path, api_base: str, out: Path) -> None:
     """py-spy's raw samples of the child running the parallel for on `code`'s prose, from
     after its warm-up run (LiteLLM's import and first-use costs are not sampled)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD.format(items=ITEMS, runs=RUNS), str(code), str(ROOT),
-         api_base], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    sample([sys.executable, "-c", CHILD.format(items=ITEMS, runs=RUNS), str(code), str(ROOT),
+            api_base], out)
+
+
+def sample(argv: list[str], out: Path, rate: int = RATE) -> None:
+    """py-spy's raw samples (all threads, `rate` Hz) of the child `argv`, from the moment it
+    prints `ready` after its warm-up until it exits; the child waits for a line on stdin."""
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert child.stdin is not None and child.stdout is not None
     if child.stdout.readline().strip() != "ready":
         child.kill()
         raise SystemExit("the profiled child did not start")
     spy = Path(sys.executable).with_name("py-spy")
     sampler = subprocess.Popen(
-        [str(spy), "record", "-r", str(RATE), "-f", "raw", "--threads", "-o", str(out),
+        [str(spy), "record", "-r", str(rate), "-f", "raw", "--threads", "-o", str(out),
          "--pid", str(child.pid)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1.0)  # let py-spy attach
     child.stdin.write("go\n")

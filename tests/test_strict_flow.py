@@ -178,6 +178,14 @@ def _run(path: Path, strict: bool) -> int:
     return result.exit_code
 
 
+def _only_strict_mode_stops_it(path: Path, code: str) -> None:
+    """Clean in normal mode (lint and run); `code` from lint and exit 5 in strict mode."""
+    assert _hiding_errors(path, strict=False) == []
+    assert _run(path, strict=False) == 0
+    assert _hiding_errors(path, strict=True) == [code]
+    assert _run(path, strict=True) == 5
+
+
 @pytest.mark.parametrize("name", list(PROGRAMS))
 def test_normal_mode_tracks_copies_only(name: str, tmp_path: Path) -> None:
     path = _write(tmp_path, PROGRAMS[name])
@@ -209,10 +217,7 @@ def test_strict_independence_follows_a_summariser(tmp_path: Path) -> None:
         return { result: w }
         """
     path = _write(tmp_path, program, invariants="- `writer` and `critic` are independent")
-    assert _hiding_errors(path, strict=False) == []
-    assert _run(path, strict=False) == 0
-    assert _hiding_errors(path, strict=True) == ["PH607"]
-    assert _run(path, strict=True) == 5
+    _only_strict_mode_stops_it(path, "PH607")
 
 
 def test_a_branch_not_taken_is_caught_by_lint_only(tmp_path: Path) -> None:
@@ -254,10 +259,7 @@ def test_an_early_exit_under_a_condition_raises_the_rest_of_the_body(tmp_path: P
         return { result: w }
         """
     path = _write(tmp_path, program)
-    assert _hiding_errors(path, strict=False) == []
-    assert _run(path, strict=False) == 0
-    assert _hiding_errors(path, strict=True) == ["PH604"]
-    assert _run(path, strict=True) == 5
+    _only_strict_mode_stops_it(path, "PH604")
 
 
 def test_an_index_error_carries_the_index_in_both_modes(tmp_path: Path) -> None:
@@ -299,7 +301,4 @@ def test_memory_kept_under_a_condition_carries_it(tmp_path: Path) -> None:
         return { result: recap }
         """
     path = _write(tmp_path, program, invariants="- `other` never sees `critic`")
-    assert _hiding_errors(path, strict=False) == []
-    assert _run(path, strict=False) == 0
-    assert _hiding_errors(path, strict=True) == ["PH604"]
-    assert _run(path, strict=True) == 5
+    _only_strict_mode_stops_it(path, "PH604")
