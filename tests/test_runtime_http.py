@@ -23,51 +23,12 @@ import pytest
 
 from prose.runtime import Limits, RunOptions, RunResult, run_pattern, verify_chain
 from prose.runtime.trace import read_events
+from tests.loopback import ROUNDS_PATTERN
 
 SECRET = "sk-stub-secret-0123456789"
 HANG_S = 20.0  # how long the stub holds a request marked to hang (bounded)
 
-PATTERN = """---
-name: rounds
-kind: pattern
-version: 0.1.0
----
-
-# Rounds
-
-One call per round.
-
-### Slots
-
-- `worker`
-  - ensures: an answer
-
-### Config
-
-- `rounds` (integer, default: 3): how many
-
-### Invariants
-
-- none
-
-### Parameters
-
-- `task`: string -- the task
-
-### Returns
-
-- `result`: the answers
-
-### Delegation
-
-```prose
-let out = repeat rounds as i:
-  call worker
-    task: task
-    round: i
-return { result: out }
-```
-"""
+PATTERN = ROUNDS_PATTERN  # one call per round, each with its own key (tests/loopback.py)
 
 
 class Stub:
