@@ -31,15 +31,19 @@ class ContentIndex:
 
     def __init__(self, policy: Policy, source: str) -> None:
         self.hidden_from = {
-            slot: frozenset(hidden.other for hidden in rules.hidden)
+            slot: tuple(sorted({hidden.other for hidden in rules.hidden}))
             for slot, rules in policy.slots.items() if rules.hidden
         }
-        self.watched = frozenset().union(*self.hidden_from.values())
+        self.watched = frozenset(other for hidden in self.hidden_from.values() for other in hidden)
         self.source = source
         self._known: set[int] | None = None
-        self.novel: dict[int, set[str]] = {}  # shingle -> the watched slots that first wrote it
-        self.written: dict[int, set[str]] = {}  # shingle -> every slot whose output holds it
+        # Per slot, as sets, so that recording an output is set arithmetic in C rather
+        # than a Python loop over its shingles: the novel text a watched slot wrote first,
+        # and every shingle any slot's output holds.
+        self.novel: dict[str, set[int]] = {}
+        self.written: dict[str, set[int]] = {}
         self.lines: dict[str, int] = {}  # a watched slot -> the line of its call that wrote text
+        self._sent: dict[str, set[int]] = {}  # recent message texts -> their shingles
 
     @property
     def active(self) -> bool:
@@ -50,20 +54,30 @@ class ContentIndex:
         """A call of `slot` (at `line`) was sent `sent` and answered `output`."""
         if not self.watched:
             return
-        texts = list(_texts(output))
         found: set[int] = set()
-        for text in texts:
+        for text in _texts(output):
             found |= content.shingles(text)
-        for shingle in found:
-            self.written.setdefault(shingle, set()).add(slot)
+        self.written.setdefault(slot, set()).update(found)
         if slot not in self.watched:
             return
-        known = self.known() | set().union(*(content.shingles(text) for text in sent))
-        fresh = found - known
-        for shingle in fresh:
-            self.novel.setdefault(shingle, set()).add(slot)
+        fresh = found - self.known()
+        for text in sent:
+            if not fresh:
+                break
+            fresh -= self._shingles_of_sent(text)
         if fresh:
+            self.novel.setdefault(slot, set()).update(fresh)
             self.lines.setdefault(slot, line)
+
+    def _shingles_of_sent(self, text: str) -> set[int]:
+        """A sent message's shingles, remembered for the next calls: the messages of a
+        call site's calls share their system message and often an input."""
+        cached = self._sent.get(text)
+        if cached is None:
+            if len(self._sent) >= _SENT_REMEMBERED:
+                self._sent.pop(next(iter(self._sent)))
+            cached = self._sent[text] = content.shingles(text)
+        return cached
 
     def known(self) -> set[int]:
         """The pattern's own text: never novel."""
@@ -72,19 +86,26 @@ class ContentIndex:
         return self._known
 
     def leak(self, slot: str, messages: Sequence[str]) -> str | None:
-        """The hidden slot whose novel text the messages to `slot` hold, if any."""
+        """The hidden slot whose novel text the messages to `slot` hold, if any: a shingle
+        one of them wrote first and no other slot's output holds."""
         hidden = self.hidden_from.get(slot)
         if not hidden or not self.novel:
             return None
+        sources = [(other, self.novel[other]) for other in hidden if other in self.novel]
+        if not sources:
+            return None
         for text in messages:
-            for probe in content.probes(text):
-                owners = self.novel.get(probe)
-                if not owners:
-                    continue
-                for other in owners & hidden:
-                    if self.written.get(probe, set()) <= {other}:
+            probed = content.probes(text)
+            for other, novel in sources:
+                for hit in probed & novel:
+                    if not any(hit in held for writer, held in self.written.items()
+                               if writer != other):
                         return other
         return None
+
+
+# How many distinct sent messages keep their shingles (first in, first out).
+_SENT_REMEMBERED = 64
 
 
 def check_messages(index: ContentIndex, trace: Trace, node: n.Node, slot: str,
