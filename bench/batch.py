@@ -227,6 +227,10 @@ def main() -> None:
     load_before = load_average()
     rates: dict[str, list[float]] = {side: [] for side in SIDES}
     ends: dict[str, list[dict[str, Any]]] = {"local": [], "ray": []}
+    # The stub's CPU seconds per call made, and its share of one core, while each side ran:
+    # the stub shares the 2 cores, so a side that makes the stub busier leaves less for itself.
+    stub_cpu: dict[str, list[float]] = {side: [] for side in SIDES}
+    stub_busy: dict[str, list[float]] = {side: [] for side in SIDES}
     with StubServer() as stub, tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         api_base = stub.base_url(latency_ms=LATENCY_MS, words=5)
@@ -237,6 +241,7 @@ def main() -> None:
         for turn in range(rounds):
             order = SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]
             for side in order:
+                cpu_before, wall_before = stub.cpu_seconds(), time.perf_counter()
                 if side == "bare":
                     rates[side].append(asyncio.run(bare_loop(api_base, rows)))
                 elif side == "bare, prose's loop":
@@ -246,6 +251,9 @@ def main() -> None:
                     done = run_batch(folder, f"{side}-{turn}.jsonl", *extra)
                     rates[side].append(done["steady"])
                     ends[side].append(done["summary"])
+                cpu = stub.cpu_seconds() - cpu_before
+                stub_cpu[side].append(cpu / rows)
+                stub_busy[side].append(cpu / (time.perf_counter() - wall_before))
                 print(f"round {turn + 1}/{rounds}, {side}: {rates[side][-1]:,.0f} calls/s",
                       file=sys.stderr, flush=True)
         rss_small = peak_rss(folder, api_base, rss_rows[0])
@@ -257,6 +265,12 @@ def main() -> None:
     inline_ratio = median([b / loc for b, loc in
                            zip(rates["bare, prose's loop"], rates["local"], strict=True)])
     ray_ratio = median([r / loc for r, loc in zip(rates["ray"], rates["local"], strict=True)])
+    ray_end_ratio = median([r["calls_per_s"] / loc["calls_per_s"]
+                            for r, loc in zip(ends["ray"], ends["local"], strict=True)])
+
+    def stub_row(side: str) -> str:
+        return (f"{median(stub_cpu[side]) * 1000:.2f} ms a call, "
+                f"{median(stub_busy[side]):.1%} of a core")
 
     def each(side: str) -> str:
         return ", ".join(f"{rate:,.0f}" for rate in rates[side])
@@ -290,6 +304,10 @@ rates are medians, ratios the medians of each round's ratio.
 | `--executor ray --workers 2`, steady state | {ray_rate:,.0f} calls/s ({each("ray")}) | |
 | ray / local | {ray_ratio:.2f}x | >= 1.6x ({"meets" if ray_ratio >= 1.6 else "misses"}) |
 | ray, end to end | {end_to_end("ray")} | |
+| ray / local, end to end (as a user's run sees it) | {ray_end_ratio:.2f}x | |
+| the stub's CPU while the bare loop ran | {stub_row("bare")} | |
+| the stub's CPU while the local executor ran | {stub_row("local")} | |
+| the stub's CPU while the Ray executor ran | {stub_row("ray")} | |
 | peak RSS, {rss_rows[0]:,} rows | {rss_small:.0f} MB | |
 | peak RSS, {rss_rows[1]:,} rows | {rss_large:.0f} MB ({rss_large / rss_small:.2f}x) | <= 1.2x ({"meets" if rss_large / rss_small <= 1.2 else "misses"}) |
 
@@ -297,6 +315,8 @@ All in one run of `python bench/batch.py {" ".join(sys.argv[1:])}`; the stub is 
 process (bench/stub.py), so it takes a share of the same 2 cores. Both the batch and the bare
 loop build their router as prose does (`prose.llm.pricing`: the stub's model has no price, so
 it gets an explicit zero, which spares LiteLLM a diagnosis of every zero-priced reply).
+The stub's CPU is read from /proc for its process while each side runs: what it takes
+from the 2 cores is not the side's, and a side that keeps it busier leaves itself less.
 "The bare loop" runs under `asyncio.run`, as a user's script would; `prose batch` runs its
 loop with `prose.llm.event_loop.run` (LiteLLM's request preparation on the loop's thread instead
 of a pool thread, and the collector thresholds of `prose.llm.collector`), and the bare loop is

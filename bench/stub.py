@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 _SETTING = re.compile(r"/(latency|words)=(\d+(?:\.\d+)?)")
@@ -169,6 +171,13 @@ class StubServer:
 
     def base_url(self, latency_ms: float = 0, words: int = 5) -> str:
         return f"http://127.0.0.1:{self.port}/latency={latency_ms:g}/words={words}/v1"
+
+    def cpu_seconds(self) -> float:
+        """The stub process's CPU time so far (user and system, from /proc): a bench that
+        shares the machine with the stub reports how much of it the stub took."""
+        assert self._process is not None
+        fields = Path(f"/proc/{self._process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stats(self) -> dict[str, int]:
         """Requests served and the most in flight at once since the last reset."""
