@@ -78,7 +78,8 @@ class Invariant:
     """One checkable invariant (LANGUAGE.md 5).
 
     `form` is never, indirect, unaware, independent (about slots `a` and `b`),
-    only (`a` sees only `inputs`) or chain (each `a` sees only its own chain).
+    only (`a` sees only `inputs`), chain (each `a` sees only its own chain) or round
+    (each `a` never sees its own round).
     """
 
     form: str
@@ -96,6 +97,7 @@ class Invariant:
             "independent": f"- `{self.a}` and `{self.b}` are independent",
             "only": f"- `{self.a}` sees only {listed}",
             "chain": f"- each `{self.a}` sees only its own chain",
+            "round": f"- each `{self.a}` never sees its own round",
             # a condition no program binds: every call of `a` is stopped at run time, so
             # the linter must find every place `a` may be called (prose/check/dominance.py)
             "runs_if": f"- `{self.a}` runs only if `gate.ok`",
@@ -108,10 +110,10 @@ class Invariant:
 
         `how` is `direct` (a copy of the output), `transitive` (anything computed
         from it, through other calls too) or `words` (literal text naming it).
-        The `only` and `chain` forms have no rule here: the test checks them
+        The `only`, `chain` and `round` forms have no rule here: the test checks them
         through the run-time policy alone (a stopped call must be flagged).
         """
-        if self.form in ("only", "chain", "runs_if", "at_most_one"):
+        if self.form in ("only", "chain", "round", "runs_if", "at_most_one"):
             return
         if self.form == "independent":
             yield self.a, self.b, "direct"
@@ -1077,14 +1079,14 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
-               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "runs_if",
+               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "runs_if",
                                        "at_most_one")) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "runs_if"):
+    if form in ("chain", "round", "runs_if"):
         return Invariant(form, a)
     if form == "at_most_one":
         return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])),

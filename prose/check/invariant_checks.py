@@ -77,16 +77,14 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
         # What the values carry matters only to a rule that reads it (the names alone
         # decide `requires` and `sees only`).
         reads = policy.unmerged or policy.strict or shuffles or any(
-            rules.hidden or rules.forbidden_words or rules.own_chain_line or rules.predecessor_line
-            or rules.blind_to
+            rules.hidden or rules.forbidden_words or rules.reads_chains
             or (rules.sees_only is not None and "schema" in props)
             for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
         carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
             rules = policy.slots.get(slot)
-            if rules is not None and (rules.own_chain_line or rules.predecessor_line
-                                      or rules.blind_to):
+            if rules is not None and rules.reads_chains:
                 carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
                            for name, value in carried.items()}  # where each output was made
             channels = call_channels(

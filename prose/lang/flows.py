@@ -211,6 +211,17 @@ def own_chain(produced: BranchPath, consumer: BranchPath) -> bool:
     return consumer[: len(produced)] == produced
 
 
+def same_round(produced: BranchPath, consumer: BranchPath) -> bool:
+    """Whether an output made at `produced` was made in a round a call at `consumer` runs
+    inside: one execution of a parallel construct (a branch element is `NODE@SERIAL#POS` at
+    run time, `NODE` in the linter) both paths pass through, where the output has not left
+    it through its join (the linter marks such an element `NODE*`; at run time a later
+    execution has another serial). Outputs collected at an earlier join are not."""
+    rounds = {element.split("#", 1)[0] for element in consumer}
+    return any(not element.endswith("*") and element.split("#", 1)[0] in rounds
+               for element in produced)
+
+
 def error_object(alg: Algebra[L], error: L) -> L:
     """`catch as err`, or a failed branch under `on-fail: "continue"`: every field
     (`message`, `kind`, `slot`, `line`) carries the error's label."""

@@ -88,6 +88,19 @@ class OwnChain:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnRound:
+    """`` each `A` never sees its own round ``: a call of A receives no output of A made in
+    the round it runs in (one execution of a parallel construct it runs inside: a sibling
+    branch's, its own branch's, or one collected at a join inside that round); outputs
+    collected at the join of an earlier round are allowed (mixture-of-agents)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
 class Predecessor:
     """`` each of `S` sees only its predecessor's output ``: a call of `S[i]` (a list-valued
     slot) receives the output of `S[i-1]` and no other output of `S` (`S[0]` none)."""
@@ -223,6 +236,7 @@ InvariantForm: TypeAlias = (
     | Independent
     | DistinctModels
     | OwnChain
+    | OwnRound
     | Predecessor
     | LoopsBoundedBy
     | OnlyGrows
@@ -237,6 +251,7 @@ InvariantForm: TypeAlias = (
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
 FORMS: tuple[type[InvariantForm], ...] = (
-    SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, Predecessor,
-    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo, RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
+    SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
+    Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
+    RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
 )

@@ -22,6 +22,7 @@ from prose.lang.flows import (
     own_chain,
     predecessor,
     reveals_source,
+    same_round,
     strict_requested,
 )
 from prose.lang.gates import Approval, Exclusive, Gates, Guard, SameGiven
@@ -35,6 +36,7 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    OwnRound,
     PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
@@ -56,6 +58,7 @@ UNAWARE_OF = "unaware-of"
 INDEPENDENT = "independent"
 UNMERGED = "unmerged"
 OWN_CHAIN = "own-chain"
+OWN_ROUND = "own-round"
 PREDECESSOR = "predecessor"
 BLIND = "blind"
 SEALED_KEY = "sealed"
@@ -118,8 +121,15 @@ class SlotPolicy:
     forbidden_words: tuple[ForbiddenWord, ...] = ()
     own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
     predecessor_line: int = 0  # `each of S sees only its predecessor's output`
+    own_round_line: int = 0  # `each A never sees its own round`
     blind_to: tuple[str, ...] = ()  # `is blind to the source of S`: the list-valued slots
     blind_line: int = 0
+
+    @property
+    def reads_chains(self) -> bool:
+        """Whether a rule of this slot reads where each output was made (its chains)."""
+        return bool(self.own_chain_line or self.own_round_line or self.predecessor_line
+                    or self.blind_to)
 
     @property
     def never_sees(self) -> tuple[str, ...]:
@@ -176,6 +186,8 @@ class Policy:
                 found.extend(self._channel(rules, channel))
                 if rules.own_chain_line:
                     found.extend(_chains(rules, channel, branch))
+                if rules.own_round_line:
+                    found.extend(_rounds(rules, channel, branch))
                 if rules.predecessor_line and index != NO_INDEX:
                     found.extend(_predecessor(rules, channel, index))
                 for sources in rules.blind_to:
@@ -267,6 +279,7 @@ class Policy:
                 sees_only_line=int(raw.get("sees_only_line", 0)),
                 own_chain_line=int(raw.get("own_chain_line", 0)),
                 predecessor_line=int(raw.get("predecessor_line", 0)),
+                own_round_line=int(raw.get("own_round_line", 0)),
                 blind_to=tuple(raw.get("blind_to", ())),
                 blind_line=int(raw.get("blind_line", 0)),
                 hidden=tuple(hidden),
@@ -322,6 +335,16 @@ def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Vio
                           "chain (a sibling parallel branch, or collected at a join), but each "
                           f"`{slot}` sees only its own chain", channel.name, slot,
                           line=rules.own_chain_line)]
+    return []
+
+
+def _rounds(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Violation]:
+    slot = rules.slot
+    if any(made == slot and same_round(path, branch) for made, path, _, _ in channel.chains):
+        return [Violation(slot, OWN_ROUND, f"`{channel.name}` carries output of `{slot}` made in "
+                          "the round this call runs in (a sibling branch, its own branch, or "
+                          f"collected at a join inside the round), but each `{slot}` never sees "
+                          "its own round", channel.name, slot, line=rules.own_round_line)]
     return []
 
 
@@ -441,6 +464,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     unmerged: list[Unmerged] = []
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
+    own_round: dict[str, int] = {}
     predecessors: dict[str, int] = {}
     blind: dict[str, tuple[list[str], int]] = {}
     guards: list[Guard] = []
@@ -511,6 +535,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 only_grows.append(form.name)
             case OwnChain():
                 own_chain.setdefault(form.slot, line)
+            case OwnRound():
+                own_round.setdefault(form.slot, line)
             case Predecessor():
                 predecessors.setdefault(form.slot, line)
             case LoopsBoundedBy():
@@ -527,6 +553,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             forbidden_words=tuple(words[name]),
             own_chain_line=own_chain.get(name, 0),
             predecessor_line=predecessors.get(name, 0),
+            own_round_line=own_round.get(name, 0),
             blind_to=tuple(blind[name][0]) if name in blind else (),
             blind_line=blind[name][1] if name in blind else 0,
         )

@@ -20,6 +20,7 @@ from prose.lang.invariants import (
     NeverSees,
     OnlyGrows,
     OwnChain,
+    OwnRound,
     PairwiseIndependent,
     Predecessor,
     ReturnsUnmerged,
@@ -40,6 +41,7 @@ __all__ = [
     "NeverSees",
     "OnlyGrows",
     "OwnChain",
+    "OwnRound",
     "PairwiseIndependent",
     "Predecessor",
     "ReturnsUnmerged",
@@ -67,6 +69,9 @@ _DISTINCT = re.compile(
     re.I,
 )
 _OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)$", re.I)
+_OWN_ROUND = re.compile(
+    rf"^(?:each\s+(?:of\s+)?)?{_NAME}\s+never\s+sees\s+(?:anything\s+of\s+)?its\s+own\s+round$",
+    re.I)
 _PREDECESSOR = re.compile(
     rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
 )
@@ -130,6 +135,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return DistinctModels(a=match.group(1), b=match.group(2))
     if match := _OWN_CHAIN.match(text):
         return OwnChain(slot=match.group(1))
+    if match := _OWN_ROUND.match(text):
+        return OwnRound(slot=match.group(1))
     if match := _PREDECESSOR.match(text):
         return Predecessor(slot=match.group(1))
     if match := _BOUNDED.match(text):
@@ -176,6 +183,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{*}` are pairwise independent",
     "`{}` and `{}` are independently configured",
     "each `{}` sees only its own chain",
+    "each `{}` never sees its own round",
     "each of `{}` sees only its predecessor's output",
     "every loop is bounded by `{*}`",
     "`{}` only grows",
