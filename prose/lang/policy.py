@@ -19,6 +19,7 @@ from prose.lang.flows import (
     NO_INDEX,
     SEALED,
     BranchPath,
+    order_marker,
     own_chain,
     predecessor,
     reveals_source,
@@ -197,6 +198,11 @@ class Policy:
         found.extend(self._unmerged(slot, channels))
         return found
 
+    @property
+    def blind_sources(self) -> frozenset[str]:
+        """The list-valued slots some judge is blind to the source of."""
+        return frozenset(source for rules in self.slots.values() for source in rules.blind_to)
+
     def with_strict(self, strict: bool) -> Policy:
         if strict == self.strict:
             return self
@@ -368,6 +374,11 @@ def _blind(rules: SlotPolicy, channel: Channel, sources: str) -> list[Violation]
             slot, BLIND, f"`{name}` carries output of `{sources}` in binding order or picked by "
             f"its index, but `{slot}` is blind to the source of `{sources}` (`shuffle` it "
             "first)", name, sources, line=rules.blind_line))
+    if order_marker(sources) in channel.provenance:
+        found.append(Violation(
+            slot, BLIND, f"`{name}` carries a position in the binding order of `{sources}` (a "
+            f"loop counter over it), but `{slot}` is blind to the source of `{sources}`", name,
+            sources, line=rules.blind_line))
     if any(f"<service {sources}>" in text or f"<service {sources}[" in text
            for text in channel.literal):
         found.append(Violation(
