@@ -50,6 +50,10 @@ from prose.lang.invariants import (
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
+# `Policy.violations`' entry of a map-valued slot when which entry a call reaches is unknown.
+ANY_ENTRY = "*"
+DEFAULT_ENTRY = "default"  # the entry a key with no entry of its own falls back to
+
 # Rule names (what a violation is called in traces, errors and the audit).
 REQUIRES = "requires"
 SEES_ONLY = "sees-only"
@@ -177,10 +181,41 @@ class Policy:
     gates: Gates = field(default_factory=Gates)
 
     def violations(self, slot: str, channels: Sequence[Channel],
-                   branch: BranchPath = (), index: int = NO_INDEX) -> list[Violation]:
-        """Every violation a call to `slot` (the service at `index` of a list-valued slot),
-        made in the parallel branch at `branch`, sending these channels would commit."""
-        rules = self.slots.get(slot)
+                   branch: BranchPath = (), index: int = NO_INDEX,
+                   entry: str | tuple[str, ...] | None = ANY_ENTRY) -> list[Violation]:
+        """Every violation a call to `slot` (the service at `index` of a list-valued slot,
+        the entry `entry` of a map-valued one), made in the parallel branch at `branch`,
+        sending these channels would commit. An entry's own rules (`` `handlers.billing`
+        never sees `router` ``) apply to a call of that entry, and to every call of the
+        slot when which entry it reaches is unknown (`ANY_ENTRY`: the linter's calls
+        through a computed key); a tuple: any of these entries."""
+        found = self._slot(self.slots.get(slot), slot, channels, branch, index)
+        wanted = entry if isinstance(entry, tuple) else (entry,)
+        for key in self.entry_keys(slot):
+            if ANY_ENTRY in wanted or key.partition(".")[2] in wanted:
+                found.extend(self._slot(self.slots[key], slot, channels, branch, index,
+                                        whole=False))
+        return found
+
+    def entry_keys(self, slot: str) -> list[str]:
+        """The keys of the rules of the entries of map-valued `slot` (`slot.entry`)."""
+        prefix = f"{slot}."
+        return [key for key in self.slots if key.startswith(prefix)] if self.has_entries else []
+
+    def rules_of(self, slot: str) -> list[SlotPolicy]:
+        """The slot's rules and those of its entries (a map-valued slot's)."""
+        own = self.slots.get(slot)
+        return [*([own] if own is not None else []), *(self.slots[key]
+                                                       for key in self.entry_keys(slot))]
+
+    @property
+    def has_entries(self) -> bool:
+        return any("." in key for key in self.slots)
+
+    def _slot(self, rules: SlotPolicy | None, slot: str, channels: Sequence[Channel],
+              branch: BranchPath, index: int, whole: bool = True) -> list[Violation]:
+        """The violations of one slot's (or one entry's) rules; `whole`: also the rules of
+        every call (the `shuffle` key, `unmerged`), once per call."""
         found: list[Violation] = []
         if rules is not None:
             for channel in channels:
@@ -194,8 +229,9 @@ class Policy:
                 for sources in rules.blind_to:
                     found.extend(_blind(rules, channel, sources))
             found.extend(_words(rules, channels))
-        found.extend(_sealed(slot, channels))
-        found.extend(self._unmerged(slot, channels))
+        if whole:
+            found.extend(_sealed(slot, channels))
+            found.extend(self._unmerged(slot, channels))
         return found
 
     @property
@@ -426,6 +462,8 @@ class SlotSource(Protocol):
     def requires_declared(self) -> bool: ...
     @property
     def role_word(self) -> str | None: ...
+    @property
+    def map_valued(self) -> bool: ...
 
 
 class InvariantSource(Protocol):
@@ -454,6 +492,13 @@ class PolicySource(Protocol):
     def frontmatter(self) -> Mapping[str, Any]: ...
 
 
+def entry_slot(name: str, slots: Mapping[str, SlotSource]) -> str | None:
+    """The map-valued slot `name` is an entry of (`handlers` for `handlers.billing`)."""
+    base, dot, entry = name.partition(".")
+    found = slots.get(base)
+    return base if dot and entry and found is not None and found.map_valued else None
+
+
 def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     """Compile a pattern spec's `requires:` lists and checkable invariants into a Policy.
 
@@ -464,8 +509,15 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     slots_by_name: dict[str, SlotSource] = {}
     for slot in spec.slots:
         slots_by_name.setdefault(slot.name, slot)
+    # An entry of a map-valued slot named in an invariant (`handlers.billing`) has rules of
+    # its own, under that name; its `requires:` are the slot's (judged once, by the slot).
+    entries = {name for invariant in spec.invariants if invariant.form is not None
+               for name in invariant.form.slot_names() if entry_slot(name, slots_by_name)}
+    for name in sorted(entries):
+        slots_by_name[name] = slots_by_name[name.partition(".")[0]]
     requires = {
-        name: tuple(item.text for item in slot.requires) if slot.requires_declared else None
+        name: tuple(item.text for item in slot.requires)
+        if slot.requires_declared and name not in entries else None
         for name, slot in slots_by_name.items()
     }
     sees_only: dict[str, tuple[list[str], int]] = {}

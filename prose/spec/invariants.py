@@ -58,11 +58,14 @@ __all__ = [
 
 _NAME = r"`([A-Za-z_][\w-]*)`"
 _NAME_PLAIN = r"`[A-Za-z_][\w-]*`"
+# Who receives (the first name of `sees only`, `never sees`, `is unaware of`): a slot, or
+# an entry of a map-valued slot (`handlers.billing`).
+_VIEWER = r"`([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)?)`"
 _SEP = r"\s*(?:,\s*and\b|,|\band\b)\s*"
 
-_SEES_ONLY = re.compile(rf"^{_NAME}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)$", re.I)
-_NEVER_SEES = re.compile(rf"^{_NAME}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
-_UNAWARE = re.compile(rf"^{_NAME}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
+_SEES_ONLY = re.compile(rf"^{_VIEWER}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)$", re.I)
+_NEVER_SEES = re.compile(rf"^{_VIEWER}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
+_UNAWARE = re.compile(rf"^{_VIEWER}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
 _INDEPENDENT = re.compile(rf"^{_NAME}{_SEP}{_NAME}\s+are\s+independent$", re.I)
 _DISTINCT = re.compile(
     rf"^{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured|run\s+on\s+distinct\s+models)$",
@@ -81,6 +84,7 @@ _BOUNDED = re.compile(
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
 _ANY_NAME = re.compile(_NAME)
+_ANY_VIEWER = re.compile(_VIEWER)
 _NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
 _PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
 _BLIND = re.compile(rf"^{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}$", re.I)
@@ -251,4 +255,4 @@ def unchecked_reason(text: str) -> str | None:
 
 def backticked_names(text: str) -> list[tuple[str, int]]:
     """Every backticked identifier in `text` with the offset of its first character."""
-    return [(match.group(1), match.start(1)) for match in _ANY_NAME.finditer(text)]
+    return [(match.group(1), match.start(1)) for match in _ANY_VIEWER.finditer(text)]
