@@ -103,6 +103,8 @@ class Invariant:
             "runs_if": f"- `{self.a}` runs only if `gate.ok`",
             "at_most_one": f"- at most one of `{self.a}`, `{self.b}` runs"
                            + (" per iteration" if self.per_iteration else ""),
+            "once": f"- `{self.a}` runs at most once"
+                    + (" per iteration" if self.per_iteration else ""),
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -113,7 +115,7 @@ class Invariant:
         The `only`, `chain` and `round` forms have no rule here: the test checks them
         through the run-time policy alone (a stopped call must be flagged).
         """
-        if self.form in ("only", "chain", "round", "runs_if", "at_most_one"):
+        if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once"):
             return
         if self.form == "independent":
             yield self.a, self.b, "direct"
@@ -1080,7 +1082,7 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
                forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "runs_if",
-                                       "at_most_one")) -> Invariant:
+                                       "at_most_one", "once")) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
@@ -1088,6 +1090,8 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
         return Invariant(form, a, inputs=tuple(labels))
     if form in ("chain", "round", "runs_if"):
         return Invariant(form, a)
+    if form == "once":
+        return Invariant(form, a, per_iteration=draw(st.booleans()))
     if form == "at_most_one":
         return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])),
                          per_iteration=draw(st.booleans()))

@@ -227,10 +227,12 @@ class GateHistory:
             if slot not in exclusive.slots:
                 continue
             first = self.ran.get((number, iteration_of(path) if exclusive.per_iteration else ""))
-            if first is not None and first != slot:
+            once = len(exclusive.slots) == 1  # `A runs at most once`: a second call of A
+            if first is not None and (first != slot or once):
                 where = "in this iteration" if exclusive.per_iteration else "in this run"
                 found.append(GateViolation(
-                    slot, AT_MOST_ONE, f"at most one of {_names(exclusive.slots)} runs, and "
+                    slot, AT_MOST_ONE, f"`{slot}` runs at most once, and it already ran {where}"
+                    if once else f"at most one of {_names(exclusive.slots)} runs, and "
                     f"`{first}` already ran {where}", exclusive.line))
         return found
 

@@ -220,7 +220,8 @@ class SameInput:
 @dataclass(frozen=True, slots=True)
 class AtMostOne:
     """`` at most one of `billing`, `technical`, `general` runs `` (``per iteration``:
-    in each iteration of the innermost loop instead of the whole run)."""
+    in each iteration of the innermost loop instead of the whole run); one slot,
+    `` `handlers` runs at most once ``: at most one call of it."""
 
     slots: tuple[str, ...]
     per_iteration: bool = False

@@ -106,6 +106,13 @@ _AT_MOST_ONE = re.compile(
 )
 
 
+_RUNS_ONCE = re.compile(
+    rf"^{_NAME}\s+runs\s+(?:at\s+most\s+once|only\s+once|once\s+at\s+most)"
+    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
+    re.I,
+)
+
+
 def _literal(text: str) -> bool | int | float | str | None:
     lowered = text.lower()
     if lowered in ("true", "false"):
@@ -173,6 +180,9 @@ def _parse_gate(text: str) -> InvariantForm | None:
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
+    if match := _RUNS_ONCE.match(text):
+        per = (match.group(2) or "").lower()
+        return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
     return None
 
 
@@ -197,6 +207,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` runs only after `{}` returns `{}` == true",
     "`{}` gets the same `{}` `{}` got",
     "at most one of `{*}` runs",
+    "`{}` runs at most once",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

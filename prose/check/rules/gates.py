@@ -261,7 +261,8 @@ class AtMostOneViolated(Rule):
     ## What it does
     For `` at most one of `billing`, `technical`, `general` runs `` (or
     ``... runs per iteration``), checks every pair of calls that may reach
-    two different listed slots: they must be in different arms of one `if`
+    two different listed slots (for `` `handlers` runs at most once ``, every
+    pair of calls of the one slot, and no call of it may repeat): they must be in different arms of one `if`
     or `choice`, or one in an arm that leaves the pattern (`return`,
     `throw`) and the other after it; per run, no loop may enclose both (two
     iterations could take two arms). A call inside a block definition is
@@ -303,6 +304,7 @@ class AtMostOneViolated(Rule):
         for item in forms(ctx, AtMostOne):
             form = item.form
             listed = set(form.slots)
+            once = len(form.slots) == 1  # `A runs at most once`: two calls of A count
             sites = sorted({id(site): site for slot in form.slots
                             for site in _sites_of(ctx, slot)}.values(),
                            key=lambda s: (s.call.span.line, s.call.span.column))
@@ -311,15 +313,18 @@ class AtMostOneViolated(Rule):
                 reached = sorted(site.slots & listed)
                 repeats = any(step.kind == "block" or (step.kind == "loop" and not form.per_iteration)
                               for step in place.arms)
-                if len(reached) > 1 and repeats:
+                if (len(reached) > 1 or once) and repeats:
                     yield self.diagnostic(
                         _head(site), f"this call may reach {_names(reached)} and may run more "
-                        "than once, so more than one of them may run", secondary=[_invariant(item)])
+                        "than once, so " + ("it may run twice" if once else
+                                            "more than one of them may run"),
+                        secondary=[_invariant(item)])
                 # Either call of a pair may be the one that runs second (a call inside a
                 # block runs where the block is run, before or after a later line), and the
                 # run time stops whichever comes second: both calls are reported.
                 for other_site in sites[:number] + sites[number + 1:]:
-                    if (other_site.slots & listed) == (site.slots & listed) and len(reached) == 1:
+                    if ((other_site.slots & listed) == (site.slots & listed) and len(reached) == 1
+                            and not once):
                         continue  # the same one slot: at most one of them still runs
                     first, second = sorted((other_site, site),
                                            key=lambda s: (s.call.span.line, s.call.span.column))
@@ -329,8 +334,10 @@ class AtMostOneViolated(Rule):
                         yield self.diagnostic(
                             _head(site), f"this call of {_names(reached)} and the call of "
                             f"{_names(sorted(other_site.slots & listed))} at line "
-                            f"{other_site.call.span.line} may both run, but at most one of "
-                            f"{_names(form.slots)} runs{' per iteration' if form.per_iteration else ''}",
+                            f"{other_site.call.span.line} may both run, but "
+                            + (f"{_names(form.slots)} runs at most once" if once else
+                               f"at most one of {_names(form.slots)} runs")
+                            + (" per iteration" if form.per_iteration else ""),
                             secondary=[_invariant(item), Label(_head(other_site), "the other call")])
                         break
 
