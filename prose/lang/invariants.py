@@ -207,7 +207,9 @@ class RunsOnlyAfter:
 @dataclass(frozen=True, slots=True)
 class SameInput:
     """`` `executor` gets the same `proposal` `approver` got ``: the slot's input is the
-    value the approver's most recent call was given under that name."""
+    value the approver's most recent call was given under that name. `` every call of
+    `probe` gets the same `material` `` is the form with `approver` the slot itself: each
+    call after the first gets what the one before it got."""
 
     slot: str
     input: str

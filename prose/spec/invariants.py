@@ -106,6 +106,9 @@ _AT_MOST_ONE = re.compile(
 )
 
 
+_SAME_EVERY_CALL = re.compile(
+    rf"^(?:every\s+call\s+of\s+{_NAME}\s+gets|{_NAME}\s+always\s+gets)\s+the\s+same\s+{_NAME}$",
+    re.I)
 _RUNS_ONCE = re.compile(
     rf"^{_NAME}\s+runs\s+(?:at\s+most\s+once|only\s+once|once\s+at\s+most)"
     r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
@@ -180,6 +183,9 @@ def _parse_gate(text: str) -> InvariantForm | None:
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
+    if match := _SAME_EVERY_CALL.match(text):
+        slot = match.group(1) or match.group(2)
+        return SameInput(slot=slot, input=match.group(3), approver=slot)
     if match := _RUNS_ONCE.match(text):
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
@@ -206,6 +212,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` runs only if `{}`",
     "`{}` runs only after `{}` returns `{}` == true",
     "`{}` gets the same `{}` `{}` got",
+    "every call of `{}` gets the same `{}`",
     "at most one of `{*}` runs",
     "`{}` runs at most once",
 )

@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from prose.check.dominance import CallPlace, call_places, exclusive, given, path_of, root
+from prose.check.dominance import (
+    CallPlace,
+    bound_roots,
+    call_places,
+    exclusive,
+    given,
+    path_of,
+    root,
+)
 from prose.check.flow import CallFlow
 from prose.check.invariant_checks import Form, forms
 from prose.check.rule import CheckContext, Rule, rule
@@ -232,6 +240,9 @@ class SameInputViolated(Rule):
         places = call_places(ctx.program)
         for item in forms(ctx, SameInput):
             form = item.form
+            if form.approver == form.slot:
+                yield from self._every_call(ctx, places, item)
+                continue
             approvals = [site.call for site in _sites_of(ctx, form.approver)]
             for site in _sites_of(ctx, form.slot):
                 entry = site.inputs.get(form.input)
@@ -252,6 +263,41 @@ class SameInputViolated(Rule):
                     secondary=[_invariant(item)],
                     help=f"give both `{form.input}: {path}`, and bind `{root(path)}` only before "
                     f"the call of `{form.approver}`")
+
+
+    def _every_call(self, ctx: CheckContext, places: dict[object, CallPlace],
+                    item: Form[SameInput]) -> Iterator[Diagnostic]:
+        """`every call of A gets the same x`: every call passes `x` as one path whose root
+        is bound once for the whole run (a parameter, a config key or one `let` at the top
+        of the program, never bound again), outside any block definition."""
+        form = item.form
+        program = ctx.program
+        top = [s for s in program.body if isinstance(s, n.Let) and s.names]
+        rebound: set[str] = set()
+        for statement in program.body:
+            if statement in top:
+                assert isinstance(statement, n.Let)
+                rebound |= bound_roots(statement.value)
+            else:
+                rebound |= bound_roots(statement)
+        lets = [name for s in top for name in s.names]
+        first: str | None = None
+        for site in _sites_of(ctx, form.slot):
+            entry = site.inputs.get(form.input)
+            path = path_of(entry.prop.value) if entry is not None else None
+            name = root(path) if path is not None else None
+            if (path is None or name in rebound or lets.count(name or "") > 1
+                    or (first is not None and path != first)
+                    or any(step.kind == "block" for step in _place(places, site).arms)):
+                shown = f"`{form.input}: {path}`" if path is not None else f"no `{form.input}` name"
+                yield self.diagnostic(
+                    _head(site), f"every call of `{form.slot}` gets the same `{form.input}`, but "
+                    f"this one gets {shown}, which is not one value bound once for the run",
+                    secondary=[_invariant(item)],
+                    help=f"give every call `{form.input}: NAME`, with NAME a parameter or one "
+                    "`let` at the top of the program that nothing binds again")
+                continue
+            first = first or path
 
 
 @rule
