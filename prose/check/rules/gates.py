@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from prose.check.dominance import (
     CallPlace,
+    Fact,
     bound_roots,
     call_places,
     exclusive,
@@ -43,9 +44,31 @@ def _sites_of(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
             yield site
 
 
-def _invariant(item: Form[RunsOnlyIf] | Form[RunsOnlyAfter] | Form[SameInput] | Form[AtMostOne]
-               ) -> Label:
+GateForm = Form[RunsOnlyIf] | Form[RunsOnlyAfter] | Form[SameInput] | Form[AtMostOne]
+
+
+def _invariant(item: GateForm) -> Label:
     return Label(item.span, f"invariant: {item.text.strip()}")
+
+
+def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
+              proven: Callable[[CallFlow, frozenset[Fact]], bool]) -> Iterator[CallFlow]:
+    """Every call that may reach `slot` where `proven` (given the call and what every path
+    to it has tested) does not hold."""
+    for site in _sites_of(ctx, slot):
+        if not proven(site, _place(places, site).facts):
+            yield site
+
+
+def _tests_any(wanted: set[Fact]) -> Callable[[CallFlow, frozenset[Fact]], bool]:
+    """Proven where every path to the call has tested one of `wanted`."""
+    return lambda _, facts: bool(wanted & facts)
+
+
+def _at_call(rule: Rule, site: CallFlow, item: GateForm, message: str,
+             help: str | None = None) -> Diagnostic:
+    """A finding at the call's head, pointing at the invariant it breaks."""
+    return rule.diagnostic(_head(site), message, secondary=[_invariant(item)], help=help)
 
 
 @rule
@@ -94,13 +117,12 @@ class RunsOnlyIfViolated(Rule):
         places = call_places(ctx.program)
         for item in forms(ctx, RunsOnlyIf):
             condition = ".".join(item.form.condition)
-            for site in _sites_of(ctx, item.form.slot):
-                facts = _place(places, site).facts
-                if (condition, None) in facts or (condition, "true") in facts:
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{item.form.slot}` is called here on a path that does not "
-                    f"check `{condition}`", secondary=[_invariant(item)],
+            tested = {(condition, None), (condition, "true")}
+            for site in _unproven(ctx, places, item.form.slot,
+                                  _tests_any(tested)):
+                yield _at_call(
+                    self, site, item, f"`{item.form.slot}` is called here on a path that does "
+                    f"not check `{condition}`",
                     help=f"call it inside `if {condition}:`, or leave before it with "
                     f"`if not {condition}: return ...`")
 
@@ -181,13 +203,11 @@ class RunsOnlyAfterViolated(Rule):
                                                    for name in results}
             if form.value is True:
                 wanted |= {(f"{name}.{form.field}", None) for name in results}
-            for site in _sites_of(ctx, form.slot):
-                if wanted & _place(places, site).facts:
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{form.slot}` is called here on a path that does not check "
-                    f"that `{form.approver}` returned `{form.field}` == {literal}",
-                    secondary=[_invariant(item)],
+            for site in _unproven(ctx, places, form.slot,
+                                  _tests_any(wanted)):
+                yield _at_call(
+                    self, site, item, f"`{form.slot}` is called here on a path that does not "
+                    f"check that `{form.approver}` returned `{form.field}` == {literal}",
                     help=f"bind `let verdict = call {form.approver}` and call `{form.slot}` "
                     f"inside `if verdict.{form.field} == {literal}:`")
 
@@ -244,23 +264,24 @@ class SameInputViolated(Rule):
                 yield from self._every_call(ctx, places, item)
                 continue
             approvals = [site.call for site in _sites_of(ctx, form.approver)]
-            for site in _sites_of(ctx, form.slot):
-                entry = site.inputs.get(form.input)
-                path = path_of(entry.prop.value) if entry is not None else None
+
+            def same(site: CallFlow, facts: frozenset[Fact], form: SameInput = form,
+                     approvals: list[n.Call] = approvals) -> bool:
+                path = _given_path(site, form.input)
+                return path is not None and any((path, given(call, form.input)) in facts
+                                                for call in approvals)
+
+            for site in _unproven(ctx, places, form.slot, same):
+                path = _given_path(site, form.input)
                 if path is None:
-                    yield self.diagnostic(
-                        _head(site), f"`{form.slot}` is not given `{form.input}` as a name "
-                        f"here, so it cannot be shown to be what `{form.approver}` got",
-                        secondary=[_invariant(item)])
+                    yield _at_call(self, site, item, f"`{form.slot}` is not given `{form.input}` "
+                                   f"as a name here, so it cannot be shown to be what "
+                                   f"`{form.approver}` got")
                     continue
-                facts = _place(places, site).facts
-                if any((path, given(call, form.input)) in facts for call in approvals):
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{form.slot}` gets `{form.input}: {path}` here, but not on "
-                    f"every path after a call of `{form.approver}` given the same "
+                yield _at_call(
+                    self, site, item, f"`{form.slot}` gets `{form.input}: {path}` here, but not "
+                    f"on every path after a call of `{form.approver}` given the same "
                     f"`{form.input}: {path}` with nothing binding `{root(path)}` in between",
-                    secondary=[_invariant(item)],
                     help=f"give both `{form.input}: {path}`, and bind `{root(path)}` only before "
                     f"the call of `{form.approver}`")
 
@@ -283,17 +304,15 @@ class SameInputViolated(Rule):
         lets = [name for s in top for name in s.names]
         first: str | None = None
         for site in _sites_of(ctx, form.slot):
-            entry = site.inputs.get(form.input)
-            path = path_of(entry.prop.value) if entry is not None else None
+            path = _given_path(site, form.input)
             name = root(path) if path is not None else None
             if (path is None or name in rebound or lets.count(name or "") > 1
                     or (first is not None and path != first)
                     or any(step.kind == "block" for step in _place(places, site).arms)):
                 shown = f"`{form.input}: {path}`" if path is not None else f"no `{form.input}` name"
-                yield self.diagnostic(
-                    _head(site), f"every call of `{form.slot}` gets the same `{form.input}`, but "
-                    f"this one gets {shown}, which is not one value bound once for the run",
-                    secondary=[_invariant(item)],
+                yield _at_call(
+                    self, site, item, f"every call of `{form.slot}` gets the same `{form.input}`, "
+                    f"but this one gets {shown}, which is not one value bound once for the run",
                     help=f"give every call `{form.input}: NAME`, with NAME a parameter or one "
                     "`let` at the top of the program that nothing binds again")
                 continue
@@ -360,11 +379,10 @@ class AtMostOneViolated(Rule):
                 repeats = any(step.kind == "block" or (step.kind == "loop" and not form.per_iteration)
                               for step in place.arms)
                 if (len(reached) > 1 or once) and repeats:
-                    yield self.diagnostic(
-                        _head(site), f"this call may reach {_names(reached)} and may run more "
-                        "than once, so " + ("it may run twice" if once else
-                                            "more than one of them may run"),
-                        secondary=[_invariant(item)])
+                    yield _at_call(self, site, item, f"this call may reach {_names(reached)} "
+                                   "and may run more than once, so " + (
+                                       "it may run twice" if once else
+                                       "more than one of them may run"))
                 # Either call of a pair may be the one that runs second (a call inside a
                 # block runs where the block is run, before or after a later line), and the
                 # run time stops whichever comes second: both calls are reported.
@@ -386,6 +404,12 @@ class AtMostOneViolated(Rule):
                             + (" per iteration" if form.per_iteration else ""),
                             secondary=[_invariant(item), Label(_head(other_site), "the other call")])
                         break
+
+
+def _given_path(site: CallFlow, name: str) -> str | None:
+    """The name path a call passes as input `name` (`proposal: plan.text`), if it is one."""
+    entry = site.inputs.get(name)
+    return path_of(entry.prop.value) if entry is not None else None
 
 
 def _names(slots: Iterable[str]) -> str:
