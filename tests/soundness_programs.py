@@ -99,6 +99,7 @@ class Invariant:
             "only": f"- `{self.a}` sees only {listed}",
             "chain": f"- each `{self.a}` sees only its own chain",
             "round": f"- each `{self.a}` never sees its own round",
+            "no_call": f"- no call receives `{self.a}`",
             # a condition no program binds: every call of `a` is stopped at run time, so
             # the linter must find every place `a` may be called (prose/check/dominance.py)
             "runs_if": f"- `{self.a}` runs only if `gate.ok`",
@@ -117,6 +118,10 @@ class Invariant:
         through the run-time policy alone (a stopped call must be flagged).
         """
         if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once"):
+            return
+        if self.form == "no_call":
+            for viewer in SLOTS:
+                yield viewer, self.a, "direct"
             return
         if self.form == "independent":
             yield self.a, self.b, "direct"
@@ -1091,14 +1096,14 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
-               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "runs_if",
-                                       "at_most_one", "once")) -> Invariant:
+               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "no_call",
+                                       "runs_if", "at_most_one", "once")) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "round", "runs_if"):
+    if form in ("chain", "round", "no_call", "runs_if"):
         return Invariant(form, a)
     if form == "once":
         return Invariant(form, a, per_iteration=draw(st.booleans()))

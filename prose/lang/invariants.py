@@ -88,6 +88,32 @@ class OwnChain:
 
 
 @dataclass(frozen=True, slots=True)
+class NoCallReceives:
+    """`` no call receives `delegates` ``: no slot (the slot itself included) is given an
+    output of it: the pattern returns its outputs as they are (no merge, rank or summary
+    by a model)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class NeverTold:
+    """`` `thesis` and `antithesis` are never told `dialectic` ``: no literal text of the
+    pattern sent to these slots (a prompt, an input's name, a `schema:`, their `ensures`,
+    their role prompt) contains the word (the word-only half of `is unaware of`, for a
+    word that is not a slot)."""
+
+    slots: tuple[str, ...]
+    word: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+
+@dataclass(frozen=True, slots=True)
 class OwnRound:
     """`` each `A` never sees its own round ``: a call of A receives no output of A made in
     the round it runs in (one execution of a parallel construct it runs inside: a sibling
@@ -240,6 +266,8 @@ InvariantForm: TypeAlias = (
     | DistinctModels
     | OwnChain
     | OwnRound
+    | NoCallReceives
+    | NeverTold
     | Predecessor
     | LoopsBoundedBy
     | OnlyGrows
@@ -256,5 +284,5 @@ InvariantForm: TypeAlias = (
 FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
-    RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
+    RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
 )

@@ -35,6 +35,8 @@ from prose.lang.invariants import (
     InvariantForm,
     LoopsBoundedBy,
     NeverSees,
+    NeverTold,
+    NoCallReceives,
     OnlyGrows,
     OwnChain,
     OwnRound,
@@ -47,117 +49,65 @@ from prose.lang.invariants import (
     SeesOnly,
     UnawareOf,
 )
+from prose.lang.policy_model import (  # the policy's data, re-exported here
+    ANY_ENTRY as ANY_ENTRY,
+)
+from prose.lang.policy_model import (
+    BLIND as BLIND,
+)
+from prose.lang.policy_model import (
+    DEFAULT_ENTRY as DEFAULT_ENTRY,
+)
+from prose.lang.policy_model import (
+    INDEPENDENT as INDEPENDENT,
+)
+from prose.lang.policy_model import (
+    NEVER_SEES as NEVER_SEES,
+)
+from prose.lang.policy_model import (
+    NEVER_SEES_INDIRECTLY as NEVER_SEES_INDIRECTLY,
+)
+from prose.lang.policy_model import (
+    OWN_CHAIN as OWN_CHAIN,
+)
+from prose.lang.policy_model import (
+    OWN_ROUND as OWN_ROUND,
+)
+from prose.lang.policy_model import (
+    PREDECESSOR as PREDECESSOR,
+)
+from prose.lang.policy_model import (
+    REQUIRES as REQUIRES,
+)
+from prose.lang.policy_model import (
+    SEALED_KEY as SEALED_KEY,
+)
+from prose.lang.policy_model import (
+    SEES_ONLY as SEES_ONLY,
+)
+from prose.lang.policy_model import (
+    UNAWARE_OF as UNAWARE_OF,
+)
+from prose.lang.policy_model import (
+    UNMERGED as UNMERGED,
+)
+from prose.lang.policy_model import (
+    ForbiddenWord as ForbiddenWord,
+)
+from prose.lang.policy_model import (
+    Hidden as Hidden,
+)
+from prose.lang.policy_model import (
+    SlotPolicy as SlotPolicy,
+)
+from prose.lang.policy_model import (
+    Unmerged as Unmerged,
+)
+from prose.lang.policy_model import (
+    Violation as Violation,
+)
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
-
-# `Policy.violations`' entry of a map-valued slot when which entry a call reaches is unknown.
-ANY_ENTRY = "*"
-DEFAULT_ENTRY = "default"  # the entry a key with no entry of its own falls back to
-
-# Rule names (what a violation is called in traces, errors and the audit).
-REQUIRES = "requires"
-SEES_ONLY = "sees-only"
-NEVER_SEES = "never-sees"
-NEVER_SEES_INDIRECTLY = "never-sees-indirectly"
-UNAWARE_OF = "unaware-of"
-INDEPENDENT = "independent"
-UNMERGED = "unmerged"
-OWN_CHAIN = "own-chain"
-OWN_ROUND = "own-round"
-PREDECESSOR = "predecessor"
-BLIND = "blind"
-SEALED_KEY = "sealed"
-
-
-@dataclass(frozen=True, slots=True)
-class Hidden:
-    """A slot whose outputs a slot must not receive, and the invariant that says so.
-
-    `form` is the invariant's form (`never-sees`, `never-sees-indirectly`,
-    `unaware-of`, `independent`); `line` its line in the pattern file.
-    """
-
-    other: str
-    form: str
-    line: int = 0
-    text: str = ""
-
-    @property
-    def transitive(self) -> bool:
-        return self.form == NEVER_SEES_INDIRECTLY
-
-
-@dataclass(frozen=True, slots=True)
-class ForbiddenWord:
-    """A word the pattern's literal text sent to a slot must not contain (`is unaware of`)."""
-
-    word: str
-    other: str
-    line: int = 0
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Unmerged:
-    """`the result returns A and B unmerged`: no call receives both."""
-
-    a: str
-    b: str
-    line: int = 0
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SlotPolicy:
-    """What one slot may receive.
-
-    `requires`: the slot's `requires:` entries (None when it declares none:
-    then any input name is allowed by that rule). `sees_only`: input names
-    from `sees only` invariants (None: no such invariant). `hidden`: slots
-    whose outputs must not reach it. `forbidden_words`: words its literal
-    text must not contain.
-    """
-
-    slot: str
-    requires: tuple[str, ...] | None = None
-    sees_only: tuple[str, ...] | None = None
-    sees_only_line: int = 0
-    hidden: tuple[Hidden, ...] = ()
-    forbidden_words: tuple[ForbiddenWord, ...] = ()
-    own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
-    predecessor_line: int = 0  # `each of S sees only its predecessor's output`
-    own_round_line: int = 0  # `each A never sees its own round`
-    blind_to: tuple[str, ...] = ()  # `is blind to the source of S`: the list-valued slots
-    blind_line: int = 0
-
-    @property
-    def reads_chains(self) -> bool:
-        """Whether a rule of this slot reads where each output was made (its chains)."""
-        return bool(self.own_chain_line or self.own_round_line or self.predecessor_line
-                    or self.blind_to)
-
-    @property
-    def never_sees(self) -> tuple[str, ...]:
-        """Slots whose direct outputs this slot must not receive (any direct form)."""
-        return tuple(dict.fromkeys(h.other for h in self.hidden if not h.transitive))
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One reason a call must not be sent.
-
-    `channel` is the input name (or `prompt`, `schema`, `ensures`, `role`)
-    that carries it; `other` the hidden slot, `word` the forbidden word, and
-    `line` the invariant's line, where they apply.
-    """
-
-    slot: str
-    rule: str
-    message: str
-    channel: str | None = None
-    other: str | None = None
-    word: str | None = None
-    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -515,6 +465,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                for name in invariant.form.slot_names() if entry_slot(name, slots_by_name)}
     for name in sorted(entries):
         slots_by_name[name] = slots_by_name[name.partition(".")[0]]
+    spec_slots = [name for name in slots_by_name if name not in entries]
     requires = {
         name: tuple(item.text for item in slot.requires)
         if slot.requires_declared and name not in entries else None
@@ -600,6 +551,12 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 own_chain.setdefault(form.slot, line)
             case OwnRound():
                 own_round.setdefault(form.slot, line)
+            case NoCallReceives():
+                for viewer in spec_slots:
+                    hide(viewer, form.slot, NEVER_SEES, line, text)
+            case NeverTold():
+                for told in form.slots:
+                    forbid(told, form.word, form.word, line, text)
             case Predecessor():
                 predecessors.setdefault(form.slot, line)
             case LoopsBoundedBy():

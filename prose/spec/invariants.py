@@ -18,6 +18,8 @@ from prose.lang.invariants import (
     InvariantForm,
     LoopsBoundedBy,
     NeverSees,
+    NeverTold,
+    NoCallReceives,
     OnlyGrows,
     OwnChain,
     OwnRound,
@@ -39,6 +41,8 @@ __all__ = [
     "InvariantForm",
     "LoopsBoundedBy",
     "NeverSees",
+    "NeverTold",
+    "NoCallReceives",
     "OnlyGrows",
     "OwnChain",
     "OwnRound",
@@ -106,6 +110,12 @@ _AT_MOST_ONE = re.compile(
 )
 
 
+_NO_CALL = re.compile(
+    rf"^(?:no\s+call\s+(?:receives|is\s+given|gets)\s+(?:the\s+outputs?\s+of\s+)?{_NAME}"
+    rf"|the\s+outputs?\s+of\s+{_NAME}\s+reach(?:es)?\s+no\s+call)$", re.I)
+_NEVER_TOLD = re.compile(
+    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:is|are)\s+never\s+told\s+(?:the\s+word\s+)?"
+    r"`([^`]+)`$", re.I)
 _SAME_EVERY_CALL = re.compile(
     rf"^(?:every\s+call\s+of\s+{_NAME}\s+gets|{_NAME}\s+always\s+gets)\s+the\s+same\s+{_NAME}$",
     re.I)
@@ -183,6 +193,12 @@ def _parse_gate(text: str) -> InvariantForm | None:
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
+    if match := _NO_CALL.match(text):
+        return NoCallReceives(slot=match.group(1) or match.group(2))
+    if match := _NEVER_TOLD.match(text):
+        word = match.group(2).strip()
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        return NeverTold(slots=names, word=word) if word else None
     if match := _SAME_EVERY_CALL.match(text):
         slot = match.group(1) or match.group(2)
         return SameInput(slot=slot, input=match.group(3), approver=slot)
@@ -213,6 +229,8 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` runs only after `{}` returns `{}` == true",
     "`{}` gets the same `{}` `{}` got",
     "every call of `{}` gets the same `{}`",
+    "no call receives `{}`",
+    "`{*}` are never told `{}`",
     "at most one of `{*}` runs",
     "`{}` runs at most once",
 )
