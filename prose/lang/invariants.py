@@ -114,6 +114,21 @@ class NeverTold:
 
 
 @dataclass(frozen=True, slots=True)
+class ReturnsOneOf:
+    """`` `oversight` returns `decision` as one of "continue", "adjust" ``: every value at
+    the path of the slot's output (through lists: `subtasks.kind`) is one of these: the
+    linter proves the slot's declared output type allows no other, the run time stops a
+    reply outside them, the audit reads the recorded outputs."""
+
+    slot: str
+    path: tuple[str, ...]
+    values: tuple[bool | int | float | str | None, ...]
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
 class OwnRound:
     """`` each `A` never sees its own round ``: a call of A receives no output of A made in
     the round it runs in (one execution of a parallel construct it runs inside: a sibling
@@ -268,6 +283,7 @@ InvariantForm: TypeAlias = (
     | OwnRound
     | NoCallReceives
     | NeverTold
+    | ReturnsOneOf
     | Predecessor
     | LoopsBoundedBy
     | OnlyGrows
@@ -285,4 +301,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
+    ReturnsOneOf,
 )

@@ -26,7 +26,7 @@ from prose.lang.flows import (
     same_round,
     strict_requested,
 )
-from prose.lang.gates import Approval, Exclusive, Gates, Guard, SameGiven
+from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, SameGiven
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
@@ -42,6 +42,7 @@ from prose.lang.invariants import (
     OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
@@ -485,6 +486,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     approvals: list[Approval] = []
     same: list[SameGiven] = []
     exclusive: list[Exclusive] = []
+    one_of: list[OneOf] = []
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -554,6 +556,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             case NoCallReceives():
                 for viewer in spec_slots:
                     hide(viewer, form.slot, NEVER_SEES, line, text)
+            case ReturnsOneOf():
+                one_of.append(OneOf(form.slot, form.path, form.values, line, text))
             case NeverTold():
                 for told in form.slots:
                     forbid(told, form.word, form.word, line, text)
@@ -581,6 +585,6 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive))
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates)

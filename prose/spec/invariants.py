@@ -25,6 +25,7 @@ from prose.lang.invariants import (
     OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
@@ -48,6 +49,7 @@ __all__ = [
     "OwnRound",
     "PairwiseIndependent",
     "Predecessor",
+    "ReturnsOneOf",
     "ReturnsUnmerged",
     "RunsOnlyAfter",
     "RunsOnlyIf",
@@ -110,6 +112,10 @@ _AT_MOST_ONE = re.compile(
 )
 
 
+_ONE_OF = re.compile(
+    rf"^{_NAME}\s+returns\s+{_PATH}\s+as\s+one\s+of\s+"
+    rf"({_LITERAL}(?:\s*(?:,\s*or\b|,|\bor\b)\s*{_LITERAL})*)$", re.I)
+_ONE_LITERAL = re.compile(_LITERAL, re.I)
 _NO_CALL = re.compile(
     rf"^(?:no\s+call\s+(?:receives|is\s+given|gets)\s+(?:the\s+outputs?\s+of\s+)?{_NAME}"
     rf"|the\s+outputs?\s+of\s+{_NAME}\s+reach(?:es)?\s+no\s+call)$", re.I)
@@ -193,6 +199,10 @@ def _parse_gate(text: str) -> InvariantForm | None:
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
+    if match := _ONE_OF.match(text):
+        found = _ONE_LITERAL.findall(match.group(3))
+        return ReturnsOneOf(slot=match.group(1), path=tuple(match.group(2).split(".")),
+                            values=tuple(dict.fromkeys(_literal(item) for item in found)))
     if match := _NO_CALL.match(text):
         return NoCallReceives(slot=match.group(1) or match.group(2))
     if match := _NEVER_TOLD.match(text):
@@ -230,6 +240,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` gets the same `{}` `{}` got",
     "every call of `{}` gets the same `{}`",
     "no call receives `{}`",
+    "`{}` returns `{}` as one of \"a\", \"b\"",
     "`{*}` are never told `{}`",
     "at most one of `{*}` runs",
     "`{}` runs at most once",
