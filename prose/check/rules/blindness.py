@@ -3,12 +3,23 @@ isolation (`never sees its own round`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from prose.check.invariant_checks import invariant_labels, of_rule, where
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang import policy as rules
+
+
+def _at_calls(found_by: Rule, ctx: CheckContext, policy_rule: str) -> Iterator[Diagnostic]:
+    """Every violation of one policy rule, at the input that carries it, with the called
+    service and the invariant as secondary labels."""
+    for found in of_rule(ctx, policy_rule):
+        violation = found.violation
+        yield found_by.diagnostic(
+            where(found), violation.message,
+            secondary=[*ctx.flow.target_labels(found.site.call),
+                       *invariant_labels(ctx, violation.line)])
 
 
 @rule
@@ -57,12 +68,7 @@ class BlindToSourceViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.BLIND):
-            violation = found.violation
-            yield self.diagnostic(
-                where(found), violation.message,
-                secondary=[*ctx.flow.target_labels(found.site.call),
-                           *invariant_labels(ctx, violation.line)])
+        yield from _at_calls(self, ctx, rules.BLIND)
 
 
 @rule
@@ -159,9 +165,4 @@ class OwnRoundViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.OWN_ROUND):
-            violation = found.violation
-            yield self.diagnostic(
-                where(found), violation.message,
-                secondary=[*ctx.flow.target_labels(found.site.call),
-                           *invariant_labels(ctx, violation.line)])
+        yield from _at_calls(self, ctx, rules.OWN_ROUND)
