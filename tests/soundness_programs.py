@@ -37,6 +37,7 @@ outputs it carries.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -78,7 +79,8 @@ class Invariant:
     """One checkable invariant (LANGUAGE.md 5).
 
     `form` is never, indirect, unaware, independent (about slots `a` and `b`),
-    only (`a` sees only `inputs`) or chain (each `a` sees only its own chain).
+    only (`a` sees only `inputs`), chain (each `a` sees only its own chain) or round
+    (each `a` never sees its own round).
     """
 
     form: str
@@ -96,11 +98,15 @@ class Invariant:
             "independent": f"- `{self.a}` and `{self.b}` are independent",
             "only": f"- `{self.a}` sees only {listed}",
             "chain": f"- each `{self.a}` sees only its own chain",
+            "round": f"- each `{self.a}` never sees its own round",
+            "no_call": f"- no call receives `{self.a}`",
             # a condition no program binds: every call of `a` is stopped at run time, so
             # the linter must find every place `a` may be called (prose/check/dominance.py)
             "runs_if": f"- `{self.a}` runs only if `gate.ok`",
             "at_most_one": f"- at most one of `{self.a}`, `{self.b}` runs"
                            + (" per iteration" if self.per_iteration else ""),
+            "once": f"- `{self.a}` runs at most once"
+                    + (" per iteration" if self.per_iteration else ""),
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -108,10 +114,14 @@ class Invariant:
 
         `how` is `direct` (a copy of the output), `transitive` (anything computed
         from it, through other calls too) or `words` (literal text naming it).
-        The `only` and `chain` forms have no rule here: the test checks them
+        The `only`, `chain` and `round` forms have no rule here: the test checks them
         through the run-time policy alone (a stopped call must be flagged).
         """
-        if self.form in ("only", "chain", "runs_if", "at_most_one"):
+        if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once"):
+            return
+        if self.form == "no_call":
+            for viewer in SLOTS:
+                yield viewer, self.a, "direct"
             return
         if self.form == "independent":
             yield self.a, self.b, "direct"
@@ -245,48 +255,57 @@ def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) ->
 # operand. Every one is type-correct, so it runs (the linter's rule and the run time's
 # are compared, not their type errors).
 _Make = Callable[[Callable[..., str]], tuple[str, "str | None"]]
+_OPERAND = re.compile(r"\{([a-z:]+)(!?)\}")
+
+
+def _made(construct: str, template: str) -> tuple[int, _Make]:
+    """One entry: `template` with each `{kind}` an operand drawn of that kind (`{kind!}`:
+    a non-empty one), left to right."""
+    def make(sub: Callable[..., str]) -> tuple[str, str | None]:
+        return construct, _OPERAND.sub(lambda m: sub(m.group(1), bool(m.group(2))), template)
+    return 1, make
+
 EXPRESSIONS: dict[str, list[tuple[int, _Make]]] = {
     "str": [
-        (1, lambda sub: ("operator", f"{sub('str')} + {sub('str')}")),
-        (1, lambda sub: ("slice", f"{sub('str')}[0:6]")),
-        (1, lambda sub: ("built-in", f"join({sub('list:str')}, \", \")")),
-        (1, lambda sub: ("built-in", f"lower(trim({sub('str')}))")),
-        (1, lambda sub: ("built-in", f"upper({sub('str')})")),
-        (1, lambda sub: ("built-in", f"mode({sub('list:str', True)})")),
+        _made("operator", "{str} + {str}"),
+        _made("slice", "{str}[0:6]"),
+        _made("built-in", "join({list:str}, \", \")"),
+        _made("built-in", "lower(trim({str}))"),
+        _made("built-in", "upper({str})"),
+        _made("built-in", "mode({list:str!})"),
     ],
     "num": [
-        (1, lambda sub: ("operator", f"{sub('num')} * 2 + {sub('num')} % 3")),
-        (1, lambda sub: ("built-in", f"length({sub('list:obj')})")),
-        (1, lambda sub: ("built-in", f"count({sub('list:str')}, {sub('str')})")),
-        (1, lambda sub: ("built-in", f"sum([{sub('num')}, {sub('num')}])")),
-        (1, lambda sub: ("built-in", f"max({sub('num')}, {sub('num')})")),
-        (1, lambda sub: ("built-in", f"sum(range({sub('num')}))")),
+        _made("operator", "{num} * 2 + {num} % 3"),
+        _made("built-in", "length({list:obj})"),
+        _made("built-in", "count({list:str}, {str})"),
+        _made("built-in", "sum([{num}, {num}])"),
+        _made("built-in", "max({num}, {num})"),
+        _made("built-in", "sum(range({num}))"),
     ],
     "bool": [
-        (1, lambda sub: ("comparison as a value", f"{sub('str')} == {sub('str')}")),
-        (1, lambda sub: ("comparison as a value", f"{sub('str')} in {sub('list:str')}")),
-        (1, lambda sub: ("comparison as a value",
-                         f"{sub('str')} contains \"f\" or {sub('str')} starts with \"m\"")),
-        (1, lambda sub: ("comparison as a value", f"{sub('str')} matches \"f$\"")),
-        (1, lambda sub: ("comparison as a value", f"not {sub('num')} + 1 > 2")),
+        _made("comparison as a value", "{str} == {str}"),
+        _made("comparison as a value", "{str} in {list:str}"),
+        _made("comparison as a value", "{str} contains \"f\" or {str} starts with \"m\""),
+        _made("comparison as a value", "{str} matches \"f$\""),
+        _made("comparison as a value", "not {num} + 1 > 2"),
     ],
     "list:str": [
-        (1, lambda sub: ("operator", f"{sub('list:str')} + {sub('list:str')}")),
-        (1, lambda sub: ("slice", f"{sub('list:str')}[1:]")),
-        (1, lambda sub: ("built-in", f"sort(unique({sub('list:str')}))")),
-        (1, lambda sub: ("built-in", f"split({sub('str')}, \" \")")),
-        (1, lambda sub: ("built-in", f"flatten([{sub('list:str')}, {sub('list:str')}])")),
-        (1, lambda sub: ("built-in", f"values({sub('obj')})[1] + keys({sub('obj')})")),
-        (1, lambda sub: ("built-in", f"zip({sub('list:str', True)}, {sub('list:str', True)})[0]")),
+        _made("operator", "{list:str} + {list:str}"),
+        _made("slice", "{list:str}[1:]"),
+        _made("built-in", "sort(unique({list:str}))"),
+        _made("built-in", "split({str}, \" \")"),
+        _made("built-in", "flatten([{list:str}, {list:str}])"),
+        _made("built-in", "values({obj})[1] + keys({obj})"),
+        _made("built-in", "zip({list:str!}, {list:str!})[0]"),
     ],
     "list:obj": [
-        (1, lambda sub: ("operator", f"{sub('list:obj')} + {sub('list:obj')}")),
-        (1, lambda sub: ("built-in", f"top({sub('list:obj')}, 1, by: \"n\")")),
-        (1, lambda sub: ("built-in", f"sort({sub('list:obj')}, by: \"text\", descending: true)")),
+        _made("operator", "{list:obj} + {list:obj}"),
+        _made("built-in", "top({list:obj}, 1, by: \"n\")"),
+        _made("built-in", "sort({list:obj}, by: \"text\", descending: true)"),
     ],
     "obj": [
-        (1, lambda sub: ("built-in", f"max({sub('list:obj', True)}, by: \"n\")")),
-        (1, lambda sub: ("built-in", f"min({sub('list:obj', True)}, by: \"n\")")),
+        _made("built-in", "max({list:obj!}, by: \"n\")"),
+        _made("built-in", "min({list:obj!}, by: \"n\")"),
     ],
 }
 
@@ -1077,15 +1096,17 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
-               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "runs_if",
-                                       "at_most_one")) -> Invariant:
+               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "no_call",
+                                       "runs_if", "at_most_one", "once")) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "runs_if"):
+    if form in ("chain", "round", "no_call", "runs_if"):
         return Invariant(form, a)
+    if form == "once":
+        return Invariant(form, a, per_iteration=draw(st.booleans()))
     if form == "at_most_one":
         return Invariant(form, a, draw(st.sampled_from([slot for slot in SLOTS if slot != a])),
                          per_iteration=draw(st.booleans()))

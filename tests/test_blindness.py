@@ -78,3 +78,21 @@ def test_the_judge_gets_the_shuffled_order_and_a_forged_order_is_found(tmp_path:
     findings = json.loads(report.stdout)["findings"]
     assert [f["rule"] for f in findings] == ["blind"], findings
     assert "in binding order" in findings[0]["message"]
+
+
+def test_a_forged_loop_counter_over_the_samplers_is_found(tmp_path: Path) -> None:
+    """The audit reads the position marker a counter over the samplers carries
+    (`prose.lang.flows.loop_counter`) from the recorded provenance."""
+    from prose.lang.flows import order_marker
+
+    result, trace = _run(tmp_path, PROGRAM)
+    assert result.code == 0, result.output
+    events = events_of(trace)
+    judge = next(e for e in events if e["type"] == "call" and e["slot"] == "judge")
+    assert order_marker("samplers") not in judge["provenance"]
+    judge["provenance"].append(order_marker("samplers"))  # as if given `i` of `for s, i in samplers`
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    report = run_prose_in_process("audit", str(forged), "--json")
+    findings = json.loads(report.stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["blind"], findings
+    assert "position in the binding order of `samplers`" in findings[0]["message"]

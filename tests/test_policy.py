@@ -99,7 +99,9 @@ def test_compile_dialectic() -> None:
     assert thesis.requires is not None and len(thesis.requires) == 2
     assert thesis.requires[0] == "task_brief"
     assert requirement_matches(thesis.requires[1], "prior_antithesis")
-    assert (thesis.hidden, thesis.forbidden_words) == ((), ())
+    # `thesis` and `antithesis` are never told `dialectic`: a word only, nobody hidden.
+    assert thesis.hidden == () and [w.word for w in thesis.forbidden_words] == ["dialectic"]
+    assert [w.word for w in antithesis.forbidden_words] == ["dialectic"]
     # The dialectic's own calls pass the policy: each side sees the other's latest argument.
     assert violations(policy, "thesis", {"task_brief": FLOW_NONE,
                                         "prior_antithesis": flow("antithesis"),

@@ -424,7 +424,8 @@ SCRIPTED_CALLS = 20
 
 def _shared_script(
     path: Path, program: str, fail: list[str] | dict[str, list[int]] | None = None,
-    services: dict[str, int] | None = None, first: dict[str, list[Any]] | None = None,
+    services: dict[str, int | list[str]] | None = None,
+    first: dict[str, list[Any]] | None = None,
 ) -> Script:
     """Every slot answers `{flaws, sections}`; the calls `fail` names are errors instead.
 
@@ -455,10 +456,15 @@ def _shared_script(
     # An agent's tool calls (the fixture's `script`) come before its answers.
     for slot, calls in (first or {}).items():
         slots[slot] = [*calls, *slots[slot]]
-    # A list-valued slot (`services`): that many services, one queue each.
+    # A list-valued slot (`services`): that many services, one queue each; a map-valued
+    # slot: its entries' names, one `NAME[ENTRY]` queue each.
     mapping: dict[str, Any] = {name: slots[name] for name in slots}
     for name, count in (services or {}).items():
-        mapping[name] = [slots[name]] * count
+        if isinstance(count, list):
+            del mapping[name]
+            mapping.update({f"{name}[{entry}]": slots[name] for entry in count})
+        else:
+            mapping[name] = [slots[name]] * count
     return Script.from_mapping({"slots": mapping})
 
 

@@ -131,6 +131,8 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "`a`, `b`, `c` are pairwise independent", "`a` runs only if `g.ok`",
         "`a` runs only after `b` returns `approved` == true", "`a` gets the same `p` `b` got",
         "at most one of `a`, `b` runs", "`a` is blind to the source of `b`",
+        "each `a` never sees its own round", "no call receives `a`", "`a` is never told `w`",
+        "`a` returns `x` as one of \"y\", \"z\"",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 from prose.diagnostics.model import Severity
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
-                   "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634")
+                   "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637")
 
 
 @dataclass

@@ -33,7 +33,7 @@ from prose.diagnostics.model import Label
 from prose.lang import builtins, flows
 from prose.lang.channels import MEMORY_INPUT
 from prose.lang.flows import default_texts
-from prose.lang.invariants import Predecessor
+from prose.lang.invariants import BlindTo, Predecessor
 from prose.lang.loops import loop_shape
 from prose.lang.properties import CONTROL_PROPERTIES
 from prose.source import Span
@@ -483,6 +483,11 @@ class _Analyser(Visitor[Value]):
         self.predecessor_slots = frozenset(
             invariant.form.slot for invariant in self.decl.invariants
             if isinstance(invariant.form, Predecessor))
+        # The list-valued slots a judge is blind to the source of: a loop counter over a list
+        # in their binding order carries its position (`prose.lang.flows.loop_counter`).
+        self.blind_sources = frozenset(
+            invariant.form.sources for invariant in self.decl.invariants
+            if isinstance(invariant.form, BlindTo))
         # Per loop body (or parallel branch): the states `continue`, `break` and `return`
         # leave it in, which the end of the body does not see (None: a block, whose exits
         # end the block only).
@@ -521,6 +526,10 @@ class _Analyser(Visitor[Value]):
     def sealed(self, where: Span) -> Defs:
         return frozenset({self._define("<shuffle key>", where, "shuffle", slots=(flows.SEALED,),
                                        key="key")})
+
+    def order(self, slot: str, where: Span) -> Defs:
+        return frozenset({self._define("<position>", where, "position",
+                                       slots=(flows.order_marker(slot),), key=slot)})
 
     def _crossing(self, label: Defs, node: n.Node, name: str = "<join>") -> Defs:
         """A value leaving a parallel construct through its join (one definition marks it)."""
@@ -718,12 +727,18 @@ class _Analyser(Visitor[Value]):
         parallel = shape.parallel
         depends: Defs = NONE
         element = Value()
+        counter = CONSTANT
         whole: str | None = None
         if shape.items is not None:
             iterable = self._expr(shape.items, state)
             whole = iterable.whole
             element = Value(_flatten(iterable).label, None, iterable.services)
             depends = _flatten(iterable).label
+            if self.blind_sources and isinstance(loop, n.For) and loop.index_var:
+                revealed = flows.revealed_orders(self.result.chains(iterable),
+                                                 iterable.services, self.blind_sources)
+                if revealed:
+                    counter = Value(flows.loop_counter(self, revealed, loop.span))
         depends = depends | self._expr(shape.bound, state).label
         self.result.count_iterations(loop, depends)
         saved_pc = self.pc
@@ -740,7 +755,7 @@ class _Analyser(Visitor[Value]):
                          and self.iteration is None)
             if following:
                 assert isinstance(loop, n.For) and whole is not None
-                self._follow(loop, state, element, whole)
+                self._follow(loop, state, element, whole, counter)
                 self.in_followed.append(whole)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
@@ -748,7 +763,7 @@ class _Analyser(Visitor[Value]):
                 if isinstance(loop, n.For):
                     body_state[loop.var] = self._bind(loop.var, element, loop.span, "loop")
                     if loop.index_var:
-                        body_state[loop.index_var] = self._bind(loop.index_var, CONSTANT, loop.span,
+                        body_state[loop.index_var] = self._bind(loop.index_var, counter, loop.span,
                                                                 "loop")
                 elif loop.var:
                     body_state[loop.var] = self._bind(loop.var, CONSTANT, loop.span, "loop")
@@ -813,7 +828,8 @@ class _Analyser(Visitor[Value]):
             if following:
                 self.in_followed.pop()
 
-    def _follow(self, loop: n.For, state: State, element: Value, slot: str) -> None:
+    def _follow(self, loop: n.For, state: State, element: Value, slot: str,
+                counter: Value = CONSTANT) -> None:
         """Follow the first iterations of `for s in S` one by one, each starting where the
         previous one ended, with definitions of their own: a call then knows which
         iteration made each output of S it receives (its own definitions say so)."""
@@ -827,7 +843,7 @@ class _Analyser(Visitor[Value]):
                 body = run.fork()
                 body[loop.var] = self._bind(loop.var, element, loop.span, "loop")
                 if loop.index_var:
-                    body[loop.index_var] = self._bind(loop.index_var, CONSTANT, loop.span, "loop")
+                    body[loop.index_var] = self._bind(loop.index_var, counter, loop.span, "loop")
                 exits: dict[str, list[Value]] = {}
                 self.collecting.append(Returned())
                 self.exits.append((body, exits))

@@ -11,7 +11,7 @@ from prose.diagnostics.model import Label
 from prose.lang import flows
 from prose.lang.channels import call_channels
 from prose.lang.invariants import InvariantForm
-from prose.lang.policy import PREDECESSOR, Policy, Violation
+from prose.lang.policy import ANY_ENTRY, DEFAULT_ENTRY, PREDECESSOR, Policy, Violation
 from prose.lang.properties import MODEL_CHANNELS, is_input
 from prose.source import Span
 from prose.syntax import nodes as n
@@ -77,16 +77,13 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
         # What the values carry matters only to a rule that reads it (the names alone
         # decide `requires` and `sees only`).
         reads = policy.unmerged or policy.strict or shuffles or any(
-            rules.hidden or rules.forbidden_words or rules.own_chain_line or rules.predecessor_line
-            or rules.blind_to
+            rules.hidden or rules.forbidden_words or rules.reads_chains
             or (rules.sees_only is not None and "schema" in props)
-            for slot in site.slots if (rules := policy.slots.get(slot)) is not None)
+            for slot in site.slots for rules in policy.rules_of(slot))
         carried = {entry.name: flow.resolve(entry.value) if reads else NOTHING for entry in sent}
         for slot in sorted(site.slots):
             info = ctx.decl.slots.get(slot)
-            rules = policy.slots.get(slot)
-            if rules is not None and (rules.own_chain_line or rules.predecessor_line
-                                      or rules.blind_to):
+            if any(rules.reads_chains for rules in policy.rules_of(slot)):
                 carried = {name: replace(value, chains=flow.chains(site.inputs[name].value))
                            for name, value in carried.items()}  # where each output was made
             channels = call_channels(
@@ -100,9 +97,11 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
             followed = flow.iterations.get(id(site.call))
             index = flows.NO_INDEX if followed and not site.unfollowed else flows.UNKNOWN_INDEX
             for branch in sorted(site.branches) or [()]:
-                for violation in policy.violations(slot, channels, branch, index):
+                for violation in policy.violations(slot, channels, branch, index,
+                                                   _entry(site.call)):
                     out.append(SiteViolation(site, slot, violation,
                                              props.get(violation.channel or "")))
+            rules = policy.slots.get(slot)
             if rules is not None and rules.predecessor_line:
                 for iteration, values in followed or ():
                     chained = call_channels(
@@ -115,6 +114,20 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
                             out.append(SiteViolation(site, slot, violation,
                                                      props.get(violation.channel or "")))
     return out
+
+
+def _entry(call: n.Call) -> str | tuple[str, ...]:
+    """The entries of a map-valued slot a call may reach: when its key is written in the
+    pattern (`call handlers["billing"]`, `call handlers.billing`), that entry or `default`
+    (a key with no entry falls back to it); otherwise any entry."""
+    target = call.target
+    if isinstance(target, n.Member) and isinstance(target.obj, n.Name):
+        return (target.name, DEFAULT_ENTRY)
+    if (isinstance(target, n.Index) and isinstance(target.obj, n.Name)
+            and isinstance(target.index, n.String) and len(target.index.parts) == 1
+            and isinstance(target.index.parts[0], str)):
+        return (target.index.parts[0], DEFAULT_ENTRY)
+    return ANY_ENTRY
 
 
 def of_rule(ctx: CheckContext, rule: str) -> Iterator[SiteViolation]:

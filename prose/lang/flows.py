@@ -46,6 +46,14 @@ SHUFFLED = -4  # an output that passed through `shuffle`: its position tells not
 # and no value carrying it may reach any call (`prose.lang.policy`, rule `sealed`).
 SEALED = "#sealed"
 STRICT_VALUES = ("strict",)
+# The provenance a loop counter over a list in a list-valued slot's binding order carries
+# (`order_marker(S)`): the counter tells which service of S made the item.
+ORDER = "#order "
+
+
+def order_marker(slot: str) -> str:
+    """The provenance of a position in `slot`'s binding order (see `loop_counter`)."""
+    return f"{ORDER}{slot}"
 
 
 class Algebra(Protocol, Generic[L]):
@@ -57,6 +65,7 @@ class Algebra(Protocol, Generic[L]):
     def output(self, slot: str, given: L, where: Span, branch: BranchPath, index: int) -> L: ...
     def unordered(self, items: L, where: Span) -> L: ...
     def sealed(self, where: Span) -> L: ...
+    def order(self, slot: str, where: Span) -> L: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +121,10 @@ class Concrete:
 
     def sealed(self, where: Span) -> Label:
         return Label(frozenset((SEALED,)), frozenset((SEALED,)))
+
+    def order(self, slot: str, where: Span) -> Label:
+        marker = frozenset((order_marker(slot),))
+        return Label(marker, marker)
 
 
 CONCRETE = Concrete()
@@ -192,6 +205,22 @@ def shuffled(alg: Algebra[L], items: L, where: Span) -> tuple[L, L]:
     return alg.unordered(items, where), alg.sealed(where)
 
 
+def revealed_orders(chains: Chains, services: Iterable[str], blind: Iterable[str]) -> list[str]:
+    """Of the list-valued slots `blind` (the sources a judge is blind to), those a list is in
+    the binding order of: it holds their services (`for s in S`), or their outputs in
+    binding order (chains whose index reveals the source)."""
+    held = set(services)
+    return [slot for slot in sorted(set(blind)) if slot in held or any(
+        made == slot and reveals_source(index) for made, _, index, _ in chains)]
+
+
+def loop_counter(alg: Algebra[L], revealed: Iterable[str], where: Span) -> L:
+    """`for x, i in xs` (i): a counter carries nothing, except the position in the binding
+    order of each list-valued slot `xs` is in that order of (`revealed_orders`): `i` tells
+    which service of S made the item, so a judge blind to S's source must not get it."""
+    return alg.join([alg.order(slot, where) for slot in revealed])
+
+
 def reveals_source(index: int) -> bool:
     """Whether an output made by the service at `index` of a list-valued slot still tells
     which service made it (by its position in binding order, or its index): any index
@@ -209,6 +238,17 @@ def own_chain(produced: BranchPath, consumer: BranchPath) -> bool:
     """Whether an output made at `produced` is in the chain of a call at `consumer`: the
     same branch, or one the consumer runs inside (never a sibling's, never across a join)."""
     return consumer[: len(produced)] == produced
+
+
+def same_round(produced: BranchPath, consumer: BranchPath) -> bool:
+    """Whether an output made at `produced` was made in a round a call at `consumer` runs
+    inside: one execution of a parallel construct (a branch element is `NODE@SERIAL#POS` at
+    run time, `NODE` in the linter) both paths pass through, where the output has not left
+    it through its join (the linter marks such an element `NODE*`; at run time a later
+    execution has another serial). Outputs collected at an earlier join are not."""
+    rounds = {element.split("#", 1)[0] for element in consumer}
+    return any(not element.endswith("*") and element.split("#", 1)[0] in rounds
+               for element in produced)
 
 
 def error_object(alg: Algebra[L], error: L) -> L:
@@ -348,6 +388,9 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body"),
     ("`repeat N`, `loop ... (max: N)`", "the counter carries nothing", "`N`'s label and the "
      "condition's in the body"),
+    ("`for x, i in xs` (i)", "nothing, except where a judge is blind to the source of a "
+     "list-valued slot S and `xs` is in S's binding order (S's services, or S's outputs not "
+     "shuffled): then S's position marker (`prose.lang.flows.loop_counter`)", "as `for x in xs`"),
     ("loop / `parallel for` in value position", "the union of the iterations' values", "the program counter"),
     ("a race or a tolerant `parallel` (`\"first\"`, `\"any\"`, `on-fail` other than fail-fast)",
      "the branches that succeeded", "the failed branches' errors (which won, or which are kept, depends on them)"),

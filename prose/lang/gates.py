@@ -23,6 +23,7 @@ RUNS_ONLY_IF = "runs-only-if"
 RUNS_ONLY_AFTER = "runs-only-after"
 SAME_INPUT = "same-input"
 AT_MOST_ONE = "at-most-one"
+RETURNS_ONE_OF = "returns-one-of"
 
 Literal = bool | int | float | str | None
 
@@ -76,6 +77,36 @@ class Exclusive:
 
 
 @dataclass(frozen=True, slots=True)
+class OneOf:
+    """`` `oversight` returns `decision` as one of "continue", "abort" ``: every value at
+    the path of the slot's output (through lists: `subtasks.kind`) is one of `values`."""
+
+    slot: str
+    path: tuple[str, ...]
+    values: tuple[Literal, ...]
+    line: int = 0
+    text: str = ""
+
+    def outside(self, output: Any) -> list[Any]:
+        """The values at the path of `output` that are none of `values` (a missing field
+        is null)."""
+        found: list[Any] = []
+        _values_at(output, self.path, found)
+        return [value for value in found if not any(
+            value == allowed and type(value) is type(allowed) for allowed in self.values)]
+
+
+def _values_at(value: Any, path: tuple[str, ...], out: list[Any]) -> None:
+    if isinstance(value, list | tuple):
+        for item in value:
+            _values_at(item, path, out)
+    elif not path:
+        out.append(value)
+    else:
+        _values_at(value.get(path[0]) if isinstance(value, Mapping) else None, path[1:], out)
+
+
+@dataclass(frozen=True, slots=True)
 class GateViolation:
     """One reason a call must not be made (it is not made: the run stops before it)."""
 
@@ -93,9 +124,11 @@ class Gates:
     approvals: tuple[Approval, ...] = ()
     same: tuple[SameGiven, ...] = ()
     exclusive: tuple[Exclusive, ...] = ()
+    one_of: tuple[OneOf, ...] = ()  # judged on what a call returned, not before it
 
     def __bool__(self) -> bool:
-        return bool(self.guards or self.approvals or self.same or self.exclusive)
+        return bool(self.guards or self.approvals or self.same or self.exclusive
+                    or self.one_of)
 
     def guards_of(self, slot: str) -> tuple[Guard, ...]:
         return tuple(guard for guard in self.guards if guard.slot == slot)
@@ -110,7 +143,8 @@ class Gates:
         return {"guards": [asdict(rule) for rule in self.guards],
                 "approvals": [asdict(rule) for rule in self.approvals],
                 "same": [asdict(rule) for rule in self.same],
-                "exclusive": [asdict(rule) for rule in self.exclusive]}
+                "exclusive": [asdict(rule) for rule in self.exclusive],
+                **({"one_of": [asdict(rule) for rule in self.one_of]} if self.one_of else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
@@ -123,6 +157,8 @@ class Gates:
             tuple(SameGiven(**item) for item in data.get("same", ())),
             tuple(Exclusive(**{**item, "slots": tuple(item["slots"])})
                   for item in data.get("exclusive", ())),
+            tuple(OneOf(**{**item, "path": tuple(item["path"]), "values": tuple(item["values"])})
+                  for item in data.get("one_of", ())),
         )
 
 
@@ -217,6 +253,8 @@ class GateHistory:
             if rule.slot != slot:
                 continue
             gave = self._latest(self.given, rule.approver, path)
+            if gave is _MISSING and rule.approver == slot:
+                continue  # `every call of A gets the same x`: the first call sets it
             before = gave.get(rule.input) if isinstance(gave, dict) else None
             if before is None or given.get(rule.input) != before:
                 found.append(GateViolation(
@@ -227,10 +265,12 @@ class GateHistory:
             if slot not in exclusive.slots:
                 continue
             first = self.ran.get((number, iteration_of(path) if exclusive.per_iteration else ""))
-            if first is not None and first != slot:
+            once = len(exclusive.slots) == 1  # `A runs at most once`: a second call of A
+            if first is not None and (first != slot or once):
                 where = "in this iteration" if exclusive.per_iteration else "in this run"
                 found.append(GateViolation(
-                    slot, AT_MOST_ONE, f"at most one of {_names(exclusive.slots)} runs, and "
+                    slot, AT_MOST_ONE, f"`{slot}` runs at most once, and it already ran {where}"
+                    if once else f"at most one of {_names(exclusive.slots)} runs, and "
                     f"`{first}` already ran {where}", exclusive.line))
         return found
 
@@ -250,6 +290,20 @@ class GateHistory:
         if any(approval.approver == slot for approval in gates.approvals):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
+
+    @staticmethod
+    def unexpected(gates: Gates, slot: str, output: Any) -> list[GateViolation]:
+        """Every `returns ... as one of` form a call of `slot` that returned `output`
+        breaks (its result is not passed on: the run stops after the call)."""
+        found: list[GateViolation] = []
+        for rule in gates.one_of:
+            outside = rule.outside(output) if rule.slot == slot else []
+            if outside:
+                shown = ", ".join(json.dumps(value) for value in rule.values)
+                found.append(GateViolation(
+                    slot, RETURNS_ONE_OF, f"`{slot}` returns `{'.'.join(rule.path)}` as one of "
+                    f"{shown}, but returned {json.dumps(outside[0])}", rule.line))
+        return found
 
     def failed(self, slot: str, path: str) -> None:
         """A call of `slot` failed: whatever it approved before no longer stands."""

@@ -88,6 +88,60 @@ class OwnChain:
 
 
 @dataclass(frozen=True, slots=True)
+class NoCallReceives:
+    """`` no call receives `delegates` ``: no slot (the slot itself included) is given an
+    output of it: the pattern returns its outputs as they are (no merge, rank or summary
+    by a model)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class NeverTold:
+    """`` `thesis` and `antithesis` are never told `dialectic` ``: no literal text of the
+    pattern sent to these slots (a prompt, an input's name, a `schema:`, their `ensures`,
+    their role prompt) contains the word (the word-only half of `is unaware of`, for a
+    word that is not a slot)."""
+
+    slots: tuple[str, ...]
+    word: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnsOneOf:
+    """`` `oversight` returns `decision` as one of "continue", "adjust" ``: every value at
+    the path of the slot's output (through lists: `subtasks.kind`) is one of these: the
+    linter proves the slot's declared output type allows no other, the run time stops a
+    reply outside them, the audit reads the recorded outputs."""
+
+    slot: str
+    path: tuple[str, ...]
+    values: tuple[bool | int | float | str | None, ...]
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnRound:
+    """`` each `A` never sees its own round ``: a call of A receives no output of A made in
+    the round it runs in (one execution of a parallel construct it runs inside: a sibling
+    branch's, its own branch's, or one collected at a join inside that round); outputs
+    collected at the join of an earlier round are allowed (mixture-of-agents)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
 class Predecessor:
     """`` each of `S` sees only its predecessor's output ``: a call of `S[i]` (a list-valued
     slot) receives the output of `S[i-1]` and no other output of `S` (`S[0]` none)."""
@@ -194,7 +248,9 @@ class RunsOnlyAfter:
 @dataclass(frozen=True, slots=True)
 class SameInput:
     """`` `executor` gets the same `proposal` `approver` got ``: the slot's input is the
-    value the approver's most recent call was given under that name."""
+    value the approver's most recent call was given under that name. `` every call of
+    `probe` gets the same `material` `` is the form with `approver` the slot itself: each
+    call after the first gets what the one before it got."""
 
     slot: str
     input: str
@@ -207,7 +263,8 @@ class SameInput:
 @dataclass(frozen=True, slots=True)
 class AtMostOne:
     """`` at most one of `billing`, `technical`, `general` runs `` (``per iteration``:
-    in each iteration of the innermost loop instead of the whole run)."""
+    in each iteration of the innermost loop instead of the whole run); one slot,
+    `` `handlers` runs at most once ``: at most one call of it."""
 
     slots: tuple[str, ...]
     per_iteration: bool = False
@@ -223,6 +280,10 @@ InvariantForm: TypeAlias = (
     | Independent
     | DistinctModels
     | OwnChain
+    | OwnRound
+    | NoCallReceives
+    | NeverTold
+    | ReturnsOneOf
     | Predecessor
     | LoopsBoundedBy
     | OnlyGrows
@@ -237,6 +298,8 @@ InvariantForm: TypeAlias = (
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
 FORMS: tuple[type[InvariantForm], ...] = (
-    SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, Predecessor,
-    LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo, RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne,
+    SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
+    Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
+    RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
+    ReturnsOneOf,
 )

@@ -19,12 +19,14 @@ from prose.lang.flows import (
     NO_INDEX,
     SEALED,
     BranchPath,
+    order_marker,
     own_chain,
     predecessor,
     reveals_source,
+    same_round,
     strict_requested,
 )
-from prose.lang.gates import Approval, Exclusive, Gates, Guard, SameGiven
+from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, SameGiven
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
@@ -33,10 +35,14 @@ from prose.lang.invariants import (
     InvariantForm,
     LoopsBoundedBy,
     NeverSees,
+    NeverTold,
+    NoCallReceives,
     OnlyGrows,
     OwnChain,
+    OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
@@ -44,105 +50,65 @@ from prose.lang.invariants import (
     SeesOnly,
     UnawareOf,
 )
+from prose.lang.policy_model import (  # the policy's data, re-exported here
+    ANY_ENTRY as ANY_ENTRY,
+)
+from prose.lang.policy_model import (
+    BLIND as BLIND,
+)
+from prose.lang.policy_model import (
+    DEFAULT_ENTRY as DEFAULT_ENTRY,
+)
+from prose.lang.policy_model import (
+    INDEPENDENT as INDEPENDENT,
+)
+from prose.lang.policy_model import (
+    NEVER_SEES as NEVER_SEES,
+)
+from prose.lang.policy_model import (
+    NEVER_SEES_INDIRECTLY as NEVER_SEES_INDIRECTLY,
+)
+from prose.lang.policy_model import (
+    OWN_CHAIN as OWN_CHAIN,
+)
+from prose.lang.policy_model import (
+    OWN_ROUND as OWN_ROUND,
+)
+from prose.lang.policy_model import (
+    PREDECESSOR as PREDECESSOR,
+)
+from prose.lang.policy_model import (
+    REQUIRES as REQUIRES,
+)
+from prose.lang.policy_model import (
+    SEALED_KEY as SEALED_KEY,
+)
+from prose.lang.policy_model import (
+    SEES_ONLY as SEES_ONLY,
+)
+from prose.lang.policy_model import (
+    UNAWARE_OF as UNAWARE_OF,
+)
+from prose.lang.policy_model import (
+    UNMERGED as UNMERGED,
+)
+from prose.lang.policy_model import (
+    ForbiddenWord as ForbiddenWord,
+)
+from prose.lang.policy_model import (
+    Hidden as Hidden,
+)
+from prose.lang.policy_model import (
+    SlotPolicy as SlotPolicy,
+)
+from prose.lang.policy_model import (
+    Unmerged as Unmerged,
+)
+from prose.lang.policy_model import (
+    Violation as Violation,
+)
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
-
-# Rule names (what a violation is called in traces, errors and the audit).
-REQUIRES = "requires"
-SEES_ONLY = "sees-only"
-NEVER_SEES = "never-sees"
-NEVER_SEES_INDIRECTLY = "never-sees-indirectly"
-UNAWARE_OF = "unaware-of"
-INDEPENDENT = "independent"
-UNMERGED = "unmerged"
-OWN_CHAIN = "own-chain"
-PREDECESSOR = "predecessor"
-BLIND = "blind"
-SEALED_KEY = "sealed"
-
-
-@dataclass(frozen=True, slots=True)
-class Hidden:
-    """A slot whose outputs a slot must not receive, and the invariant that says so.
-
-    `form` is the invariant's form (`never-sees`, `never-sees-indirectly`,
-    `unaware-of`, `independent`); `line` its line in the pattern file.
-    """
-
-    other: str
-    form: str
-    line: int = 0
-    text: str = ""
-
-    @property
-    def transitive(self) -> bool:
-        return self.form == NEVER_SEES_INDIRECTLY
-
-
-@dataclass(frozen=True, slots=True)
-class ForbiddenWord:
-    """A word the pattern's literal text sent to a slot must not contain (`is unaware of`)."""
-
-    word: str
-    other: str
-    line: int = 0
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Unmerged:
-    """`the result returns A and B unmerged`: no call receives both."""
-
-    a: str
-    b: str
-    line: int = 0
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SlotPolicy:
-    """What one slot may receive.
-
-    `requires`: the slot's `requires:` entries (None when it declares none:
-    then any input name is allowed by that rule). `sees_only`: input names
-    from `sees only` invariants (None: no such invariant). `hidden`: slots
-    whose outputs must not reach it. `forbidden_words`: words its literal
-    text must not contain.
-    """
-
-    slot: str
-    requires: tuple[str, ...] | None = None
-    sees_only: tuple[str, ...] | None = None
-    sees_only_line: int = 0
-    hidden: tuple[Hidden, ...] = ()
-    forbidden_words: tuple[ForbiddenWord, ...] = ()
-    own_chain_line: int = 0  # `each A sees only its own chain` (0: no such invariant)
-    predecessor_line: int = 0  # `each of S sees only its predecessor's output`
-    blind_to: tuple[str, ...] = ()  # `is blind to the source of S`: the list-valued slots
-    blind_line: int = 0
-
-    @property
-    def never_sees(self) -> tuple[str, ...]:
-        """Slots whose direct outputs this slot must not receive (any direct form)."""
-        return tuple(dict.fromkeys(h.other for h in self.hidden if not h.transitive))
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """One reason a call must not be sent.
-
-    `channel` is the input name (or `prompt`, `schema`, `ensures`, `role`)
-    that carries it; `other` the hidden slot, `word` the forbidden word, and
-    `line` the invariant's line, where they apply.
-    """
-
-    slot: str
-    rule: str
-    message: str
-    channel: str | None = None
-    other: str | None = None
-    word: str | None = None
-    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -166,24 +132,63 @@ class Policy:
     gates: Gates = field(default_factory=Gates)
 
     def violations(self, slot: str, channels: Sequence[Channel],
-                   branch: BranchPath = (), index: int = NO_INDEX) -> list[Violation]:
-        """Every violation a call to `slot` (the service at `index` of a list-valued slot),
-        made in the parallel branch at `branch`, sending these channels would commit."""
-        rules = self.slots.get(slot)
+                   branch: BranchPath = (), index: int = NO_INDEX,
+                   entry: str | tuple[str, ...] | None = ANY_ENTRY) -> list[Violation]:
+        """Every violation a call to `slot` (the service at `index` of a list-valued slot,
+        the entry `entry` of a map-valued one), made in the parallel branch at `branch`,
+        sending these channels would commit. An entry's own rules (`` `handlers.billing`
+        never sees `router` ``) apply to a call of that entry, and to every call of the
+        slot when which entry it reaches is unknown (`ANY_ENTRY`: the linter's calls
+        through a computed key); a tuple: any of these entries."""
+        found = self._slot(self.slots.get(slot), slot, channels, branch, index)
+        wanted = entry if isinstance(entry, tuple) else (entry,)
+        for key in self.entry_keys(slot):
+            if ANY_ENTRY in wanted or key.partition(".")[2] in wanted:
+                found.extend(self._slot(self.slots[key], slot, channels, branch, index,
+                                        whole=False))
+        return found
+
+    def entry_keys(self, slot: str) -> list[str]:
+        """The keys of the rules of the entries of map-valued `slot` (`slot.entry`)."""
+        prefix = f"{slot}."
+        return [key for key in self.slots if key.startswith(prefix)] if self.has_entries else []
+
+    def rules_of(self, slot: str) -> list[SlotPolicy]:
+        """The slot's rules and those of its entries (a map-valued slot's)."""
+        own = self.slots.get(slot)
+        return [*([own] if own is not None else []), *(self.slots[key]
+                                                       for key in self.entry_keys(slot))]
+
+    @property
+    def has_entries(self) -> bool:
+        return any("." in key for key in self.slots)
+
+    def _slot(self, rules: SlotPolicy | None, slot: str, channels: Sequence[Channel],
+              branch: BranchPath, index: int, whole: bool = True) -> list[Violation]:
+        """The violations of one slot's (or one entry's) rules; `whole`: also the rules of
+        every call (the `shuffle` key, `unmerged`), once per call."""
         found: list[Violation] = []
         if rules is not None:
             for channel in channels:
                 found.extend(self._channel(rules, channel))
                 if rules.own_chain_line:
                     found.extend(_chains(rules, channel, branch))
+                if rules.own_round_line:
+                    found.extend(_rounds(rules, channel, branch))
                 if rules.predecessor_line and index != NO_INDEX:
                     found.extend(_predecessor(rules, channel, index))
                 for sources in rules.blind_to:
                     found.extend(_blind(rules, channel, sources))
             found.extend(_words(rules, channels))
-        found.extend(_sealed(slot, channels))
-        found.extend(self._unmerged(slot, channels))
+        if whole:
+            found.extend(_sealed(slot, channels))
+            found.extend(self._unmerged(slot, channels))
         return found
+
+    @property
+    def blind_sources(self) -> frozenset[str]:
+        """The list-valued slots some judge is blind to the source of."""
+        return frozenset(source for rules in self.slots.values() for source in rules.blind_to)
 
     def with_strict(self, strict: bool) -> Policy:
         if strict == self.strict:
@@ -267,6 +272,7 @@ class Policy:
                 sees_only_line=int(raw.get("sees_only_line", 0)),
                 own_chain_line=int(raw.get("own_chain_line", 0)),
                 predecessor_line=int(raw.get("predecessor_line", 0)),
+                own_round_line=int(raw.get("own_round_line", 0)),
                 blind_to=tuple(raw.get("blind_to", ())),
                 blind_line=int(raw.get("blind_line", 0)),
                 hidden=tuple(hidden),
@@ -325,6 +331,16 @@ def _chains(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Vio
     return []
 
 
+def _rounds(rules: SlotPolicy, channel: Channel, branch: BranchPath) -> list[Violation]:
+    slot = rules.slot
+    if any(made == slot and same_round(path, branch) for made, path, _, _ in channel.chains):
+        return [Violation(slot, OWN_ROUND, f"`{channel.name}` carries output of `{slot}` made in "
+                          "the round this call runs in (a sibling branch, its own branch, or "
+                          f"collected at a join inside the round), but each `{slot}` never sees "
+                          "its own round", channel.name, slot, line=rules.own_round_line)]
+    return []
+
+
 def _predecessor(rules: SlotPolicy, channel: Channel, index: int) -> list[Violation]:
     slot = rules.slot
     if any(made == slot and not predecessor(produced, index)
@@ -345,6 +361,11 @@ def _blind(rules: SlotPolicy, channel: Channel, sources: str) -> list[Violation]
             slot, BLIND, f"`{name}` carries output of `{sources}` in binding order or picked by "
             f"its index, but `{slot}` is blind to the source of `{sources}` (`shuffle` it "
             "first)", name, sources, line=rules.blind_line))
+    if order_marker(sources) in channel.provenance:
+        found.append(Violation(
+            slot, BLIND, f"`{name}` carries a position in the binding order of `{sources}` (a "
+            f"loop counter over it), but `{slot}` is blind to the source of `{sources}`", name,
+            sources, line=rules.blind_line))
     if any(f"<service {sources}>" in text or f"<service {sources}[" in text
            for text in channel.literal):
         found.append(Violation(
@@ -392,6 +413,8 @@ class SlotSource(Protocol):
     def requires_declared(self) -> bool: ...
     @property
     def role_word(self) -> str | None: ...
+    @property
+    def map_valued(self) -> bool: ...
 
 
 class InvariantSource(Protocol):
@@ -420,6 +443,13 @@ class PolicySource(Protocol):
     def frontmatter(self) -> Mapping[str, Any]: ...
 
 
+def entry_slot(name: str, slots: Mapping[str, SlotSource]) -> str | None:
+    """The map-valued slot `name` is an entry of (`handlers` for `handlers.billing`)."""
+    base, dot, entry = name.partition(".")
+    found = slots.get(base)
+    return base if dot and entry and found is not None and found.map_valued else None
+
+
 def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     """Compile a pattern spec's `requires:` lists and checkable invariants into a Policy.
 
@@ -430,8 +460,16 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     slots_by_name: dict[str, SlotSource] = {}
     for slot in spec.slots:
         slots_by_name.setdefault(slot.name, slot)
+    # An entry of a map-valued slot named in an invariant (`handlers.billing`) has rules of
+    # its own, under that name; its `requires:` are the slot's (judged once, by the slot).
+    entries = {name for invariant in spec.invariants if invariant.form is not None
+               for name in invariant.form.slot_names() if entry_slot(name, slots_by_name)}
+    for name in sorted(entries):
+        slots_by_name[name] = slots_by_name[name.partition(".")[0]]
+    spec_slots = [name for name in slots_by_name if name not in entries]
     requires = {
-        name: tuple(item.text for item in slot.requires) if slot.requires_declared else None
+        name: tuple(item.text for item in slot.requires)
+        if slot.requires_declared and name not in entries else None
         for name, slot in slots_by_name.items()
     }
     sees_only: dict[str, tuple[list[str], int]] = {}
@@ -441,12 +479,14 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     unmerged: list[Unmerged] = []
     only_grows: list[str] = []
     own_chain: dict[str, int] = {}
+    own_round: dict[str, int] = {}
     predecessors: dict[str, int] = {}
     blind: dict[str, tuple[list[str], int]] = {}
     guards: list[Guard] = []
     approvals: list[Approval] = []
     same: list[SameGiven] = []
     exclusive: list[Exclusive] = []
+    one_of: list[OneOf] = []
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -511,6 +551,16 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 only_grows.append(form.name)
             case OwnChain():
                 own_chain.setdefault(form.slot, line)
+            case OwnRound():
+                own_round.setdefault(form.slot, line)
+            case NoCallReceives():
+                for viewer in spec_slots:
+                    hide(viewer, form.slot, NEVER_SEES, line, text)
+            case ReturnsOneOf():
+                one_of.append(OneOf(form.slot, form.path, form.values, line, text))
+            case NeverTold():
+                for told in form.slots:
+                    forbid(told, form.word, form.word, line, text)
             case Predecessor():
                 predecessors.setdefault(form.slot, line)
             case LoopsBoundedBy():
@@ -527,6 +577,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             forbidden_words=tuple(words[name]),
             own_chain_line=own_chain.get(name, 0),
             predecessor_line=predecessors.get(name, 0),
+            own_round_line=own_round.get(name, 0),
             blind_to=tuple(blind[name][0]) if name in blind else (),
             blind_line=blind[name][1] if name in blind else 0,
         )
@@ -534,6 +585,6 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive))
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates)

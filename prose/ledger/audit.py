@@ -282,8 +282,10 @@ def _check_refused(line: TraceLine, policy: Policy, report: AuditReport,
     if "tool" in refused:  # a tool call refused before it ran (`prose.lang.tools`)
         found = [TOOLS_RULE] if refused_tool_call(refused, slot, policy, uses) else []
     else:
+        entry = refused.get("entry")
         found = sorted({violation.rule for violation in policy.violations(
-            slot, channels, branch, int(index) if isinstance(index, int) else -1)})
+            slot, channels, branch, int(index) if isinstance(index, int) else -1,
+            entry if isinstance(entry, str) else None)})
     recorded = sorted(set(event.get("rules") or ()))
     where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
     if found != recorded:
@@ -328,7 +330,9 @@ def _call_findings(line: TraceLine, policy: Policy, source: PatternSource | None
     branch = tuple(str(step) for step in event.get("branch") or ())
     index = event.get("index")
     index = int(index) if isinstance(index, int) else -1
-    for violation in _dedupe(policy.violations(slot, channels, branch, index)):
+    entry = event.get("entry")
+    for violation in _dedupe(policy.violations(slot, channels, branch, index,
+                                               entry if isinstance(entry, str) else None)):
         recorded = " (recorded provenance)" if violation.other and violation.rule != "unaware-of" else ""
         yield finding(violation.rule, violation.message + (hint if violation.channel in names
                                                            else "") + recorded)

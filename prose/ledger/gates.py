@@ -42,5 +42,9 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
             history.started(gates, slot, given=given, path=path)
         if event.get("error") is None:
             history.returned(gates, slot, event.get("output"), path)
+            where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
+            for found in history.unexpected(gates, slot, event.get("output")):
+                yield (found.rule, found.message + " (recorded output)", line.number,
+                       str(event.get("id", "")), slot, where)
         else:
             history.failed(slot, path)

@@ -143,6 +143,7 @@ async def attempt(
                       for made, branch, index, line in given.chains
                       if branch or index != flows.NO_INDEX) or None,
         gates=dict(options.gates) if options.gates else None,
+        entry=target.entry,
     )
     if isinstance(service, ModelService):
         return await model_attempt(ctx, node, slot, service, payload, options, path, event, label,

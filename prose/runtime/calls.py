@@ -120,7 +120,7 @@ def enforce_policy(
     """Ask the policy about this call; on a violation stop the run before anything is sent."""
     slot = target.slot
     channels = payload.channels()
-    found = ctx.policy.violations(slot, channels, pc.branch(), _index(target))
+    found = ctx.policy.violations(slot, channels, pc.branch(), _index(target), target.entry)
     if not found:
         return
     message = "; ".join(dict.fromkeys(violation.message for violation in found))
@@ -141,7 +141,7 @@ def enforce_policy(
             column=node.column,
             slot=slot,
             rules=list(dict.fromkeys(violation.rule for violation in found)),
-            refused={"branch": list(pc.branch()), "index": _index(target),
+            refused={"branch": list(pc.branch()), "index": _index(target), "entry": target.entry,
                      "channels": [channel_to_dict(channel) for channel in channels]},
         )
     )

@@ -103,7 +103,7 @@ SHAPES: dict[str, dict[str, Check]] = {
     "call": {**_CALL_LIKE, "slot": _text, "index": _optional(_integer), "service": _text,
              "column": _optional(_integer), "attempt": _integer,
              "provenance": _texts, "transitive": _texts, "branch": _optional(_texts),
-             "chains": _optional(_chains), "sha256": _optional(_text), "reply": _optional(_text),
+             "chains": _optional(_chains), "entry": _optional(_text), "sha256": _optional(_text), "reply": _optional(_text),
              "answered": _optional(_mapping)},
     "judge": {**_CALL_LIKE, "kind": _text, "text": _text, "values": _mapping,
               "options": _optional(_texts), "reason": _optional(_text)},

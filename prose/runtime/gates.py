@@ -41,7 +41,8 @@ def involved(gates: Gates, slot: str) -> bool:
     return (any(guard.slot == slot for guard in gates.guards)
             or any(slot in (rule.slot, rule.approver) for rule in gates.approvals)
             or any(slot in (rule.slot, rule.approver) for rule in gates.same)
-            or any(slot in rule.slots for rule in gates.exclusive))
+            or any(slot in rule.slots for rule in gates.exclusive)
+            or any(slot == rule.slot for rule in gates.one_of))
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -102,6 +103,17 @@ async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
         returned(ctx.gate_history, gates, target.slot, None, path)
         raise
     returned(ctx.gate_history, gates, target.slot, output, path)
+    found = GateHistory.unexpected(gates, target.slot, v.plain(output))
+    if found:  # `returns ... as one of`: the reply is not passed on
+        message = "; ".join(dict.fromkeys(item.message for item in found))
+        error = GateViolation(f"the result of `{target.slot}` is not used: {message}",
+                              node.span, source=ctx.source, slot=target.slot,
+                              rules=[found[0].rule])
+        ctx.shared.trace.emit(ErrorEvent(
+            code=error.code, kind=error.kind, message=error.message, file=node.span.file,
+            line=node.line, column=node.column, slot=target.slot, rules=[found[0].rule],
+            refused={"path": path, "returned": True}))
+        raise error
     return output
 
 

@@ -90,7 +90,13 @@ class Loops:
             if len(items) > limit:
                 self._note_max(node, limit, f"{path}/for@{node.line}:{node.column}")
                 items = items[:limit]
-        return len(items), ((item, v.constant(i)) for i, item in enumerate(items)), label
+        position = NO_LABEL
+        blind = self.interpreter.ctx.policy.blind_sources
+        if blind and isinstance(node, n.For) and node.index_var is not None:
+            services = [item.data.slot for item in items if isinstance(item.data, v.Service)]
+            position = flows.loop_counter(CONCRETE, flows.revealed_orders(
+                iterable.chains, services, blind), node.span)
+        return len(items), ((item, Value(i, position)) for i, item in enumerate(items)), label
 
     async def _count(self, expr: n.Expr, scope: Scope, path: str, what: str) -> tuple[int, Label]:
         value = await self.interpreter.eval(expr, scope, path)

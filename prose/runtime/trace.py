@@ -153,6 +153,8 @@ class CallEvent(Event):
     # were made in (for `each A sees only its own chain`); absent outside any parallel.
     branch: list[str] | None = None
     chains: list[tuple[str, list[str], int, int]] | None = None
+    # The entry of a map-valued slot called (`billing` of `handlers`), for its own rules.
+    entry: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     latency_ms: float = 0.0

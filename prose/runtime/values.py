@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prose.lang import flows
@@ -38,6 +38,10 @@ class Service:
 
     slot: str
     index: int | None = None
+    # The entry's name in a map-valued slot (`handlers.billing`'s `billing`): its rules of
+    # its own apply to a call of it (`prose.lang.policy`). Not part of equality: a service
+    # is its slot and position.
+    entry: str | None = field(default=None, compare=False)
 
     def label(self) -> str:
         return self.slot if self.index is None else f"{self.slot}[{self.index}]"
@@ -121,11 +125,11 @@ def text(data: str) -> Value:
     return Value(data, Label(literal=frozenset((data,))) if data.strip() else NO_LABEL)
 
 
-def service(slot: str, index: int | None = None) -> Value:
+def service(slot: str, index: int | None = None, entry: str | None = None) -> Value:
     """A bound slot as a value. Rendered into a message it reads `<service NAME>`, so it
     carries that text as the pattern's literal text (LANGUAGE.md 4.4: a slot's name is
     never sent unlabelled; `is unaware of` sees it)."""
-    target = Service(slot, index)
+    target = Service(slot, index, entry)
     return Value(target, flows.service(CONCRETE, target.label(), _NOWHERE))
 
 
@@ -136,7 +140,7 @@ def services(slot: str, count: int) -> Value:
 
 def service_map(slot: str, names: Iterable[str]) -> Value:
     """A map-valued slot: an object of its entries' services (`call handlers[key]`)."""
-    return Value({name: service(slot, i) for i, name in enumerate(names)}, NO_LABEL)
+    return Value({name: service(slot, i, name) for i, name in enumerate(names)}, NO_LABEL)
 
 
 def collected(items: Iterable[Value], label: Label = NO_LABEL) -> Value:

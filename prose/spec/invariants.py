@@ -18,10 +18,14 @@ from prose.lang.invariants import (
     InvariantForm,
     LoopsBoundedBy,
     NeverSees,
+    NeverTold,
+    NoCallReceives,
     OnlyGrows,
     OwnChain,
+    OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
@@ -38,10 +42,14 @@ __all__ = [
     "InvariantForm",
     "LoopsBoundedBy",
     "NeverSees",
+    "NeverTold",
+    "NoCallReceives",
     "OnlyGrows",
     "OwnChain",
+    "OwnRound",
     "PairwiseIndependent",
     "Predecessor",
+    "ReturnsOneOf",
     "ReturnsUnmerged",
     "RunsOnlyAfter",
     "RunsOnlyIf",
@@ -56,17 +64,23 @@ __all__ = [
 
 _NAME = r"`([A-Za-z_][\w-]*)`"
 _NAME_PLAIN = r"`[A-Za-z_][\w-]*`"
+# Who receives (the first name of `sees only`, `never sees`, `is unaware of`): a slot, or
+# an entry of a map-valued slot (`handlers.billing`).
+_VIEWER = r"`([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)?)`"
 _SEP = r"\s*(?:,\s*and\b|,|\band\b)\s*"
 
-_SEES_ONLY = re.compile(rf"^{_NAME}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)$", re.I)
-_NEVER_SEES = re.compile(rf"^{_NAME}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
-_UNAWARE = re.compile(rf"^{_NAME}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
+_SEES_ONLY = re.compile(rf"^{_VIEWER}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)$", re.I)
+_NEVER_SEES = re.compile(rf"^{_VIEWER}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
+_UNAWARE = re.compile(rf"^{_VIEWER}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
 _INDEPENDENT = re.compile(rf"^{_NAME}{_SEP}{_NAME}\s+are\s+independent$", re.I)
 _DISTINCT = re.compile(
     rf"^{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured|run\s+on\s+distinct\s+models)$",
     re.I,
 )
 _OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)$", re.I)
+_OWN_ROUND = re.compile(
+    rf"^(?:each\s+(?:of\s+)?)?{_NAME}\s+never\s+sees\s+(?:anything\s+of\s+)?its\s+own\s+round$",
+    re.I)
 _PREDECESSOR = re.compile(
     rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
 )
@@ -76,6 +90,7 @@ _BOUNDED = re.compile(
 _GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
 _UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
 _ANY_NAME = re.compile(_NAME)
+_ANY_VIEWER = re.compile(_VIEWER)
 _NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
 _PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
 _BLIND = re.compile(rf"^{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}$", re.I)
@@ -92,6 +107,26 @@ _SAME_INPUT = re.compile(
 )
 _AT_MOST_ONE = re.compile(
     rf"^at\s+most\s+one\s+of\s+{_NAMES}\s+runs"
+    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
+    re.I,
+)
+
+
+_ONE_OF = re.compile(
+    rf"^{_NAME}\s+returns\s+{_PATH}\s+as\s+one\s+of\s+"
+    rf"({_LITERAL}(?:\s*(?:,\s*or\b|,|\bor\b)\s*{_LITERAL})*)$", re.I)
+_ONE_LITERAL = re.compile(_LITERAL, re.I)
+_NO_CALL = re.compile(
+    rf"^(?:no\s+call\s+(?:receives|is\s+given|gets)\s+(?:the\s+outputs?\s+of\s+)?{_NAME}"
+    rf"|the\s+outputs?\s+of\s+{_NAME}\s+reach(?:es)?\s+no\s+call)$", re.I)
+_NEVER_TOLD = re.compile(
+    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:is|are)\s+never\s+told\s+(?:the\s+word\s+)?"
+    r"`([^`]+)`$", re.I)
+_SAME_EVERY_CALL = re.compile(
+    rf"^(?:every\s+call\s+of\s+{_NAME}\s+gets|{_NAME}\s+always\s+gets)\s+the\s+same\s+{_NAME}$",
+    re.I)
+_RUNS_ONCE = re.compile(
+    rf"^{_NAME}\s+runs\s+(?:at\s+most\s+once|only\s+once|once\s+at\s+most)"
     r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
     re.I,
 )
@@ -130,6 +165,8 @@ def parse_invariant_form(text: str) -> InvariantForm | None:
         return DistinctModels(a=match.group(1), b=match.group(2))
     if match := _OWN_CHAIN.match(text):
         return OwnChain(slot=match.group(1))
+    if match := _OWN_ROUND.match(text):
+        return OwnRound(slot=match.group(1))
     if match := _PREDECESSOR.match(text):
         return Predecessor(slot=match.group(1))
     if match := _BOUNDED.match(text):
@@ -162,6 +199,22 @@ def _parse_gate(text: str) -> InvariantForm | None:
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
+    if match := _ONE_OF.match(text):
+        found = _ONE_LITERAL.findall(match.group(3))
+        return ReturnsOneOf(slot=match.group(1), path=tuple(match.group(2).split(".")),
+                            values=tuple(dict.fromkeys(_literal(item) for item in found)))
+    if match := _NO_CALL.match(text):
+        return NoCallReceives(slot=match.group(1) or match.group(2))
+    if match := _NEVER_TOLD.match(text):
+        word = match.group(2).strip()
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        return NeverTold(slots=names, word=word) if word else None
+    if match := _SAME_EVERY_CALL.match(text):
+        slot = match.group(1) or match.group(2)
+        return SameInput(slot=slot, input=match.group(3), approver=slot)
+    if match := _RUNS_ONCE.match(text):
+        per = (match.group(2) or "").lower()
+        return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
     return None
 
 
@@ -176,6 +229,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{*}` are pairwise independent",
     "`{}` and `{}` are independently configured",
     "each `{}` sees only its own chain",
+    "each `{}` never sees its own round",
     "each of `{}` sees only its predecessor's output",
     "every loop is bounded by `{*}`",
     "`{}` only grows",
@@ -184,7 +238,12 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` runs only if `{}`",
     "`{}` runs only after `{}` returns `{}` == true",
     "`{}` gets the same `{}` `{}` got",
+    "every call of `{}` gets the same `{}`",
+    "no call receives `{}`",
+    "`{}` returns `{}` as one of \"a\", \"b\"",
+    "`{*}` are never told `{}`",
     "at most one of `{*}` runs",
+    "`{}` runs at most once",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75
@@ -243,4 +302,4 @@ def unchecked_reason(text: str) -> str | None:
 
 def backticked_names(text: str) -> list[tuple[str, int]]:
     """Every backticked identifier in `text` with the offset of its first character."""
-    return [(match.group(1), match.start(1)) for match in _ANY_NAME.finditer(text)]
+    return [(match.group(1), match.start(1)) for match in _ANY_VIEWER.finditer(text)]

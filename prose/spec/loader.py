@@ -580,16 +580,22 @@ def _check_names(spec: PatternSpec, out: list[Diagnostic]) -> None:
                     secondary=(Label(config.span, "the config key"),),
                 )
             )
+    maps = {slot.name for slot in spec.slots if slot.map_valued}
     for invariant in spec.invariants:
         form = invariant.form
         if form is None:
             continue
         for name in form.slot_names():
+            base, dot, _ = name.partition(".")
+            if dot and base in maps:
+                continue  # an entry of a map-valued slot (`handlers.billing`)
             if name not in slots:
+                what = (f"`{base}` is not a map-valued slot (mark it `(map)` to name its "
+                        "entries)" if dot and base in slots else "which is not a slot")
                 out.append(
                     make(
                         "PS150",
-                        f"invariant names `{name}`, which is not a slot",
+                        f"invariant names `{name}`, {what}",
                         invariant.name_spans.get(name, invariant.span),
                     )
                 )

@@ -1,13 +1,25 @@
-"""Blind judging: `is blind to the source of`, and the sealed key of `shuffle`."""
+"""Blind judging: `is blind to the source of`, the sealed key of `shuffle`, and per-round
+isolation (`never sees its own round`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from prose.check.invariant_checks import invariant_labels, of_rule, where
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang import policy as rules
+
+
+def _at_calls(found_by: Rule, ctx: CheckContext, policy_rule: str) -> Iterator[Diagnostic]:
+    """Every violation of one policy rule, at the input that carries it, with the called
+    service and the invariant as secondary labels."""
+    for found in of_rule(ctx, policy_rule):
+        violation = found.violation
+        yield found_by.diagnostic(
+            where(found), violation.message,
+            secondary=[*ctx.flow.target_labels(found.site.call),
+                       *invariant_labels(ctx, violation.line)])
 
 
 @rule
@@ -56,12 +68,7 @@ class BlindToSourceViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.BLIND):
-            violation = found.violation
-            yield self.diagnostic(
-                where(found), violation.message,
-                secondary=[*ctx.flow.target_labels(found.site.call),
-                           *invariant_labels(ctx, violation.line)])
+        yield from _at_calls(self, ctx, rules.BLIND)
 
 
 @rule
@@ -104,3 +111,58 @@ class ShuffleKeySent(Rule):
         for found in of_rule(ctx, rules.SEALED_KEY):
             yield self.diagnostic(where(found), found.violation.message,
                                   secondary=ctx.flow.target_labels(found.site.call))
+
+
+@rule
+class OwnRoundViolated(Rule):
+    """A call of `A` receives an output of `A` made in its own round.
+
+    ## What it does
+    For `` each `A` never sees its own round ``, reports every call of `A`
+    that may receive an output of `A` made in the round the call runs in. A
+    round is one execution of a parallel construct the call runs inside (a
+    `parallel for`, a `parallel:` block, a `| pmap:`): an output of a
+    sibling branch, of the call's own branch, or one collected at a join
+    nested inside that round. Outputs collected at the join of an earlier
+    round (the `parallel for` before, or the same one in an earlier
+    iteration of a loop) are allowed. The run time stops such a call (R010)
+    and `prose audit` reports it (rule `own-round`), from the branch each
+    output was made in. A call of `A` outside every parallel construct has
+    no round: write the rounds as `parallel for`.
+
+    ## Why is this bad
+    Mixture-of-agents: each proposer of a layer refines the previous
+    layer's answers; one that also reads its own layer's answers (or its own
+    earlier draft of this layer) is no longer an independent proposer, and
+    the aggregation loses its diversity.
+
+    ## Example
+    ```prose
+    let answers = parallel for p in proposers:
+      let draft = call p
+        question: question
+      call p
+        question: question
+        previous: draft
+    ```
+
+    ## Use instead
+    ```prose
+    let answers = parallel for p in proposers:
+      call p
+        question: question
+    repeat rounds:
+      answers = parallel for p in proposers:
+        call p
+          question: question
+          previous: answers
+    ```
+    """
+
+    code = "PH636"
+    name = "own-round-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        yield from _at_calls(self, ctx, rules.OWN_ROUND)

@@ -4,9 +4,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-from prose.check.dominance import CallPlace, call_places, exclusive, given, path_of, root
+from prose.check.dominance import (
+    CallPlace,
+    Fact,
+    bound_roots,
+    call_places,
+    exclusive,
+    given,
+    path_of,
+    root,
+)
 from prose.check.flow import CallFlow
 from prose.check.invariant_checks import Form, forms
 from prose.check.rule import CheckContext, Rule, rule
@@ -35,9 +44,31 @@ def _sites_of(ctx: CheckContext, slot: str) -> Iterator[CallFlow]:
             yield site
 
 
-def _invariant(item: Form[RunsOnlyIf] | Form[RunsOnlyAfter] | Form[SameInput] | Form[AtMostOne]
-               ) -> Label:
+GateForm = Form[RunsOnlyIf] | Form[RunsOnlyAfter] | Form[SameInput] | Form[AtMostOne]
+
+
+def _invariant(item: GateForm) -> Label:
     return Label(item.span, f"invariant: {item.text.strip()}")
+
+
+def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
+              proven: Callable[[CallFlow, frozenset[Fact]], bool]) -> Iterator[CallFlow]:
+    """Every call that may reach `slot` where `proven` (given the call and what every path
+    to it has tested) does not hold."""
+    for site in _sites_of(ctx, slot):
+        if not proven(site, _place(places, site).facts):
+            yield site
+
+
+def _tests_any(wanted: set[Fact]) -> Callable[[CallFlow, frozenset[Fact]], bool]:
+    """Proven where every path to the call has tested one of `wanted`."""
+    return lambda _, facts: bool(wanted & facts)
+
+
+def _at_call(rule: Rule, site: CallFlow, item: GateForm, message: str,
+             help: str | None = None) -> Diagnostic:
+    """A finding at the call's head, pointing at the invariant it breaks."""
+    return rule.diagnostic(_head(site), message, secondary=[_invariant(item)], help=help)
 
 
 @rule
@@ -86,13 +117,12 @@ class RunsOnlyIfViolated(Rule):
         places = call_places(ctx.program)
         for item in forms(ctx, RunsOnlyIf):
             condition = ".".join(item.form.condition)
-            for site in _sites_of(ctx, item.form.slot):
-                facts = _place(places, site).facts
-                if (condition, None) in facts or (condition, "true") in facts:
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{item.form.slot}` is called here on a path that does not "
-                    f"check `{condition}`", secondary=[_invariant(item)],
+            tested = {(condition, None), (condition, "true")}
+            for site in _unproven(ctx, places, item.form.slot,
+                                  _tests_any(tested)):
+                yield _at_call(
+                    self, site, item, f"`{item.form.slot}` is called here on a path that does "
+                    f"not check `{condition}`",
                     help=f"call it inside `if {condition}:`, or leave before it with "
                     f"`if not {condition}: return ...`")
 
@@ -173,13 +203,11 @@ class RunsOnlyAfterViolated(Rule):
                                                    for name in results}
             if form.value is True:
                 wanted |= {(f"{name}.{form.field}", None) for name in results}
-            for site in _sites_of(ctx, form.slot):
-                if wanted & _place(places, site).facts:
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{form.slot}` is called here on a path that does not check "
-                    f"that `{form.approver}` returned `{form.field}` == {literal}",
-                    secondary=[_invariant(item)],
+            for site in _unproven(ctx, places, form.slot,
+                                  _tests_any(wanted)):
+                yield _at_call(
+                    self, site, item, f"`{form.slot}` is called here on a path that does not "
+                    f"check that `{form.approver}` returned `{form.field}` == {literal}",
                     help=f"bind `let verdict = call {form.approver}` and call `{form.slot}` "
                     f"inside `if verdict.{form.field} == {literal}:`")
 
@@ -232,26 +260,63 @@ class SameInputViolated(Rule):
         places = call_places(ctx.program)
         for item in forms(ctx, SameInput):
             form = item.form
+            if form.approver == form.slot:
+                yield from self._every_call(ctx, places, item)
+                continue
             approvals = [site.call for site in _sites_of(ctx, form.approver)]
-            for site in _sites_of(ctx, form.slot):
-                entry = site.inputs.get(form.input)
-                path = path_of(entry.prop.value) if entry is not None else None
+
+            def same(site: CallFlow, facts: frozenset[Fact], form: SameInput = form,
+                     approvals: list[n.Call] = approvals) -> bool:
+                path = _given_path(site, form.input)
+                return path is not None and any((path, given(call, form.input)) in facts
+                                                for call in approvals)
+
+            for site in _unproven(ctx, places, form.slot, same):
+                path = _given_path(site, form.input)
                 if path is None:
-                    yield self.diagnostic(
-                        _head(site), f"`{form.slot}` is not given `{form.input}` as a name "
-                        f"here, so it cannot be shown to be what `{form.approver}` got",
-                        secondary=[_invariant(item)])
+                    yield _at_call(self, site, item, f"`{form.slot}` is not given `{form.input}` "
+                                   f"as a name here, so it cannot be shown to be what "
+                                   f"`{form.approver}` got")
                     continue
-                facts = _place(places, site).facts
-                if any((path, given(call, form.input)) in facts for call in approvals):
-                    continue
-                yield self.diagnostic(
-                    _head(site), f"`{form.slot}` gets `{form.input}: {path}` here, but not on "
-                    f"every path after a call of `{form.approver}` given the same "
+                yield _at_call(
+                    self, site, item, f"`{form.slot}` gets `{form.input}: {path}` here, but not "
+                    f"on every path after a call of `{form.approver}` given the same "
                     f"`{form.input}: {path}` with nothing binding `{root(path)}` in between",
-                    secondary=[_invariant(item)],
                     help=f"give both `{form.input}: {path}`, and bind `{root(path)}` only before "
                     f"the call of `{form.approver}`")
+
+
+    def _every_call(self, ctx: CheckContext, places: dict[object, CallPlace],
+                    item: Form[SameInput]) -> Iterator[Diagnostic]:
+        """`every call of A gets the same x`: every call passes `x` as one path whose root
+        is bound once for the whole run (a parameter, a config key or one `let` at the top
+        of the program, never bound again), outside any block definition."""
+        form = item.form
+        program = ctx.program
+        top = [s for s in program.body if isinstance(s, n.Let) and s.names]
+        rebound: set[str] = set()
+        for statement in program.body:
+            if statement in top:
+                assert isinstance(statement, n.Let)
+                rebound |= bound_roots(statement.value)
+            else:
+                rebound |= bound_roots(statement)
+        lets = [name for s in top for name in s.names]
+        first: str | None = None
+        for site in _sites_of(ctx, form.slot):
+            path = _given_path(site, form.input)
+            name = root(path) if path is not None else None
+            if (path is None or name in rebound or lets.count(name or "") > 1
+                    or (first is not None and path != first)
+                    or any(step.kind == "block" for step in _place(places, site).arms)):
+                shown = f"`{form.input}: {path}`" if path is not None else f"no `{form.input}` name"
+                yield _at_call(
+                    self, site, item, f"every call of `{form.slot}` gets the same `{form.input}`, "
+                    f"but this one gets {shown}, which is not one value bound once for the run",
+                    help=f"give every call `{form.input}: NAME`, with NAME a parameter or one "
+                    "`let` at the top of the program that nothing binds again")
+                continue
+            first = first or path
 
 
 @rule
@@ -261,7 +326,8 @@ class AtMostOneViolated(Rule):
     ## What it does
     For `` at most one of `billing`, `technical`, `general` runs `` (or
     ``... runs per iteration``), checks every pair of calls that may reach
-    two different listed slots: they must be in different arms of one `if`
+    two different listed slots (for `` `handlers` runs at most once ``, every
+    pair of calls of the one slot, and no call of it may repeat): they must be in different arms of one `if`
     or `choice`, or one in an arm that leaves the pattern (`return`,
     `throw`) and the other after it; per run, no loop may enclose both (two
     iterations could take two arms). A call inside a block definition is
@@ -303,6 +369,7 @@ class AtMostOneViolated(Rule):
         for item in forms(ctx, AtMostOne):
             form = item.form
             listed = set(form.slots)
+            once = len(form.slots) == 1  # `A runs at most once`: two calls of A count
             sites = sorted({id(site): site for slot in form.slots
                             for site in _sites_of(ctx, slot)}.values(),
                            key=lambda s: (s.call.span.line, s.call.span.column))
@@ -311,15 +378,17 @@ class AtMostOneViolated(Rule):
                 reached = sorted(site.slots & listed)
                 repeats = any(step.kind == "block" or (step.kind == "loop" and not form.per_iteration)
                               for step in place.arms)
-                if len(reached) > 1 and repeats:
-                    yield self.diagnostic(
-                        _head(site), f"this call may reach {_names(reached)} and may run more "
-                        "than once, so more than one of them may run", secondary=[_invariant(item)])
+                if (len(reached) > 1 or once) and repeats:
+                    yield _at_call(self, site, item, f"this call may reach {_names(reached)} "
+                                   "and may run more than once, so " + (
+                                       "it may run twice" if once else
+                                       "more than one of them may run"))
                 # Either call of a pair may be the one that runs second (a call inside a
                 # block runs where the block is run, before or after a later line), and the
                 # run time stops whichever comes second: both calls are reported.
                 for other_site in sites[:number] + sites[number + 1:]:
-                    if (other_site.slots & listed) == (site.slots & listed) and len(reached) == 1:
+                    if ((other_site.slots & listed) == (site.slots & listed) and len(reached) == 1
+                            and not once):
                         continue  # the same one slot: at most one of them still runs
                     first, second = sorted((other_site, site),
                                            key=lambda s: (s.call.span.line, s.call.span.column))
@@ -329,10 +398,18 @@ class AtMostOneViolated(Rule):
                         yield self.diagnostic(
                             _head(site), f"this call of {_names(reached)} and the call of "
                             f"{_names(sorted(other_site.slots & listed))} at line "
-                            f"{other_site.call.span.line} may both run, but at most one of "
-                            f"{_names(form.slots)} runs{' per iteration' if form.per_iteration else ''}",
+                            f"{other_site.call.span.line} may both run, but "
+                            + (f"{_names(form.slots)} runs at most once" if once else
+                               f"at most one of {_names(form.slots)} runs")
+                            + (" per iteration" if form.per_iteration else ""),
                             secondary=[_invariant(item), Label(_head(other_site), "the other call")])
                         break
+
+
+def _given_path(site: CallFlow, name: str) -> str | None:
+    """The name path a call passes as input `name` (`proposal: plan.text`), if it is one."""
+    entry = site.inputs.get(name)
+    return path_of(entry.prop.value) if entry is not None else None
 
 
 def _names(slots: Iterable[str]) -> str:

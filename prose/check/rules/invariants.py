@@ -114,7 +114,7 @@ class NeverSeesViolated(Rule):
         for found in of_rule(ctx, rules.NEVER_SEES):
             yield self.diagnostic(
                 where(found),
-                f"`{found.slot}` receives output of `{found.violation.other}` through "
+                f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
                 f"`{_channel(found)}`",
                 secondary=_leak(ctx, found),
             )
@@ -201,7 +201,7 @@ class NeverSeesIndirectlyViolated(Rule):
         for found in of_rule(ctx, rules.NEVER_SEES_INDIRECTLY):
             yield self.diagnostic(
                 where(found),
-                f"`{found.slot}` receives a value derived from `{found.violation.other}` "
+                f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
                 f"through `{_channel(found)}`",
                 secondary=_leak(ctx, found, transitive=True),
             )
@@ -250,7 +250,7 @@ class UnawareOfViolated(Rule):
             secondary = [Label(origin, "the text is written here")] if origin else []
             yield self.diagnostic(
                 span,
-                f"literal text sent to `{found.slot}` names `{word}`",
+                f"literal text sent to `{found.violation.slot}` names `{word}`",
                 secondary=[*secondary, *invariant_labels(ctx, violation.line)],
                 help=f"`{found.slot}` must not learn about `{violation.other}`: reword it",
             )
