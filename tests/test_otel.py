@@ -107,7 +107,10 @@ def _check_gate_spans(receiver: Receiver) -> None:
     assert attributes["gen_ai.agent.name"] == "reviewer_b"
     assert attributes["gen_ai.usage.input_tokens"] > 0
     assert attributes["gen_ai.usage.output_tokens"] > 0
-    assert attributes["code.line.number"] == 105 and attributes["code.column.number"] == 20
+    lines = (ROOT / "patterns" / "two-reviewer-gate.prose.md").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "= call reviewer_b" in text)
+    assert attributes["code.line.number"] == line
+    assert attributes["code.column.number"] == lines[line - 1].index("call reviewer_b") + 1
     assert attributes["code.file.path"].endswith("two-reviewer-gate.prose.md")
     assert "prose.cost_usd" in attributes and attributes["prose.attempt"] == 1
     assert sum(a["gen_ai.usage.input_tokens"] for _, a in calls) == \

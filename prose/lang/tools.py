@@ -12,6 +12,11 @@ One definition of each rule, for the linter (`prose.check`), the run time
   that wrote them was given it); what a workspace tool or a workspace command
   returns carries the workspace's label (the call's inputs it was laid out
   from); what an external tool returns carries a new source, the tool itself;
+- read-only calls: a call of a slot none of whose tools writes is an inspection (a
+  review); what it was given must be the same after it as before. A workspace file
+  laid out from an input and changed or removed during the call (a command that
+  "repaired" the candidate) invalidates the call's answer (`altered_inputs`), seed
+  002's rule that a review counts only for the unchanged candidate it read;
 - channels: an external tool declared for two slots, one of which may write
   through it, lets the writer's text reach the reader (`shared_channels`).
 """
@@ -35,6 +40,8 @@ BUILTIN_TOOLS: dict[str, str] = {
 PREFIXES: dict[str, ToolKind] = {"cli": "command", "mcp": "external"}
 WRITES_MARKERS = frozenset({"writes", "writing", "write"})
 READ_MARKERS = frozenset({"read-only", "readonly", "reads"})
+# `cli:check (optional)`: an instance may leave the tool out; the slot is then not offered it.
+OPTIONAL_MARKERS = frozenset({"optional"})
 # A command template's placeholder, without a pattern of its own in the instance: a word or
 # a relative path, never an option (`-x`); `..` is refused besides (`toolbox.command_argv`).
 DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
@@ -65,6 +72,18 @@ def parse_tool_name(spelling: str) -> ToolName | None:
 def needs_provider(spelling: str) -> bool:
     """Whether the instance file must say what implements the tool (all but the built-ins)."""
     return spelling not in BUILTIN_TOOLS
+
+
+def must_keep_inputs(writes: Iterable[bool]) -> bool:
+    """Whether a call of a slot whose tools write as `writes` says must leave its inputs
+    unchanged: true when none of its tools writes (see the module)."""
+    return not any(writes)
+
+
+def altered_inputs(changes: Mapping[str, Iterable[str]]) -> list[str]:
+    """The laid-out files a call changed or removed (files it added are its own: a test
+    run's report, a scratch file), from a workspace's `changes`."""
+    return sorted({*changes.get("removed", ()), *changes.get("changed", ())})
 
 
 def tool_source(spelling: str) -> str:

@@ -100,11 +100,17 @@ class Workspace:
         """What changed since the layout: files added, removed and changed (empty lists: none)."""
         now = self.digests()
         before = self.manifest
-        return {
-            "added": sorted(set(now) - set(before)),
-            "removed": sorted(set(before) - set(now)),
-            "changed": sorted(p for p in set(now) & set(before) if now[p] != before[p]),
-        }
+        changed = sorted(p for p in set(now) & set(before) if now[p] != before[p])
+        removed = sorted(set(before) - set(now))
+        # The manifest is the workspace's own record of what it was given: editing it is a
+        # change too (a call that rewrites its manifest could hide the others).
+        manifest = self.root / MANIFEST
+        if not manifest.is_file() or manifest.is_symlink():
+            removed = sorted([*removed, MANIFEST])
+        elif manifest.read_text(encoding="utf-8", errors="replace") != self.manifest_text():
+            changed = sorted([*changed, MANIFEST])
+        return {"added": sorted(set(now) - set(before)), "removed": removed,
+                "changed": changed}
 
     def manifest_sha256(self) -> str:
         return hashlib.sha256(self.manifest_text().encode()).hexdigest()

@@ -408,8 +408,8 @@ _TABLE: tuple[SpecCode, ...] = (
         "Nothing could implement it: the run would refuse the pattern.",
         "- `reviewer`\n  - requires: candidate\n  - tools: read, shell",
         "- `reviewer`\n  - requires: candidate\n  - tools: read, cli:pytest")),
-    SpecCode("PS191", "unknown-tool-marker", ERR, "a tool's marker is not `writes` or `read-only`", _doc(
-        "Reports a marker in parentheses after a tool that is neither `writes` nor `read-only`, and `writes` on a built-in tool (they only read).",
+    SpecCode("PS191", "unknown-tool-marker", ERR, "a tool's marker is not `writes`, `read-only` or `optional`", _doc(
+        "Reports a marker in parentheses after a tool that is not `writes`, `read-only` or `optional` (several are separated by commas: `(writes, optional)`), `writes` on a built-in tool (they only read) and `optional` on a built-in tool (it needs no implementation).",
         "Whether a slot may write through a tool decides who can read what it wrote (`prose.lang.tools`); a marker the linter cannot read hides that.",
         "- `reviewer`\n  - tools: mcp:memory (sometimes)",
         "- `reviewer`\n  - tools: mcp:memory (writes)")),

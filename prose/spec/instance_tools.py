@@ -191,13 +191,14 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
     and declared by no slot (at its key)."""
     out: list[Diagnostic] = []
     declared: dict[str, tuple[str, Span]] = {}
+    optional = optional_tools(spec)
     for declaring in spec.slots:
         for use in declaring.tools:
             if needs_provider(use.spelling):
                 declared.setdefault(use.spelling, (declaring.name, use.span))
     anchor = instance.tools_span or instance.pattern_span or instance.span
     for spelling, (slot, span) in declared.items():
-        if spelling not in instance.tools:
+        if spelling not in optional and spelling not in instance.tools:
             out.append(make(
                 "PS193", f"slot `{slot}` declares the tool `{spelling}` ({span}) and the instance's `tools` does not "
                 "provide it", anchor,
@@ -209,3 +210,12 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
             out.append(make("PS194", f"the instance provides the tool `{spelling}`, which no "
                             "slot of the pattern declares", provided.span))
     return out
+
+
+def optional_tools(spec: PatternSpec) -> set[str]:
+    """The tools every slot declaring them marks `optional`: an instance may leave them out."""
+    marked: dict[str, bool] = {}
+    for declaring in spec.slots:
+        for use in declaring.tools:
+            marked[use.spelling] = marked.get(use.spelling, True) and use.optional
+    return {spelling for spelling, optional in marked.items() if optional}
