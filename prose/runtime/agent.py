@@ -111,6 +111,9 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
     max_turns = (spec_slot.max_turns if spec_slot and spec_slot.max_turns else
                  DEFAULT_MAX_TURNS)
     workspace = lay_out({name: plain(value) for name, value in payload.inputs.items()})
+    returns_files = rules.returns_written_files(spec_slot.ensures if spec_slot else None)
+    if returns_files:  # an input named `out` (a map of files) is its starting content
+        (workspace.root / rules.OUT_FOLDER).mkdir(exist_ok=True)
     messages = list(request.messages)
     if messages and messages[0].role == "system":
         messages[0] = Message.system(f"{messages[0].content}\n\n{AGENT_INSTRUCTIONS}")
@@ -142,6 +145,12 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             if not answer.tool_calls:
                 info["changes"] = workspace.changes()
                 _check_unchanged(ctx, node, slot, tools, info["changes"])
+                if returns_files:  # its value is what it wrote (`rules.written_files_label`)
+                    files, skipped = workspace.written(rules.OUT_FOLDER)
+                    info["written"] = sorted(files)
+                    if skipped:
+                        info["written_skipped"] = skipped
+                    return dataclasses.replace(answer, parsed=files)
                 return answer
             messages.append(Message("assistant", answer.text or "", answer.tool_calls))
             asked = {"key": record.key, "model": record.model, "cached": answer.cached}
@@ -214,7 +223,10 @@ async def _run_calls(ctx: RunContext, node: n.Call, slot: str, event: CallEvent,
             _emit(ctx, node, slot, event, call, None, outcome, turn, given, own)
             return outcome
         _judge(ctx, node, slot, tool, given, call)
-        recorded = replay(str(asked.get("key")), call.id) if replay is not None else None
+        # A workspace tool runs again on a replayed turn: it only reads or writes the call's
+        # own fresh workspace, and a file it wrote must be there for the call's value.
+        recorded = (replay(str(asked.get("key")), call.id)
+                    if replay is not None and tool.kind != "workspace" else None)
         if recorded is not None:
             output, error = recorded
             outcome = ToolOutcome("" if error is not None else output, error)

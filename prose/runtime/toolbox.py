@@ -23,7 +23,7 @@ from typing import Any
 from prose.lang.tools import BUILTIN_TOOLS, DEFAULT_PARAM, ToolKind, parse_tool_name
 from prose.runtime.mcp_client import McpServers, McpToolSpec, McpUnavailable
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
-from prose.runtime.workspace import PathRefused, Workspace
+from prose.runtime.workspace import MANIFEST, MAX_FILE_BYTES, PathRefused, Workspace
 
 MAX_RESULT = 65536  # a built-in tool's result, in characters
 PYTHON_TIMEOUT_S = 30.0
@@ -91,6 +91,10 @@ class Tool:
             props = {"path": {"type": "string", "description": "a folder (default: the root)"}}
         elif self.spelling == "read":
             props, required = {"path": {"type": "string"}}, ["path"]
+        elif self.spelling == "write":
+            props = {"path": {"type": "string", "description": "a file path in the workspace"},
+                     "content": {"type": "string", "description": "the file's whole text"}}
+            required = ["path", "content"]
         elif self.spelling == "grep":
             props = {"pattern": {"type": "string", "description": "a regular expression"},
                      "path": {"type": "string", "description": "a file or folder"}}
@@ -195,7 +199,26 @@ def builtin(tool: str, args: Mapping[str, Any], workspace: Workspace) -> str:
                 if pattern.search(line):
                     hits.append(f"{workspace.relative(path)}:{number}: {line}")
         return _clip("\n".join(hits) or "(no match)")
+    if tool == "write":
+        return _write(workspace, _string(args, "path"), _string(args, "content"))
     raise ToolRefused(f"`{tool}` is no built-in tool")
+
+
+def _write(workspace: Workspace, relative: str, content: str) -> str:
+    """The built-in `write`: one text file inside the workspace (never the manifest, never
+    through a link out, never past the per-file size cap)."""
+    if relative.strip() == MANIFEST:
+        raise ToolRefused(f"`{MANIFEST}` is the workspace's record of its inputs: not written")
+    target = workspace.resolve(relative)
+    if target == workspace.root or target.is_dir():
+        raise ToolRefused(f"`{relative}` is a folder")
+    data = content.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise ToolRefused(f"the content is {len(data)} bytes; a file holds at most "
+                          f"{MAX_FILE_BYTES}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return f"wrote {workspace.relative(target)} ({len(data)} bytes)"
 
 
 def command_argv(spelling: str, spec: CommandSpec, args: Mapping[str, Any]) -> list[str]:

@@ -112,6 +112,25 @@ class Workspace:
         return {"added": sorted(set(now) - set(before)), "removed": removed,
                 "changed": changed}
 
+    def written(self, folder: str) -> tuple[dict[str, str], list[str]]:
+        """The text files under `folder` (keyed by their paths inside it), and the paths of
+        the files there that are not UTF-8 text or are too large (left out of the value)."""
+        start = self.root / folder
+        if not start.is_dir() or start.is_symlink():
+            return {}, []
+        files: dict[str, str] = {}
+        skipped: list[str] = []
+        for path in self.files(start):
+            relative = path.relative_to(start).as_posix()
+            try:
+                data = path.read_bytes()
+                if len(data) > MAX_FILE_BYTES or b"\0" in data:
+                    raise ValueError(relative)
+                files[relative] = data.decode("utf-8")
+            except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+                skipped.append(relative)
+        return files, skipped
+
     def manifest_sha256(self) -> str:
         return hashlib.sha256(self.manifest_text().encode()).hexdigest()
 

@@ -433,6 +433,11 @@ _TABLE: tuple[SpecCode, ...] = (
         "A command is an argument list, never shell text; a placeholder the model fills is one whole argument, checked against its pattern, so the model cannot add options or commands.",
         'tools:\n  cli:pytest: {command: "pytest -q $ARGS"}',
         'tools:\n  cli:pytest:\n    command: [python, -m, pytest, -q, "{path}"]\n    params: {path: "^tests/[A-Za-z0-9_./-]+$"}')),
+    SpecCode("PS196", "written-files-without-writing-tool", ERR, "a slot returns the files it writes and no tool of it writes", _doc(
+        "Reports a slot whose `ensures:` begins with `written files` (its value is what it wrote under `out/` of its workspace) and whose `tools:` has no tool that writes: `write`, or a `cli:`/`mcp:` tool marked `(writes)`.",
+        "Such an agent could never write a file, so its value would always be empty: a mistake, often a missing `write`.",
+        "- `worker`\n  - ensures: written files: the revised repository\n  - tools: list, read",
+        "- `worker`\n  - ensures: written files: the revised repository\n  - tools: list, read, write")),
     SpecCode("PS202", "map-slot-binding", ERR,
              "a `map` slot is not bound to a mapping of services, or a mapping to another slot", _doc(
         "Reports a slot marked `map` bound to one service or a list, and a mapping of "
@@ -446,7 +451,7 @@ _TABLE: tuple[SpecCode, ...] = (
 
 # Examples of instance codes (PS170 on) are YAML, not markdown; those about the pattern
 # file itself (its `tools:` lines, its exported blocks) are markdown.
-_PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS222", "PS223"})
+_PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS196", "PS222", "PS223"})
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
     row._replace(doc=row.doc.replace("```markdown", "```yaml"))
     if row.code >= "PS170" and row.code not in _PATTERN_FILE_CODES else row

@@ -11,8 +11,10 @@ from prose.lang.tools import (
     OPTIONAL_MARKERS,
     READ_MARKERS,
     WRITES_MARKERS,
+    WRITING_BUILTINS,
     needs_provider,
     parse_tool_name,
+    returns_written_files,
 )
 from prose.lang.types import problem as type_problem
 from prose.source import Span
@@ -157,7 +159,7 @@ def parse_tools(value: str, line: int, column: int, file: str, slot: str,
                 "PS191", f"unknown marker `{unknown[0]}` on tool `{spelling}` of slot `{slot}`; "
                 "known markers are `writes`, `read-only` and `optional`", span))
             continue
-        writes = any(m in WRITES_MARKERS for m in markers)
+        writes = any(m in WRITES_MARKERS for m in markers) or spelling in WRITING_BUILTINS
         optional = any(m in OPTIONAL_MARKERS for m in markers)
         if optional and not needs_provider(spelling):
             out.append(make(
@@ -225,6 +227,12 @@ def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
     joined = " ".join([stripped, *(t for _, _, t in bullet.continuation)])
     description = joined.strip().lstrip(":-—–").strip() or None
     fields = _slot_fields(bullet, name, file, out)
+    if returns_written_files(fields.get("ensures")) and not any(
+            tool.writes for tool in fields.get("tools", [])):
+        out.append(make(
+            "PS196", f"slot `{name}` returns the files it writes (`written files`) and none of "
+            "its tools writes", fields.get("ensures_span") or span,
+            help="add `write` (or a command marked `(writes)`) to its `tools:`"))
     return Slot(
         name=name,
         span=span,
