@@ -59,6 +59,9 @@ OPTIONAL_MARKERS = frozenset({"optional"})
 # A command template's placeholder, without a pattern of its own in the instance: a word or
 # a relative path, never an option (`-x`); `..` is refused besides (`toolbox.command_argv`).
 DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
+# How many bytes one call's workspace may grow by (`write`, a declared command; an
+# instance's `max_disk:` sets a command's): past it a write is refused, a command stopped.
+DEFAULT_MAX_DISK = 64 * 1024 * 1024
 # The source an external tool's result carries: `tool:mcp:memory`.
 TOOL_SOURCE_PREFIX = "tool:"
 

@@ -32,7 +32,7 @@ def providers_from_instance(tools: Mapping[str, Any], base_dir: Path) -> dict[st
     for spelling, tool in tools.items():
         if getattr(tool, "kind", None) == "command":
             out[spelling] = CommandSpec(tuple(tool.command), dict(tool.params), tool.timeout,
-                                        tool.max_output)
+                                        tool.max_output, tool.max_disk)
         elif getattr(tool, "kind", None) == "mcp":
             out[spelling] = McpToolSpec(tuple(tool.server), tool.server_tool, str(base_dir),
                                         tool.timeout)

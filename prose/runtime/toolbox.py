@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prose.lang.tools import BUILTIN_TOOLS, DEFAULT_PARAM, ToolKind, parse_tool_name
+from prose.lang.tools import (
+    BUILTIN_TOOLS,
+    DEFAULT_MAX_DISK,
+    DEFAULT_PARAM,
+    ToolKind,
+    parse_tool_name,
+)
 from prose.runtime.mcp_client import McpServers, McpToolSpec, McpUnavailable
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
 from prose.runtime.workspace import MANIFEST, MAX_FILE_BYTES, PathRefused, Workspace
@@ -38,6 +44,7 @@ class CommandSpec:
     params: Mapping[str, str]
     timeout: float = 30.0
     max_output: int = 65536
+    max_disk: int = DEFAULT_MAX_DISK  # bytes the workspace may grow by while it runs
 
 
 @dataclass(frozen=True)
@@ -216,6 +223,11 @@ def _write(workspace: Workspace, relative: str, content: str) -> str:
     if len(data) > MAX_FILE_BYTES:
         raise ToolRefused(f"the content is {len(data)} bytes; a file holds at most "
                           f"{MAX_FILE_BYTES}")
+    before = target.stat().st_size if target.is_file() else 0
+    grown = workspace.size() - workspace.laid_out_size + len(data) - before
+    if grown > DEFAULT_MAX_DISK:
+        raise ToolRefused(f"the workspace's disk quota is {DEFAULT_MAX_DISK} bytes over what "
+                          f"it was given; this write would make it {grown}: not written")
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(data)
     return f"wrote {workspace.relative(target)} ({len(data)} bytes)"
@@ -268,9 +280,13 @@ async def run_tool(tool: Tool, raw_arguments: str, workspace: Workspace,
             argv = command_argv(tool.spelling, tool.provider, args)
             result = await run_command(argv, workspace.root, timeout=tool.provider.timeout,
                                        max_output=tool.provider.max_output,
-                                       isolation=isolation)
+                                       isolation=isolation,
+                                       max_disk=tool.provider.max_disk)
             error = None
-            if result.timed_out:
+            if result.over_quota:
+                error = f"`{tool.spelling}` wrote more than the workspace's disk quota " \
+                        f"({tool.provider.max_disk} bytes) and was stopped\n{result.text()}"
+            elif result.timed_out:
                 error = f"`{tool.spelling}` ran past its timeout ({tool.provider.timeout:g} s) " \
                         f"and was killed\n{result.text()}"
             return ToolOutcome(result.text(), error, isolation, result.exit_code, took())

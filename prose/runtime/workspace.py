@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class Workspace:
 
     root: Path
     manifest: dict[str, str] = field(default_factory=dict)
+    laid_out_size: int = 0  # bytes of the files it was laid out with (the quota's base)
 
     def resolve(self, relative: str) -> Path:
         """The file or folder `relative` names inside the workspace; PathRefused else."""
@@ -87,6 +89,10 @@ class Workspace:
                     continue
                 if real.is_relative_to(self.root) and real.is_file():
                     yield path
+
+    def size(self) -> int:
+        """Bytes of every file inside (links not followed): what the disk quota counts."""
+        return folder_size(self.root)
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -141,6 +147,20 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def folder_size(root: Path) -> int:
+    """Bytes of the regular files under `root`, never following a link."""
+    total = 0
+    for folder, _dirs, names in os.walk(root, followlinks=False):
+        for name in names:
+            try:
+                found = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue  # removed while walking (a command still running)
+            if stat.S_ISREG(found.st_mode):
+                total += found.st_size
+    return total
+
+
 def _write(root: Path, relative: str, text: str) -> None:
     target = root / relative
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -166,4 +186,5 @@ def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
     workspace = Workspace(root)
     workspace.manifest = workspace.digests()
     (root / MANIFEST).write_text(workspace.manifest_text(), encoding="utf-8")
+    workspace.laid_out_size = workspace.size()
     return workspace

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import yaml
 
 from prose.diagnostics.model import Diagnostic
-from prose.lang.tools import DEFAULT_PARAM, needs_provider, parse_tool_name
+from prose.lang.tools import DEFAULT_MAX_DISK, DEFAULT_PARAM, needs_provider, parse_tool_name
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import CommandTool, Instance, McpTool, PythonTool, ToolProvider
@@ -23,7 +23,7 @@ from prose.spec.model import PatternSpec
 from prose.spec.yaml_nodes import key_nodes, node_span
 
 PLACEHOLDER = re.compile(r"^\{([A-Za-z_]\w*)\}$")
-_COMMAND_KEYS = frozenset({"command", "params", "timeout", "max_output"})
+_COMMAND_KEYS = frozenset({"command", "params", "timeout", "max_output", "max_disk"})
 _PYTHON_KEYS = frozenset({"python", "description", "parameters"})
 _PYTHON_TARGET = re.compile(
     r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$"
@@ -92,7 +92,7 @@ def _command(name: str, data: dict[str, object], span: Span,
     unknown = sorted(set(data) - _COMMAND_KEYS)
     if unknown:
         bad(f"unknown key `{unknown[0]}` in `{name}` (known: command, params, timeout, "
-            "max_output)", unknown[0])
+            "max_output, max_disk)", unknown[0])
         return None
     command = data.get("command")
     if not isinstance(command, list) or not command or not all(
@@ -130,9 +130,13 @@ def _command(name: str, data: dict[str, object], span: Span,
     if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
         bad(f"`max_output` of `{name}` is a number of bytes of at least 1", "max_output")
         return None
+    disk = data.get("max_disk", DEFAULT_MAX_DISK)
+    if not isinstance(disk, int) or isinstance(disk, bool) or disk < 1:
+        bad(f"`max_disk` of `{name}` is a number of bytes of at least 1", "max_disk")
+        return None
     full = {param: params.get(param, DEFAULT_PARAM) for param in wanted}
     return CommandTool(tool=name, command=list(command), params=full, timeout=float(timeout),
-                       max_output=cap, span=span)
+                       max_output=cap, max_disk=disk, span=span)
 
 
 _MCP_KEYS = frozenset({"server", "tool", "timeout"})
