@@ -340,7 +340,9 @@ def describe_tools(tools: Mapping[str, Tool]) -> list[dict[str, Any]]:
         elif isinstance(tool.provider, PythonToolSpec):
             entry["python"] = tool.provider.ref
         elif isinstance(tool.provider, McpToolSpec):
-            entry["mcp"] = {"server": list(tool.provider.server), "tool": tool.provider.tool}
+            entry["mcp"] = ({"url": tool.provider.url} if tool.provider.url is not None
+                            else {"server": list(tool.provider.server)})
+            entry["mcp"]["tool"] = tool.provider.tool
         out.append(entry)
     return out
 

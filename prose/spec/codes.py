@@ -429,7 +429,7 @@ _TABLE: tuple[SpecCode, ...] = (
         "tools:\n  cli:pytets: {command: [python, -m, pytest]}",
         "tools:\n  cli:pytest: {command: [python, -m, pytest]}")),
     SpecCode("PS195", "invalid-tool-provider", ERR, "a tool's implementation in the instance is malformed", _doc(
-        "Reports a `tools:` entry that is not `{command: [ARG, ...]}` (with optional `params`, `timeout`, `max_output`, `max_disk`) for a `cli:` tool, nor `{python: pkg.mod:func}` for an `mcp:` tool; and a command template whose placeholder is not a whole argument.",
+        "Reports a `tools:` entry that is not `{command: [ARG, ...]}` (with optional `params`, `timeout`, `max_output`, `max_disk`) for a `cli:` tool, nor `{server: [PROGRAM, ...]}`, `{url: http://...}` or `{python: pkg.mod:func}` for an `mcp:` tool; and a command template whose placeholder is not a whole argument.",
         "A command is an argument list, never shell text; a placeholder the model fills is one whole argument, checked against its pattern, so the model cannot add options or commands.",
         'tools:\n  cli:pytest: {command: "pytest -q $ARGS"}',
         'tools:\n  cli:pytest:\n    command: [python, -m, pytest, -q, "{path}"]\n    params: {path: "^tests/[A-Za-z0-9_./-]+$"}')),

@@ -177,11 +177,13 @@ class PythonTool(_Frozen):
 
 class McpTool(_Frozen):
     """`mcp:NAME: {server: [PROGRAM, ARG...], tool: TOOL, timeout: S}`: the tool `TOOL`
-    (default NAME) of an MCP server started over stdio in the instance's folder."""
+    (default NAME) of an MCP server started over stdio in the instance's folder; or
+    `{url: http://HOST:PORT/PATH, ...}`: of the server listening there (streamable HTTP)."""
 
     kind: Literal["mcp"] = "mcp"
     tool: str
-    server: list[str]
+    server: list[str] = Field(default_factory=list)
+    url: str | None = None
     server_tool: str
     timeout: float = 30.0
     span: Span

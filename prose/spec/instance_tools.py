@@ -67,7 +67,7 @@ def read_tools(node: yaml.Node | None, file: str, out: list[Diagnostic]) -> dict
         tool: ToolProvider | None
         if found.kind == "command":
             tool = _command(name, data, span, at)
-        elif "server" in data:
+        elif "server" in data or "url" in data:
             tool = _mcp(name, data, span, at)
         else:
             tool = _python(name, data, span, at)
@@ -139,18 +139,29 @@ def _command(name: str, data: dict[str, object], span: Span,
                        max_output=cap, max_disk=disk, span=span)
 
 
-_MCP_KEYS = frozenset({"server", "tool", "timeout"})
+_MCP_KEYS = frozenset({"server", "url", "tool", "timeout"})
 
 
 def _mcp(name: str, data: dict[str, object], span: Span,
          bad: Callable[[str, str], None]) -> McpTool | None:
     unknown = sorted(set(data) - _MCP_KEYS)
     if unknown:
-        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, tool, timeout)", unknown[0])
+        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, url, tool, timeout)",
+            unknown[0])
         return None
+    url = data.get("url")
     server = data.get("server")
-    if not isinstance(server, list) or not server or not all(
-            isinstance(item, str) and item for item in server):
+    if ("url" in data) == ("server" in data):
+        bad(f"`{name}` names its MCP server by exactly one of `server` (a command line, "
+            "stdio) and `url` (an address, streamable HTTP)", "url" if "url" in data
+            else "server")
+        return None
+    if url is not None and (not isinstance(url, str)
+                            or not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url)):
+        bad(f"`url` of `{name}` is the server's http:// or https:// address", "url")
+        return None
+    if url is None and (not isinstance(server, list) or not server or not all(
+            isinstance(item, str) and item for item in server)):
         bad(f"`server` of `{name}` is the server's command line as a list of arguments",
             "server")
         return None
@@ -162,8 +173,9 @@ def _mcp(name: str, data: dict[str, object], span: Span,
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         bad(f"`timeout` of `{name}` is a number of seconds above 0", "timeout")
         return None
-    return McpTool(tool=name, server=list(server), server_tool=tool, timeout=float(timeout),
-                   span=span)
+    return McpTool(tool=name, server=list(server) if isinstance(server, list) else [],
+                   url=url if isinstance(url, str) else None, server_tool=tool,
+                   timeout=float(timeout), span=span)
 
 
 def _python(name: str, data: dict[str, object], span: Span,
