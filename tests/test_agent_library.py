@@ -86,6 +86,14 @@ def test_both_reviewers_of_a_version_read_one_unchanged_candidate(
     assert {c["agent"]["isolation"] for c in reviews} == {isolation_mode()}
     audited = run_prose_in_process("audit", str(gate[1]))
     assert audited.code == 0 and "audit: 0 findings" in audited.stdout, audited.output
+    stats = run_prose_in_process("stats", str(gate[1]))
+    assert stats.code == 0, stats.output
+    row = next(line for line in stats.stdout.splitlines() if line.startswith("cli:check"))
+    assert row.split()[:3] == ["cli:check", "3", "0"]
+    report = run_prose_in_process("report", str(gate[1]))
+    assert report.code == 0, report.output
+    page = (gate[1].parent / "report.html").read_text(encoding="utf-8")
+    assert '"tool":"cli:check"' in page and "1 failed, 1 passed" in page
 
 
 def tampering_gate(folder: Path) -> tuple[Path, Path]:
