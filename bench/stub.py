@@ -6,7 +6,9 @@ it for the GIL. This stub is one asyncio loop in a child process: the
 benchmark's `time.process_time()` then measures the client alone.
 
 The delay and the reply length are chosen by the path of the `api_base`, so
-one server serves every deployment of a benchmark:
+one server serves every deployment of a benchmark (`tools=K`: a request that offers
+tools and holds fewer than K tool results is answered with a call of the first tool
+offered, arguments `{"term": "bench"}`; an agent then takes K tool turns and answers):
 
     with StubServer() as stub:
         api_base = stub.base_url(latency_ms=50, words=80)
@@ -33,7 +35,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-_SETTING = re.compile(r"/(latency|words)=(\d+(?:\.\d+)?)")
+_SETTING = re.compile(r"/(latency|words|tools)=(\d+(?:\.\d+)?)")
 _WORDS = (
     "the proposal holds because each service keeps its own state and the team "
     "can change one part without breaking the rest while reviews stay small"
@@ -52,8 +54,18 @@ def _reply_text(words: int, serial: int) -> str:
     return " ".join(text) if text else "ok"
 
 
-def _completion(body: dict[str, Any], words: int, serial: int) -> bytes:
+def _completion(body: dict[str, Any], words: int, serial: int, tools: int = 0) -> bytes:
     content = _reply_text(words, serial)
+    messages = body.get("messages") or []
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    finish = "stop"
+    offered = body.get("tools") or []
+    if offered and sum(1 for m in messages if m.get("role") == "tool") < tools:
+        name = offered[0]["function"]["name"]
+        message = {"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"call_{serial}", "type": "function",
+             "function": {"name": name, "arguments": json.dumps({"term": "bench"})}}]}
+        finish, content = "tool_calls", ""
     prompt = sum(
         len(str(message.get("content") or "").split()) for message in body.get("messages") or []
     )
@@ -67,8 +79,8 @@ def _completion(body: dict[str, Any], words: int, serial: int) -> bytes:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": finish,
                 }
             ],
             "usage": {
@@ -111,7 +123,8 @@ async def _handle(
                     if settings.get("latency"):
                         await asyncio.sleep(settings["latency"] / 1000)
                     body = json.loads(raw or b"{}")
-                    data = _completion(body, int(settings.get("words", 5)), serial)
+                    data = _completion(body, int(settings.get("words", 5)), serial,
+                                       int(settings.get("tools", 0)))
                 finally:
                     counters.in_flight -= 1
             writer.write(
@@ -169,8 +182,9 @@ class StubServer:
             process.kill()
             process.wait()
 
-    def base_url(self, latency_ms: float = 0, words: int = 5) -> str:
-        return f"http://127.0.0.1:{self.port}/latency={latency_ms:g}/words={words}/v1"
+    def base_url(self, latency_ms: float = 0, words: int = 5, tools: int = 0) -> str:
+        extra = f"/tools={tools}" if tools else ""
+        return f"http://127.0.0.1:{self.port}/latency={latency_ms:g}/words={words}{extra}/v1"
 
     def cpu_seconds(self) -> float:
         """The stub process's CPU time so far (user and system, from /proc): a bench that

@@ -1,9 +1,11 @@
-"""A small MCP server over stdio for tests/test_mcp_tools.py (the official `mcp` SDK):
-notes kept for the life of the process, and a tool that kills it."""
+"""A small MCP server for tests/test_mcp_tools.py and tests/test_mcp_http.py (the official
+`mcp` SDK): notes kept for the life of the process, and a tool that kills it. Over stdio by
+default; `--http PORT` serves streamable HTTP on 127.0.0.1:PORT/mcp instead."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 from mcp.server.mcpserver import MCPServer
 
@@ -31,4 +33,7 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

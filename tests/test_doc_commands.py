@@ -62,6 +62,12 @@ SKIPPED: dict[str, str] = {
         "answers a run waiting for a person (tests/test_people.py drives a real one)",
     "prose report .prose/runs/20260101-120000-abc123/trace.jsonl --open":
         "opens a web browser; `prose report trace.jsonl -o run.html` runs here",
+    "prose run examples/code-review/gate.yaml --script examples/code-review/gate.script.yaml "
+    "--trace gate.jsonl":
+        "runs from a checkout (examples/code-review/), not the tutorial's empty folder; "
+        "tests/test_agent_library.py runs it, and its trace's stats and report",
+    "prose stats gate.jsonl": "reads the trace of the line above (tests/test_agent_library.py)",
+    "prose report gate.jsonl": "reads the trace of the line above (tests/test_agent_library.py)",
 }
 
 # Commands whose documented purpose is to report findings: their exit code, and why.

@@ -107,7 +107,10 @@ def _check_gate_spans(receiver: Receiver) -> None:
     assert attributes["gen_ai.agent.name"] == "reviewer_b"
     assert attributes["gen_ai.usage.input_tokens"] > 0
     assert attributes["gen_ai.usage.output_tokens"] > 0
-    assert attributes["code.line.number"] == 105 and attributes["code.column.number"] == 20
+    lines = (ROOT / "patterns" / "two-reviewer-gate.prose.md").read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "= call reviewer_b" in text)
+    assert attributes["code.line.number"] == line
+    assert attributes["code.column.number"] == lines[line - 1].index("call reviewer_b") + 1
     assert attributes["code.file.path"].endswith("two-reviewer-gate.prose.md")
     assert "prose.cost_usd" in attributes and attributes["prose.attempt"] == 1
     assert sum(a["gen_ai.usage.input_tokens"] for _, a in calls) == \
@@ -159,3 +162,38 @@ def test_opentelemetry_is_imported_only_on_the_otel_path() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_an_agent_s_tool_calls_are_execute_tool_spans_inside_its_call(
+        receiver: Receiver, tmp_path: Path) -> None:
+    example = ROOT / "examples" / "code-review"
+    trace = tmp_path / "trace.jsonl"
+    done = run_prose_in_process("run", str(example / "gate.yaml"), "--script",
+                                str(example / "gate.script.yaml"), "--trace", str(trace),
+                                "-q", "--json")
+    assert done.code == 0, done.output
+    done = run_prose("export", "--otel", str(trace),
+                     env={"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint})
+    assert done.code == 0, done.output
+    spans = receiver.spans()
+    tools = [(s, a) for s, a, _ in spans if a["gen_ai.operation.name"] == "execute_tool"]
+    assert [a["gen_ai.tool.name"] for _, a in tools] == [
+        "list", "read", "cli:check", "cli:check", "grep", "cli:check"]
+    by_span = {s.span_id: (s, a) for s, a, _ in spans}
+    for span, attributes in tools:
+        assert span.name == f"execute_tool {attributes['gen_ai.tool.name']}"
+        assert span.kind == 1  # SPAN_KIND_INTERNAL
+        parent, parent_attributes = by_span[span.parent_span_id]
+        assert parent.name.startswith("chat ")  # the agent's call
+        assert parent_attributes["prose.call.id"] == attributes["prose.call.id"]
+        assert parent_attributes["gen_ai.agent.name"] == attributes["gen_ai.agent.name"]
+        assert parent.start_time_unix_nano <= span.start_time_unix_nano \
+            <= span.end_time_unix_nano <= parent.end_time_unix_nano
+        assert attributes["gen_ai.tool.type"] == "function" and attributes["gen_ai.tool.call.id"]
+        assert len(attributes["prose.tool.output_sha256"]) == 64
+    first_check = tools[2][1]
+    assert first_check["prose.tool.exit_code"] == 1
+    assert first_check["prose.tool.isolation"] in ("bwrap", "context-only")
+    assert "prose.tool.isolation" not in tools[0][1]  # a workspace tool runs in-process
+    sent = "".join(str(a) for _, a, _ in spans)
+    assert "items[1:]" not in sent and "1 failed" not in sent  # no arguments, no output

@@ -53,6 +53,11 @@ class BatchPlan:
     strict_flow: bool = False
     debug: bool = False
     allow_models: tuple[str, ...] = ()
+    # Agents (docs/agents.md): what implements the declared `cli:`/`mcp:` tools (from the
+    # instance file; a Python tool's function travels to a Ray worker by reference, so its
+    # module must be importable there), and whether commands need an OS sandbox.
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    require_sandbox: bool = False
 
     def trace_path(self, index: int) -> Path:
         return self.traces_dir / f"{index // 1000:04d}" / f"row-{index:07d}.jsonl"
@@ -73,6 +78,8 @@ class BatchPlan:
             "strict_flow": self.strict_flow,
             "debug": self.debug,
             "allow_models": self.allow_models,
+            "tools": self.tools,
+            "require_sandbox": self.require_sandbox,
         }
         settings.update(overrides)
         return RunOptions(**settings)

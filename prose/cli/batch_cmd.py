@@ -64,6 +64,9 @@ def _fail(message: str, code: int) -> NoReturn:
               help="Continue OUT: finished rows are kept, the others run again without "
               "paying again for the calls their traces finished.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
+@click.option("--require-sandbox", is_flag=True,
+              help="Refuse to run declared commands (`cli:` tools) without an OS sandbox "
+              "(bubblewrap): exit 2 before any row runs (docs/agents.md).")
 @click.option("--max-calls", type=click.IntRange(0), help="Calls for the whole batch.")
 @click.option("--max-tokens", type=click.IntRange(0), help="Tokens for the whole batch.")
 @click.option("--max-cost", type=click.FloatRange(0), help="USD for the whole batch.")
@@ -129,6 +132,18 @@ def _check_out(out: Path, inputs: dict[str, Path]) -> None:
             _fail(f"--out {out} is {what}: the results need a file of their own", EXIT_USAGE)
 
 
+def _check_tools(spec: Any, tools: dict[str, Any], text: str, require_sandbox: bool) -> None:
+    """Once, before any row: the tools the pattern declares are the ones the instance
+    gives (R030, exit 1), and an OS sandbox is there when asked for (R032, exit 2)."""
+    from prose.runtime.errors import ProseRuntimeError
+    from prose.runtime.tool_setup import check_tools
+
+    try:
+        check_tools(spec, tools, text, require_sandbox=require_sandbox)
+    except ProseRuntimeError as error:
+        _fail(error.format(), error.exit_code)
+
+
 def _batch(options: dict[str, Any]) -> int:
     from prose.batch.driver import drive
     from prose.batch.output import (
@@ -144,7 +159,7 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.batch.rows import RowError, RowSource, parse_map
     from prose.cli.model_aliases import resolve_command_aliases
     from prose.cli.run_inputs import apply_options, read_llm_config
-    from prose.cli.targets import checked_pattern, resolve_target, use_cache
+    from prose.cli.targets import checked_pattern, resolve_target, resolve_tools, use_cache
     from prose.llm import event_loop
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
@@ -161,6 +176,8 @@ def _batch(options: dict[str, Any]) -> int:
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, fixed, config, bindings)
+    tools = resolve_tools(options["target"], files)
+    _check_tools(spec, tools, pattern.text, options["require_sandbox"])
     if options["executor"] == "local" and (options["address"] or options["workers"]):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)
     llm_config = read_llm_config(options["config_file"], project, check_router=True)
@@ -215,6 +232,8 @@ def _batch(options: dict[str, Any]) -> int:
         strict_flow=options["strict_flow"],
         debug=options["debug"],
         allow_models=(*allowed, *options["allow_models"]),
+        tools=tools,
+        require_sandbox=options["require_sandbox"],
     )
     progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
     # The rows leave their traces' fsync to the results file's syncs (an fsync per row held

@@ -26,6 +26,11 @@ WAITING = "waiting"
 # A control-flow invariant (`runs only if`, `runs only after`, `at most one of`) would be
 # broken by the next call: the run stops before it (R060). Never caught by `catch`.
 GATE = "gate"
+# An agent ran `max_turns` turns without a final answer (R031).
+MAX_TURNS = "max_turns"
+# A read-only agent's call changed or removed a file it was given: its answer is not a
+# review of what it was given (R033; `prose.lang.tools.altered_inputs`).
+INPUTS_ALTERED = "inputs-altered"
 
 # A model error of these kinds fails the same way on every attempt: `retry:` skips them.
 NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})

@@ -12,12 +12,24 @@ One definition of each rule, for the linter (`prose.check`), the run time
   that wrote them was given it); what a workspace tool or a workspace command
   returns carries the workspace's label (the call's inputs it was laid out
   from); what an external tool returns carries a new source, the tool itself;
+- read-only calls: a call of a slot none of whose tools writes is an inspection (a
+  review); what it was given must be the same after it as before. A workspace file
+  laid out from an input and changed or removed during the call (a command that
+  "repaired" the candidate) invalidates the call's answer (`altered_inputs`), seed
+  002's rule that a review counts only for the unchanged candidate it read;
+- written files: an agent whose `ensures:` says `written files` returns what it wrote
+  under `out/` of its workspace (a map of paths to contents) as its value. They carry
+  what the call's answer carries (`written_files_label`): the call itself and
+  everything its workspace held, since the model that wrote them read it all; a
+  later call given them (a reviewer's workspace) is judged by that label as for any
+  input, so a hidden input cannot reach a reader by way of a file;
 - channels: an external tool declared for two slots, one of which may write
   through it, lets the writer's text reach the reader (`shared_channels`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -26,18 +38,30 @@ from prose.lang.flows import Label
 
 ToolKind = Literal["workspace", "command", "external"]
 
-# The built-in workspace tools and what each may do (none writes).
+# The built-in workspace tools and what each may do.
 BUILTIN_TOOLS: dict[str, str] = {
     "list": "list the files of the call's workspace",
     "read": "read one file of the call's workspace",
     "grep": "search the files of the call's workspace for a regular expression",
+    "write": "write one text file in the call's workspace (under `out/` to return it)",
 }
+# The built-in tools that write (inside the call's own workspace only): always `writes`.
+WRITING_BUILTINS = frozenset({"write"})
+# An agent whose `ensures:` begins with these words returns the files it wrote under
+# `OUT_FOLDER` of its workspace as its value: a map of their paths to their contents.
+WRITTEN_FILES = re.compile(r"^\s*`?written files`?(?=$|[\s:,.(])", re.IGNORECASE)
+OUT_FOLDER = "out"
 PREFIXES: dict[str, ToolKind] = {"cli": "command", "mcp": "external"}
 WRITES_MARKERS = frozenset({"writes", "writing", "write"})
 READ_MARKERS = frozenset({"read-only", "readonly", "reads"})
+# `cli:check (optional)`: an instance may leave the tool out; the slot is then not offered it.
+OPTIONAL_MARKERS = frozenset({"optional"})
 # A command template's placeholder, without a pattern of its own in the instance: a word or
 # a relative path, never an option (`-x`); `..` is refused besides (`toolbox.command_argv`).
 DEFAULT_PARAM = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
+# How many bytes one call's workspace may grow by (`write`, a declared command; an
+# instance's `max_disk:` sets a command's): past it a write is refused, a command stopped.
+DEFAULT_MAX_DISK = 64 * 1024 * 1024
 # The source an external tool's result carries: `tool:mcp:memory`.
 TOOL_SOURCE_PREFIX = "tool:"
 
@@ -65,6 +89,30 @@ def parse_tool_name(spelling: str) -> ToolName | None:
 def needs_provider(spelling: str) -> bool:
     """Whether the instance file must say what implements the tool (all but the built-ins)."""
     return spelling not in BUILTIN_TOOLS
+
+
+def returns_written_files(ensures: str | None) -> bool:
+    """Whether a slot's `ensures:` says it returns the files it writes (`written files`)."""
+    return ensures is not None and WRITTEN_FILES.match(ensures) is not None
+
+
+def written_files_label(answer_label: Label) -> Label:
+    """What the files an agent returns carry: its answer's label (see the module). A file is
+    text the model wrote after reading its workspace, so nothing less is sound; nothing more
+    is needed, since the workspace held only the call's inputs."""
+    return answer_label
+
+
+def must_keep_inputs(writes: Iterable[bool]) -> bool:
+    """Whether a call of a slot whose tools write as `writes` says must leave its inputs
+    unchanged: true when none of its tools writes (see the module)."""
+    return not any(writes)
+
+
+def altered_inputs(changes: Mapping[str, Iterable[str]]) -> list[str]:
+    """The laid-out files a call changed or removed (files it added are its own: a test
+    run's report, a scratch file), from a workspace's `changes`."""
+    return sorted({*changes.get("removed", ()), *changes.get("changed", ())})
 
 
 def tool_source(spelling: str) -> str:

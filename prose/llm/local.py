@@ -24,7 +24,9 @@ provenance checks treat it as any other model.
   becomes a llama.cpp grammar, so even a 135M model returns valid JSON. Free
   strings and arrays get bounds in that grammar (not in the schema the reply
   is validated against) so that the JSON closes within the token cap
-  (`local_schema.py`).
+  (`local_schema.py`);
+- offered `tools=` (an agent's turn) become one grammar too: a call of one tool
+  or the answer, read back into OpenAI's `tool_calls` (`local_tools.py`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from prose.llm.local_engine import (
     engine_installed,
 )
 from prose.llm.local_schema import bounded_schema
+from prose.llm.local_tools import parse_reply, plain_messages, tool_schema
 from prose.llm.sent import count_request
 
 LOCAL_PROVIDER = "prose-local"
@@ -139,6 +142,8 @@ def _handler_class() -> type:
     # CustomLLM exists only once LiteLLM is imported, so the class is made here.
     custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
     usage_class = importlib.import_module("litellm").Usage
+    types = importlib.import_module("litellm.types.utils")
+    tool_call_class = (types.ChatCompletionMessageToolCall, types.Function)
 
     class LocalLLM(custom_llm):  # type: ignore[misc]
         """Answers `prose-local/<name>` with llama.cpp."""
@@ -146,12 +151,14 @@ def _handler_class() -> type:
         def completion(self, *args: Any, **call: Any) -> Any:
             path, request = _request(call)
             count_request()  # LiteLLM runs no input callbacks for a custom provider
-            return _response(call, engine_for(path).generate(**request), usage_class)
+            return _response(call, engine_for(path).generate(**request), usage_class,
+                             tool_call_class)
 
         async def acompletion(self, *args: Any, **call: Any) -> Any:
             path, request = _request(call)
             count_request()
-            return _response(call, await agenerate(path, **request), usage_class)
+            return _response(call, await agenerate(path, **request), usage_class,
+                             tool_call_class)
 
     return LocalLLM
 
@@ -163,19 +170,37 @@ def _request(call: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     cap = params.get("max_tokens") or params.get("max_completion_tokens") or DEFAULT_MAX_TOKENS
     max_tokens = int(cap)
     sampling = {key: params[key] for key in SAMPLING_PARAMS if params.get(key) is not None}
+    messages = list(call.get("messages") or [])
+    response_format = llama_response_format(params.get("response_format"), max_tokens)
+    tools = params.get("tools")
+    if tools:  # an agent's turn: one grammar for "call a tool" or "answer"
+        answer = (response_format or {}).get("schema")
+        messages = plain_messages(messages, tools)
+        response_format = {"type": "json_object",
+                           "schema": bounded_schema(tool_schema(tools, answer), max_tokens)}
     return path, {
-        "messages": list(call.get("messages") or []),
+        "messages": messages,
         "max_tokens": max_tokens,
-        "response_format": llama_response_format(params.get("response_format"), max_tokens),
+        "response_format": response_format,
         "sampling": sampling,
     }
 
 
-def _response(call: Mapping[str, Any], generation: Generation, usage_class: Any) -> Any:
+def _response(call: Mapping[str, Any], generation: Generation, usage_class: Any,
+              tool_call_class: tuple[Any, Any]) -> Any:
     response = call["model_response"]
     choice = response.choices[0]
     choice.message.content = generation.text
     choice.finish_reason = generation.finish_reason or "stop"
+    if (call.get("optional_params") or {}).get("tools"):
+        parsed = parse_reply(generation.text)
+        choice.message.content = parsed.answer
+        if parsed.tool is not None:
+            call_class, function_class = tool_call_class
+            choice.message.tool_calls = [call_class(
+                id="call_local_0", type="function",
+                function=function_class(name=parsed.tool, arguments=parsed.arguments))]
+            choice.finish_reason = "tool_calls"
     response.model = local_model(str(call["model"]))
     response.usage = usage_class(
         prompt_tokens=generation.prompt_tokens,

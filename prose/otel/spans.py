@@ -4,7 +4,10 @@ One span per run (`invoke_workflow {pattern}`), one per call attempt (`chat
 {model}` for a model, `execute_tool {slot}` for a python binding,
 `invoke_workflow {slot}` for a nested pattern) and one per judge decision
 (`chat {model}`, with `prose.judge.*`), the calls and judges children of the
-run. Times are the trace's: an event's `time` is when it started, its
+run. An agent's tool calls are `execute_tool {tool}` spans, children of their call's
+span (the GenAI conventions' `gen_ai.tool.*`; `gen_ai.tool.type` is `function` for the
+tools prose runs itself, workspace tools and declared commands, and `extension` for an
+external tool: an MCP server's or a Python callable's). Times are the trace's: an event's `time` is when it started, its
 `latency_ms` how long it took.
 
 Attributes are the conventions' `gen_ai.*` (operation, provider, request
@@ -107,6 +110,36 @@ def call_span(event: Mapping[str, Any], line: int) -> SpanData:
     return SpanData(name, kind, _ns(start), _ns(end), attributes, failure)
 
 
+def tool_span(event: Mapping[str, Any], line: int) -> SpanData:
+    """The span of one tool call of an agent (never its arguments or output: content)."""
+    tool = str(event.get("tool") or "unknown")
+    kind = str(event.get("kind") or "")
+    attributes: dict[str, AttributeValue] = {
+        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool,
+        "gen_ai.tool.call.id": str(event.get("tool_call_id") or ""),
+        "gen_ai.tool.type": "extension" if kind == "external" else "function",
+        "gen_ai.agent.name": str(event.get("slot") or ""),
+        "prose.call.id": str(event.get("call") or ""), "prose.tool.kind": kind,
+        "prose.tool.turn": int(event.get("turn") or 0),
+        "prose.tool.replayed": bool(event.get("replayed")), **_place(event, line)}
+    for key, name in (("isolation", "prose.tool.isolation"), ("exit_code", "prose.tool.exit_code"),
+                      ("sha256", "prose.tool.output_sha256")):
+        if event.get(key) is not None:
+            attributes[name] = event[key] if key == "exit_code" else str(event[key])
+    failure = None
+    if event.get("refused"):
+        failure = "refused"
+    elif event.get("error") is not None:
+        failure = "tool_error"
+    if failure is not None:
+        attributes["error.type"] = failure
+    # A tool event is written when the tool ends: it started `duration_ms` earlier.
+    end = float(event.get("time") or 0)
+    start = end - float(event.get("duration_ms") or 0) / 1000
+    return SpanData(f"execute_tool {tool}", "internal", _ns(start), _ns(end), attributes,
+                    failure)
+
+
 def judge_span(event: Mapping[str, Any], line: int) -> SpanData:
     """The span of one judge decision (a discretion condition or a choice)."""
     model = str(event.get("model") or "judge")
@@ -133,6 +166,19 @@ def run_spans(trace: LoadedTrace) -> SpanData:
     children = [call_span(line.event, line.number) if line.type == "call"
                 else judge_span(line.event, line.number)
                 for line in trace.lines if line.type in ("call", "judge")]
+    calls = {str(child.attributes["prose.call.id"]): child for child in children
+             if "prose.call.id" in child.attributes}
+    for line in trace.lines:
+        if line.type == "tool":
+            tool = tool_span(line.event, line.number)
+            parent = calls.get(str(line.event.get("call") or ""))
+            if parent is None:  # a tool event whose call never ended (a cut trace)
+                children.append(tool)
+            else:
+                # the call's span covers its tools (its latency is measured the same way)
+                parent.start_ns = min(parent.start_ns, tool.start_ns)
+                parent.end_ns = max(parent.end_ns, tool.end_ns)
+                parent.children.append(tool)
     begin_ns = _ns(float(start.get("time") or 0))
     last_ns = max([begin_ns, *(child.end_ns for child in children)])
     end_ns = max(last_ns, _ns(float(end.get("time") or 0))) if end is not None else last_ns
@@ -143,11 +189,11 @@ def run_spans(trace: LoadedTrace) -> SpanData:
         "code.file.path": str(start.get("pattern", "")),
         "prose.calls": sum(1 for line in trace.lines if line.type == "call"),
         "prose.chain_intact": trace.chain_ok,
-        "gen_ai.usage.input_tokens": sum(int(c.attributes["gen_ai.usage.input_tokens"])
+        "gen_ai.usage.input_tokens": sum(int(c.attributes.get("gen_ai.usage.input_tokens", 0))
                                          for c in children),
-        "gen_ai.usage.output_tokens": sum(int(c.attributes["gen_ai.usage.output_tokens"])
+        "gen_ai.usage.output_tokens": sum(int(c.attributes.get("gen_ai.usage.output_tokens", 0))
                                           for c in children),
-        "prose.cost_usd": sum(float(c.attributes["prose.cost_usd"]) for c in children)}
+        "prose.cost_usd": sum(float(c.attributes.get("prose.cost_usd", 0.0)) for c in children)}
     failure = None
     if end is not None:
         attributes.update({"prose.status": str(end.get("status")),

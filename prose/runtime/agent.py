@@ -10,7 +10,10 @@ shared with a slot that must never see what this call carries is refused, R010),
 (`toolbox.run_tool`: workspace tools inside the workspace, commands in the sandbox,
 external tools by their implementation), traced as a `tool` event inside the call, and
 its result is content-checked at the message boundary before the next turn is sent.
-After `max_turns` turns without an answer the call fails at its line (R031).
+After `max_turns` turns without an answer the call fails at its line (R031). A slot whose
+tools only read must leave what it was given unchanged: the workspace is hashed again
+before its answer is taken, and a changed or removed input file fails the call (R033,
+catchable), so a review counts only for the candidate it read.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prose.lang import error_kinds
 from prose.lang import tools as rules
 from prose.lang.flows import Label
 from prose.llm.types import Message, ToolCall
@@ -55,6 +59,12 @@ class TurnsExceeded(CallFailed):
     code = "R031"
 
 
+class InputsAltered(CallFailed):
+    """A read-only agent's call changed or removed a file of its workspace's inputs."""
+
+    code = "R033"
+
+
 @dataclass
 class _Turn:
     """The fields one exchange fills in (`exchange.ExchangeRecord`), per turn."""
@@ -74,7 +84,9 @@ def declared_tools(ctx: RunContext, slot: str) -> dict[str, Tool]:
     spec_slot = ctx.spec.slot(slot) if ctx.spec is not None else None
     if spec_slot is None or not spec_slot.tools:
         return {}
-    return slot_tools([(t.spelling, t.writes) for t in spec_slot.tools], ctx.shared.tools)
+    return slot_tools([(t.spelling, t.writes) for t in spec_slot.tools
+                       if not (t.optional and t.spelling not in ctx.shared.tools)],
+                      ctx.shared.tools)
 
 
 def tool_uses(ctx: RunContext) -> list[rules.ToolUse]:
@@ -99,6 +111,9 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
     max_turns = (spec_slot.max_turns if spec_slot and spec_slot.max_turns else
                  DEFAULT_MAX_TURNS)
     workspace = lay_out({name: plain(value) for name, value in payload.inputs.items()})
+    returns_files = rules.returns_written_files(spec_slot.ensures if spec_slot else None)
+    if returns_files:  # an input named `out` (a map of files) is its starting content
+        (workspace.root / rules.OUT_FOLDER).mkdir(exist_ok=True)
     messages = list(request.messages)
     if messages and messages[0].role == "system":
         messages[0] = Message.system(f"{messages[0].content}\n\n{AGENT_INSTRUCTIONS}")
@@ -123,9 +138,19 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             event.usage, event.cost_usd = total, event.cost_usd + record.cost_usd
             event.model, event.key = record.model, record.key
             event.requests += record.requests
+            # a call is a cache hit (replayed by `--resume`) when every turn of it was
+            event.cache_hit = record.cache_hit and (turn == 1 or event.cache_hit)
             event.messages = record.messages
             info["turns"] = turn
             if not answer.tool_calls:
+                info["changes"] = workspace.changes()
+                _check_unchanged(ctx, node, slot, tools, info["changes"])
+                if returns_files:  # its value is what it wrote (`rules.written_files_label`)
+                    files, skipped = workspace.written(rules.OUT_FOLDER)
+                    info["written"] = sorted(files)
+                    if skipped:
+                        info["written_skipped"] = skipped
+                    return dataclasses.replace(answer, parsed=files)
                 return answer
             messages.append(Message("assistant", answer.text or "", answer.tool_calls))
             asked = {"key": record.key, "model": record.model, "cached": answer.cached}
@@ -140,13 +165,29 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             messages.extend(results)
         raise TurnsExceeded(
             f"the agent `{slot}` took {max_turns} turns (its `max_turns`) without a final "
-            "answer", node.span, source=ctx.source, slot=slot, kind="max_turns")
+            "answer", node.span, source=ctx.source, slot=slot, kind=error_kinds.MAX_TURNS)
     finally:
-        info["changes"] = workspace.changes()
+        if "changes" not in info:
+            info["changes"] = workspace.changes()
         if shared.keep_workspaces:
             info["workspace"] = str(workspace.root)
         else:
             workspace.remove()
+
+
+def _check_unchanged(ctx: RunContext, node: n.Call, slot: str, tools: dict[str, Tool],
+                     changes: dict[str, list[str]]) -> None:
+    """A read-only agent's answer counts only if its inputs are as they were laid out
+    (`prose.lang.tools.must_keep_inputs`, `altered_inputs`): R033 else."""
+    if not rules.must_keep_inputs(tool.writes for tool in tools.values()):
+        return
+    altered = rules.altered_inputs(changes)
+    if altered:
+        shown = ", ".join(f"`{path}`" for path in altered[:5])
+        raise InputsAltered(
+            f"the agent `{slot}` only reads, and its call changed or removed what it was "
+            f"given ({shown}): its answer is not a review of its inputs and is discarded",
+            node.span, source=ctx.source, slot=slot, kind=error_kinds.INPUTS_ALTERED)
 
 
 async def _listed(ctx: RunContext, tools: dict[str, Tool]) -> dict[str, Tool]:
@@ -182,7 +223,10 @@ async def _run_calls(ctx: RunContext, node: n.Call, slot: str, event: CallEvent,
             _emit(ctx, node, slot, event, call, None, outcome, turn, given, own)
             return outcome
         _judge(ctx, node, slot, tool, given, call)
-        recorded = replay(str(asked.get("key")), call.id) if replay is not None else None
+        # A workspace tool runs again on a replayed turn: it only reads or writes the call's
+        # own fresh workspace, and a file it wrote must be there for the call's value.
+        recorded = (replay(str(asked.get("key")), call.id)
+                    if replay is not None and tool.kind != "workspace" else None)
         if recorded is not None:
             output, error = recorded
             outcome = ToolOutcome("" if error is not None else output, error)

@@ -25,7 +25,7 @@ from prose.lang import flows
 from prose.lang.flows import Label
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
-from prose.runtime.agent import TurnsExceeded, declared_tools, run_agent
+from prose.runtime.agent import InputsAltered, TurnsExceeded, declared_tools, run_agent
 from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
@@ -216,8 +216,8 @@ async def model_attempt(
         else:
             answer = await exchange(ctx, request, event,
                                     on_send=lambda: _progress(ctx, "start", event))
-    except TurnsExceeded as error:
-        _fail(ctx, event, "max_turns", error.message, started)
+    except (TurnsExceeded, InputsAltered) as error:
+        _fail(ctx, event, error.kind, error.message, started)
         error.label = label
         raise
     except InformationHidingViolation as error:  # a tool call or a turn refused mid-loop

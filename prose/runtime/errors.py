@@ -49,6 +49,8 @@ CODES: dict[str, str] = {
     "R030": "a tool a slot declares is not provided, or one provided is not declared",
     "R031": "an agent took `max_turns` turns without a final answer",
     "R032": "`--require-sandbox` on a machine without an OS sandbox (exit 2)",
+    "R033": "a read-only agent's call changed or removed a file it was given: its answer "
+            "is discarded",
     "R040": "an arithmetic error: a division by zero, a number past its bound",
     "R041": "a string or list a built-in or operator would build past its bound",
     "R042": "a `matches` pattern RE2 cannot use",

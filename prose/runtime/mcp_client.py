@@ -1,8 +1,9 @@
 """The run's MCP servers (docs/agents.md): external tools over the official `mcp` SDK.
 
 An instance implements `mcp:NAME` with a server started over stdio
-(`{server: [PROGRAM, ARG...], tool: TOOL}`). Each server is one process for the whole
-run, started on first use: the tools of one server share its state (a memory server
+(`{server: [PROGRAM, ARG...], tool: TOOL}`) or one already listening at an address, over
+streamable HTTP (`{url: http://HOST:PORT/mcp, tool: TOOL}`). Each server is one process
+(or one HTTP session) for the whole run, started on first use: the tools of one server share its state (a memory server
 remembers across calls and slots, which is why such a tool is a channel,
 `prose.lang.tools.shared_channels`). The SDK's contexts must be entered and left in one
 task, so each server is owned by a task of its own that serves requests from a queue.
@@ -28,20 +29,22 @@ class McpUnavailable(Exception):
 
 @dataclass(frozen=True)
 class McpToolSpec:
-    """One tool of a stdio MCP server: `server` is its command line, run in `cwd`."""
+    """One tool of an MCP server: `server` is its command line, run in `cwd` (stdio), or,
+    when `url` is given, the server is the one listening there (streamable HTTP)."""
 
     server: tuple[str, ...]
     tool: str
     cwd: str | None = None
     timeout: float = 30.0
+    url: str | None = None
 
 
 _Request = tuple[str, Any, "asyncio.Future[Any]"]
 
 
 class _Server:
-    def __init__(self, command: tuple[str, ...], cwd: str | None) -> None:
-        self.command, self.cwd = command, cwd
+    def __init__(self, command: tuple[str, ...], cwd: str | None, url: str | None) -> None:
+        self.command, self.cwd, self.url = command, cwd, url
         self.requests: asyncio.Queue[_Request | None] = asyncio.Queue()
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.failure: str | None = None
@@ -51,24 +54,33 @@ class _Server:
         try:
             from mcp import ClientSession, StdioServerParameters
             from mcp.client.stdio import stdio_client
+            from mcp.client.streamable_http import streamable_http_client
         except ImportError:
             self._fail("the `mcp` package is not installed (pip install 'prose[mcp]')")
             return
-        params = StdioServerParameters(command=self.command[0], args=list(self.command[1:]),
-                                       cwd=self.cwd)
+        shown = self.url if self.url is not None else " ".join(self.command)
         try:
-            with open(os.devnull, "w", encoding="utf-8") as quiet:
-                async with stdio_client(params, errlog=quiet) as (read, write), \
-                        ClientSession(read, write) as session:
-                    await session.initialize()
-                    self.ready.set_result(None)
-                    await self._serve(session)
+            if self.url is not None:
+                async with streamable_http_client(self.url) as streams, \
+                        ClientSession(streams[0], streams[1]) as session:
+                    await self._start(session)
+            else:
+                params = StdioServerParameters(command=self.command[0],
+                                               args=list(self.command[1:]), cwd=self.cwd)
+                with open(os.devnull, "w", encoding="utf-8") as quiet:
+                    async with stdio_client(params, errlog=quiet) as (read, write), \
+                            ClientSession(read, write) as session:
+                        await self._start(session)
         except asyncio.CancelledError:
             self._fail("the run ended")
             raise
         except BaseException as error:  # the SDK wraps a dead server in exception groups
-            self._fail(f"the MCP server `{' '.join(self.command)}` stopped: "
-                       f"{_reason(error)}")
+            self._fail(f"the MCP server `{shown}` stopped: {_reason(error)}")
+
+    async def _start(self, session: Any) -> None:
+        await session.initialize()
+        self.ready.set_result(None)
+        await self._serve(session)
 
     async def _serve(self, session: Any) -> None:
         while True:
@@ -125,12 +137,12 @@ class McpServers:
     """The MCP servers of one run, by command line and folder (one process each)."""
 
     def __init__(self) -> None:
-        self._servers: dict[tuple[tuple[str, ...], str | None], _Server] = {}
+        self._servers: dict[tuple[tuple[str, ...], str | None, str | None], _Server] = {}
 
     def _server(self, spec: McpToolSpec) -> _Server:
-        key = (spec.server, spec.cwd)
+        key = (spec.server, spec.cwd, spec.url)
         if key not in self._servers:
-            self._servers[key] = _Server(spec.server, spec.cwd)
+            self._servers[key] = _Server(spec.server, spec.cwd, spec.url)
         return self._servers[key]
 
     async def describe(self, spec: McpToolSpec) -> tuple[str | None, dict[str, Any] | None]:

@@ -9,14 +9,20 @@ a bare environment, nothing more: the mode `context-only` (the trace says so; se
 word), which `--require-sandbox` refuses. `PROSE_NO_SANDBOX=1` makes a machine with
 bubblewrap behave as one without (tests, and hosts where user namespaces are off).
 
-Each command has a timeout and an output cap: past the cap the command is stopped and
-its output cut with a note; past the timeout it is killed and the result says so.
+Each command has a timeout, an output cap and a disk quota: past the cap the command is
+stopped and its output cut with a note; past the timeout it is killed and the result says
+so. The quota bounds how many bytes the workspace may grow by while the command runs: no
+file may grow past it (`RLIMIT_FSIZE`: the write fails, or the program dies of SIGXFSZ),
+the workspace's size is watched and the command is stopped once it is over, and under
+bubblewrap the private `/tmp` is a tmpfs of that size. Without bubblewrap a command can
+still write outside the workspace (the mode says so); with it, nowhere else is writable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -27,11 +33,14 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from prose.runtime.workspace import folder_size
+
 Isolation = Literal["bwrap", "context-only"]
 NO_SANDBOX_ENV = "PROSE_NO_SANDBOX"
 SANDBOX_ROOT = "/workspace"
 _SYSTEM = ("/usr", "/etc", "/opt")
 _LINKS = ("/bin", "/lib", "/lib64", "/sbin")
+QUOTA_POLL_S = 0.1  # how often a running command's workspace is measured
 
 
 @cache
@@ -81,7 +90,8 @@ def _environment(home: str) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp" if home == SANDBOX_ROOT else home}
 
 
-def bwrap_argv(bwrap: str, workspace: Path, argv: list[str]) -> list[str]:
+def bwrap_argv(bwrap: str, workspace: Path, argv: list[str],
+               tmp_bytes: int | None = None) -> list[str]:
     """The bubblewrap command line that runs `argv` in the sandbox (see the module)."""
     out = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"]
     for key, value in _environment(SANDBOX_ROOT).items():
@@ -95,7 +105,10 @@ def bwrap_argv(bwrap: str, workspace: Path, argv: list[str]) -> list[str]:
             out += ["--ro-bind-try", link, link]
     # The empty /tmp goes first: a later mount shadows an earlier one, and the run's Python
     # may live under /tmp (a virtual environment in a temporary checkout).
-    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    out += ["--proc", "/proc", "--dev", "/dev"]
+    if tmp_bytes is not None:  # the private /tmp is memory: bounded as the workspace is
+        out += ["--size", str(tmp_bytes)]
+    out += ["--tmpfs", "/tmp"]
     for root in _python_roots():
         out += ["--ro-bind", root, root]
     out += ["--bind", str(workspace), SANDBOX_ROOT, "--chdir", SANDBOX_ROOT, "--", *argv]
@@ -113,6 +126,7 @@ class CommandResult:
     timed_out: bool
     isolation: Isolation
     duration_ms: float
+    over_quota: bool = False
 
     def text(self) -> str:
         """The tool result the model reads."""
@@ -121,28 +135,48 @@ class CommandResult:
             notes.append("[output cut at the cap; the command was stopped]")
         if self.timed_out:
             notes.append("[the command ran past its timeout and was killed]")
+        if self.over_quota:
+            notes.append("[the command wrote past the workspace's disk quota and was stopped]")
         code = "killed" if self.exit_code is None else str(self.exit_code)
         return "\n".join([f"exit code: {code}", self.output, *notes]).strip()
 
 
 async def run_command(argv: list[str], workspace: Path, *, timeout: float, max_output: int,
-                      isolation: Isolation) -> CommandResult:
+                      isolation: Isolation, max_disk: int | None = None) -> CommandResult:
     """Run `argv` (its program resolved already) in `workspace`, bounded by `timeout`
-    seconds and `max_output` bytes of output (stdout and stderr together)."""
+    seconds, `max_output` bytes of output (stdout and stderr together) and, with
+    `max_disk`, the bytes the workspace may grow by (see the module)."""
     started = time.perf_counter()
+    limit = folder_size(workspace) + max_disk if max_disk is not None else None
     if isolation == "bwrap":
         bwrap = bwrap_path() or "bwrap"
-        command = bwrap_argv(bwrap, workspace, argv)
+        command = bwrap_argv(bwrap, workspace, argv, max_disk)
         env = {"PATH": "/usr/bin:/bin"}
     else:
         command, env = argv, _environment(str(workspace))
+
+    def bounded() -> None:  # in the child, before it runs the command
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     process = await asyncio.create_subprocess_exec(
         *command, cwd=str(workspace), env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True)
+        start_new_session=True, preexec_fn=bounded)
     chunks: list[bytes] = []
     size = 0
-    cut = timed_out = False
+    cut = timed_out = over = False
+
+    async def watch() -> None:
+        nonlocal over
+        while limit is not None:
+            await asyncio.sleep(QUOTA_POLL_S)
+            if await asyncio.to_thread(folder_size, workspace) > limit:
+                over = True
+                _kill(process)
+                return
+
+    watcher = asyncio.create_task(watch())
 
     async def read() -> None:
         nonlocal size, cut
@@ -164,19 +198,23 @@ async def run_command(argv: list[str], workspace: Path, *, timeout: float, max_o
     except TimeoutError:
         timed_out = True
         _kill(process)
+    finally:
+        watcher.cancel()
+    if limit is not None and not over and folder_size(workspace) > limit:
+        over = True  # it finished between two measurements, over the quota
     try:
-        if cut or timed_out:  # drain what the killed process left, so the pipe closes
+        if cut or timed_out or over:  # drain what the killed process left, so the pipe closes
             assert process.stdout is not None
             while await asyncio.wait_for(process.stdout.read(65536), 5):
                 pass
         exit_code: int | None = await asyncio.wait_for(process.wait(), 5)
     except TimeoutError:
         exit_code = None
-    if cut or timed_out:
+    if cut or timed_out or over:
         exit_code = None
     output = b"".join(chunks).decode("utf-8", errors="replace")
     return CommandResult(exit_code, output, cut, timed_out, isolation,
-                         round((time.perf_counter() - started) * 1000, 3))
+                         round((time.perf_counter() - started) * 1000, 3), over)
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

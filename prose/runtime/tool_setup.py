@@ -20,6 +20,7 @@ from prose.runtime.sandbox import Isolation, isolation_mode
 from prose.runtime.services import import_callable
 from prose.runtime.toolbox import CommandSpec, Provider, PythonToolSpec
 from prose.source import Span
+from prose.spec.instance_tools import optional_tools
 
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
@@ -31,10 +32,10 @@ def providers_from_instance(tools: Mapping[str, Any], base_dir: Path) -> dict[st
     for spelling, tool in tools.items():
         if getattr(tool, "kind", None) == "command":
             out[spelling] = CommandSpec(tuple(tool.command), dict(tool.params), tool.timeout,
-                                        tool.max_output)
+                                        tool.max_output, tool.max_disk)
         elif getattr(tool, "kind", None) == "mcp":
             out[spelling] = McpToolSpec(tuple(tool.server), tool.server_tool, str(base_dir),
-                                        tool.timeout)
+                                        tool.timeout, url=tool.url)
         elif getattr(tool, "kind", None) == "python":
             out[spelling] = PythonToolSpec(tool.python, import_callable(tool.python, base_dir),
                                            tool.description, dict(tool.parameters))
@@ -45,12 +46,13 @@ def check_tools(spec: PatternSpec, providers: Mapping[str, Provider], source: st
                 *, require_sandbox: bool) -> Isolation:
     """The isolation mode of the run's commands, after refusing a mismatch (see module)."""
     declared: dict[str, tuple[str, Span]] = {}
+    optional = optional_tools(spec)
     for declaring in spec.slots:
         for use in declaring.tools:
             if needs_provider(use.spelling):
                 declared.setdefault(use.spelling, (declaring.name, use.span))
     for spelling, (slot, span) in declared.items():
-        if spelling not in providers:
+        if spelling not in optional and spelling not in providers:
             raise ToolsMismatch(
                 f"slot `{slot}` declares the tool `{spelling}` and this run does not provide "
                 "it: say what implements it under `tools:` of an instance file "
@@ -59,7 +61,8 @@ def check_tools(spec: PatternSpec, providers: Mapping[str, Provider], source: st
         if spelling not in declared:
             raise ToolsMismatch(f"the run provides the tool `{spelling}`, which no slot of "
                                 "the pattern declares")
-    if not any(spelling.startswith("cli:") for spelling in declared):
+    if not any(spelling.startswith("cli:") for spelling in declared
+               if spelling in providers or spelling not in optional):
         return "context-only"  # no command to isolate (and no need to probe for bwrap)
     mode = isolation_mode()
     if require_sandbox and mode != "bwrap":
@@ -68,3 +71,4 @@ def check_tools(spec: PatternSpec, providers: Mapping[str, Provider], source: st
             "(bubblewrap's `bwrap` is missing, cannot create namespaces, or PROSE_NO_SANDBOX "
             "is set); nothing was run")
     return mode
+

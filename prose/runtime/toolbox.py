@@ -20,10 +20,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prose.lang.tools import BUILTIN_TOOLS, DEFAULT_PARAM, ToolKind, parse_tool_name
+from prose.lang.tools import (
+    BUILTIN_TOOLS,
+    DEFAULT_MAX_DISK,
+    DEFAULT_PARAM,
+    ToolKind,
+    parse_tool_name,
+)
 from prose.runtime.mcp_client import McpServers, McpToolSpec, McpUnavailable
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
-from prose.runtime.workspace import PathRefused, Workspace
+from prose.runtime.workspace import MANIFEST, MAX_FILE_BYTES, PathRefused, Workspace
 
 MAX_RESULT = 65536  # a built-in tool's result, in characters
 PYTHON_TIMEOUT_S = 30.0
@@ -38,6 +44,7 @@ class CommandSpec:
     params: Mapping[str, str]
     timeout: float = 30.0
     max_output: int = 65536
+    max_disk: int = DEFAULT_MAX_DISK  # bytes the workspace may grow by while it runs
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,10 @@ class Tool:
             props = {"path": {"type": "string", "description": "a folder (default: the root)"}}
         elif self.spelling == "read":
             props, required = {"path": {"type": "string"}}, ["path"]
+        elif self.spelling == "write":
+            props = {"path": {"type": "string", "description": "a file path in the workspace"},
+                     "content": {"type": "string", "description": "the file's whole text"}}
+            required = ["path", "content"]
         elif self.spelling == "grep":
             props = {"pattern": {"type": "string", "description": "a regular expression"},
                      "path": {"type": "string", "description": "a file or folder"}}
@@ -195,7 +206,31 @@ def builtin(tool: str, args: Mapping[str, Any], workspace: Workspace) -> str:
                 if pattern.search(line):
                     hits.append(f"{workspace.relative(path)}:{number}: {line}")
         return _clip("\n".join(hits) or "(no match)")
+    if tool == "write":
+        return _write(workspace, _string(args, "path"), _string(args, "content"))
     raise ToolRefused(f"`{tool}` is no built-in tool")
+
+
+def _write(workspace: Workspace, relative: str, content: str) -> str:
+    """The built-in `write`: one text file inside the workspace (never the manifest, never
+    through a link out, never past the per-file size cap)."""
+    if relative.strip() == MANIFEST:
+        raise ToolRefused(f"`{MANIFEST}` is the workspace's record of its inputs: not written")
+    target = workspace.resolve(relative)
+    if target == workspace.root or target.is_dir():
+        raise ToolRefused(f"`{relative}` is a folder")
+    data = content.encode("utf-8")
+    if len(data) > MAX_FILE_BYTES:
+        raise ToolRefused(f"the content is {len(data)} bytes; a file holds at most "
+                          f"{MAX_FILE_BYTES}")
+    before = target.stat().st_size if target.is_file() else 0
+    grown = workspace.size() - workspace.laid_out_size + len(data) - before
+    if grown > DEFAULT_MAX_DISK:
+        raise ToolRefused(f"the workspace's disk quota is {DEFAULT_MAX_DISK} bytes over what "
+                          f"it was given; this write would make it {grown}: not written")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)
+    return f"wrote {workspace.relative(target)} ({len(data)} bytes)"
 
 
 def command_argv(spelling: str, spec: CommandSpec, args: Mapping[str, Any]) -> list[str]:
@@ -245,9 +280,13 @@ async def run_tool(tool: Tool, raw_arguments: str, workspace: Workspace,
             argv = command_argv(tool.spelling, tool.provider, args)
             result = await run_command(argv, workspace.root, timeout=tool.provider.timeout,
                                        max_output=tool.provider.max_output,
-                                       isolation=isolation)
+                                       isolation=isolation,
+                                       max_disk=tool.provider.max_disk)
             error = None
-            if result.timed_out:
+            if result.over_quota:
+                error = f"`{tool.spelling}` wrote more than the workspace's disk quota " \
+                        f"({tool.provider.max_disk} bytes) and was stopped\n{result.text()}"
+            elif result.timed_out:
                 error = f"`{tool.spelling}` ran past its timeout ({tool.provider.timeout:g} s) " \
                         f"and was killed\n{result.text()}"
             return ToolOutcome(result.text(), error, isolation, result.exit_code, took())
@@ -301,7 +340,9 @@ def describe_tools(tools: Mapping[str, Tool]) -> list[dict[str, Any]]:
         elif isinstance(tool.provider, PythonToolSpec):
             entry["python"] = tool.provider.ref
         elif isinstance(tool.provider, McpToolSpec):
-            entry["mcp"] = {"server": list(tool.provider.server), "tool": tool.provider.tool}
+            entry["mcp"] = ({"url": tool.provider.url} if tool.provider.url is not None
+                            else {"server": list(tool.provider.server)})
+            entry["mcp"]["tool"] = tool.provider.tool
         out.append(entry)
     return out
 

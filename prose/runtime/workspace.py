@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ class Workspace:
 
     root: Path
     manifest: dict[str, str] = field(default_factory=dict)
+    laid_out_size: int = 0  # bytes of the files it was laid out with (the quota's base)
 
     def resolve(self, relative: str) -> Path:
         """The file or folder `relative` names inside the workspace; PathRefused else."""
@@ -88,6 +90,10 @@ class Workspace:
                 if real.is_relative_to(self.root) and real.is_file():
                     yield path
 
+    def size(self) -> int:
+        """Bytes of every file inside (links not followed): what the disk quota counts."""
+        return folder_size(self.root)
+
     def relative(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
@@ -100,11 +106,36 @@ class Workspace:
         """What changed since the layout: files added, removed and changed (empty lists: none)."""
         now = self.digests()
         before = self.manifest
-        return {
-            "added": sorted(set(now) - set(before)),
-            "removed": sorted(set(before) - set(now)),
-            "changed": sorted(p for p in set(now) & set(before) if now[p] != before[p]),
-        }
+        changed = sorted(p for p in set(now) & set(before) if now[p] != before[p])
+        removed = sorted(set(before) - set(now))
+        # The manifest is the workspace's own record of what it was given: editing it is a
+        # change too (a call that rewrites its manifest could hide the others).
+        manifest = self.root / MANIFEST
+        if not manifest.is_file() or manifest.is_symlink():
+            removed = sorted([*removed, MANIFEST])
+        elif manifest.read_text(encoding="utf-8", errors="replace") != self.manifest_text():
+            changed = sorted([*changed, MANIFEST])
+        return {"added": sorted(set(now) - set(before)), "removed": removed,
+                "changed": changed}
+
+    def written(self, folder: str) -> tuple[dict[str, str], list[str]]:
+        """The text files under `folder` (keyed by their paths inside it), and the paths of
+        the files there that are not UTF-8 text or are too large (left out of the value)."""
+        start = self.root / folder
+        if not start.is_dir() or start.is_symlink():
+            return {}, []
+        files: dict[str, str] = {}
+        skipped: list[str] = []
+        for path in self.files(start):
+            relative = path.relative_to(start).as_posix()
+            try:
+                data = path.read_bytes()
+                if len(data) > MAX_FILE_BYTES or b"\0" in data:
+                    raise ValueError(relative)
+                files[relative] = data.decode("utf-8")
+            except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+                skipped.append(relative)
+        return files, skipped
 
     def manifest_sha256(self) -> str:
         return hashlib.sha256(self.manifest_text().encode()).hexdigest()
@@ -114,6 +145,20 @@ class Workspace:
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def folder_size(root: Path) -> int:
+    """Bytes of the regular files under `root`, never following a link."""
+    total = 0
+    for folder, _dirs, names in os.walk(root, followlinks=False):
+        for name in names:
+            try:
+                found = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue  # removed while walking (a command still running)
+            if stat.S_ISREG(found.st_mode):
+                total += found.st_size
+    return total
 
 
 def _write(root: Path, relative: str, text: str) -> None:
@@ -141,4 +186,5 @@ def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
     workspace = Workspace(root)
     workspace.manifest = workspace.digests()
     (root / MANIFEST).write_text(workspace.manifest_text(), encoding="utf-8")
+    workspace.laid_out_size = workspace.size()
     return workspace

@@ -408,8 +408,8 @@ _TABLE: tuple[SpecCode, ...] = (
         "Nothing could implement it: the run would refuse the pattern.",
         "- `reviewer`\n  - requires: candidate\n  - tools: read, shell",
         "- `reviewer`\n  - requires: candidate\n  - tools: read, cli:pytest")),
-    SpecCode("PS191", "unknown-tool-marker", ERR, "a tool's marker is not `writes` or `read-only`", _doc(
-        "Reports a marker in parentheses after a tool that is neither `writes` nor `read-only`, and `writes` on a built-in tool (they only read).",
+    SpecCode("PS191", "unknown-tool-marker", ERR, "a tool's marker is not `writes`, `read-only` or `optional`", _doc(
+        "Reports a marker in parentheses after a tool that is not `writes`, `read-only` or `optional` (several are separated by commas: `(writes, optional)`), `writes` on a built-in tool (they only read) and `optional` on a built-in tool (it needs no implementation).",
         "Whether a slot may write through a tool decides who can read what it wrote (`prose.lang.tools`); a marker the linter cannot read hides that.",
         "- `reviewer`\n  - tools: mcp:memory (sometimes)",
         "- `reviewer`\n  - tools: mcp:memory (writes)")),
@@ -429,10 +429,15 @@ _TABLE: tuple[SpecCode, ...] = (
         "tools:\n  cli:pytets: {command: [python, -m, pytest]}",
         "tools:\n  cli:pytest: {command: [python, -m, pytest]}")),
     SpecCode("PS195", "invalid-tool-provider", ERR, "a tool's implementation in the instance is malformed", _doc(
-        "Reports a `tools:` entry that is not `{command: [ARG, ...]}` (with optional `params`, `timeout`, `max_output`, `writes`) for a `cli:` tool, nor `{python: pkg.mod:func}` for an `mcp:` tool; and a command template whose placeholder is not a whole argument.",
+        "Reports a `tools:` entry that is not `{command: [ARG, ...]}` (with optional `params`, `timeout`, `max_output`, `max_disk`) for a `cli:` tool, nor `{server: [PROGRAM, ...]}`, `{url: http://...}` or `{python: pkg.mod:func}` for an `mcp:` tool; and a command template whose placeholder is not a whole argument.",
         "A command is an argument list, never shell text; a placeholder the model fills is one whole argument, checked against its pattern, so the model cannot add options or commands.",
         'tools:\n  cli:pytest: {command: "pytest -q $ARGS"}',
         'tools:\n  cli:pytest:\n    command: [python, -m, pytest, -q, "{path}"]\n    params: {path: "^tests/[A-Za-z0-9_./-]+$"}')),
+    SpecCode("PS196", "written-files-without-writing-tool", ERR, "a slot returns the files it writes and no tool of it writes", _doc(
+        "Reports a slot whose `ensures:` begins with `written files` (its value is what it wrote under `out/` of its workspace) and whose `tools:` has no tool that writes: `write`, or a `cli:`/`mcp:` tool marked `(writes)`.",
+        "Such an agent could never write a file, so its value would always be empty: a mistake, often a missing `write`.",
+        "- `worker`\n  - ensures: written files: the revised repository\n  - tools: list, read",
+        "- `worker`\n  - ensures: written files: the revised repository\n  - tools: list, read, write")),
     SpecCode("PS202", "map-slot-binding", ERR,
              "a `map` slot is not bound to a mapping of services, or a mapping to another slot", _doc(
         "Reports a slot marked `map` bound to one service or a list, and a mapping of "
@@ -446,7 +451,7 @@ _TABLE: tuple[SpecCode, ...] = (
 
 # Examples of instance codes (PS170 on) are YAML, not markdown; those about the pattern
 # file itself (its `tools:` lines, its exported blocks) are markdown.
-_PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS222", "PS223"})
+_PATTERN_FILE_CODES = frozenset({"PS190", "PS191", "PS192", "PS196", "PS222", "PS223"})
 SPEC_CODES: tuple[SpecCode, ...] = tuple(
     row._replace(doc=row.doc.replace("```markdown", "```yaml"))
     if row.code >= "PS170" and row.code not in _PATTERN_FILE_CODES else row

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from prose.diagnostics.model import Diagnostic, Severity
+from prose.lang.tools import DEFAULT_MAX_DISK
 from prose.source import Span
 from prose.spec.model import PatternSpec
 
@@ -141,7 +142,8 @@ class PersonService(_Frozen):
 
 
 class CommandTool(_Frozen):
-    """`cli:NAME: {command: [ARG, ...], params: {P: REGEX}, timeout: S, max_output: N}`.
+    """`cli:NAME: {command: [ARG, ...], params: {P: REGEX}, timeout: S, max_output: N,
+    max_disk: N}`.
 
     A command is an argument list, never shell text. An item `{P}` is a placeholder the
     model fills with one whole argument matching `params[P]` (default
@@ -155,6 +157,7 @@ class CommandTool(_Frozen):
     params: dict[str, str] = Field(default_factory=dict)
     timeout: float = 30.0
     max_output: int = 65536
+    max_disk: int = DEFAULT_MAX_DISK
     span: Span
 
 
@@ -174,11 +177,13 @@ class PythonTool(_Frozen):
 
 class McpTool(_Frozen):
     """`mcp:NAME: {server: [PROGRAM, ARG...], tool: TOOL, timeout: S}`: the tool `TOOL`
-    (default NAME) of an MCP server started over stdio in the instance's folder."""
+    (default NAME) of an MCP server started over stdio in the instance's folder; or
+    `{url: http://HOST:PORT/PATH, ...}`: of the server listening there (streamable HTTP)."""
 
     kind: Literal["mcp"] = "mcp"
     tool: str
-    server: list[str]
+    server: list[str] = Field(default_factory=list)
+    url: str | None = None
     server_tool: str
     timeout: float = 30.0
     span: Span

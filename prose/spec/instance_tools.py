@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 import yaml
 
 from prose.diagnostics.model import Diagnostic
-from prose.lang.tools import DEFAULT_PARAM, needs_provider, parse_tool_name
+from prose.lang.tools import DEFAULT_MAX_DISK, DEFAULT_PARAM, needs_provider, parse_tool_name
 from prose.source import Span
 from prose.spec.codes import make
 from prose.spec.instance import CommandTool, Instance, McpTool, PythonTool, ToolProvider
@@ -23,7 +23,7 @@ from prose.spec.model import PatternSpec
 from prose.spec.yaml_nodes import key_nodes, node_span
 
 PLACEHOLDER = re.compile(r"^\{([A-Za-z_]\w*)\}$")
-_COMMAND_KEYS = frozenset({"command", "params", "timeout", "max_output"})
+_COMMAND_KEYS = frozenset({"command", "params", "timeout", "max_output", "max_disk"})
 _PYTHON_KEYS = frozenset({"python", "description", "parameters"})
 _PYTHON_TARGET = re.compile(
     r"^([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*):([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)$"
@@ -67,7 +67,7 @@ def read_tools(node: yaml.Node | None, file: str, out: list[Diagnostic]) -> dict
         tool: ToolProvider | None
         if found.kind == "command":
             tool = _command(name, data, span, at)
-        elif "server" in data:
+        elif "server" in data or "url" in data:
             tool = _mcp(name, data, span, at)
         else:
             tool = _python(name, data, span, at)
@@ -92,7 +92,7 @@ def _command(name: str, data: dict[str, object], span: Span,
     unknown = sorted(set(data) - _COMMAND_KEYS)
     if unknown:
         bad(f"unknown key `{unknown[0]}` in `{name}` (known: command, params, timeout, "
-            "max_output)", unknown[0])
+            "max_output, max_disk)", unknown[0])
         return None
     command = data.get("command")
     if not isinstance(command, list) or not command or not all(
@@ -130,23 +130,38 @@ def _command(name: str, data: dict[str, object], span: Span,
     if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
         bad(f"`max_output` of `{name}` is a number of bytes of at least 1", "max_output")
         return None
+    disk = data.get("max_disk", DEFAULT_MAX_DISK)
+    if not isinstance(disk, int) or isinstance(disk, bool) or disk < 1:
+        bad(f"`max_disk` of `{name}` is a number of bytes of at least 1", "max_disk")
+        return None
     full = {param: params.get(param, DEFAULT_PARAM) for param in wanted}
     return CommandTool(tool=name, command=list(command), params=full, timeout=float(timeout),
-                       max_output=cap, span=span)
+                       max_output=cap, max_disk=disk, span=span)
 
 
-_MCP_KEYS = frozenset({"server", "tool", "timeout"})
+_MCP_KEYS = frozenset({"server", "url", "tool", "timeout"})
 
 
 def _mcp(name: str, data: dict[str, object], span: Span,
          bad: Callable[[str, str], None]) -> McpTool | None:
     unknown = sorted(set(data) - _MCP_KEYS)
     if unknown:
-        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, tool, timeout)", unknown[0])
+        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, url, tool, timeout)",
+            unknown[0])
         return None
+    url = data.get("url")
     server = data.get("server")
-    if not isinstance(server, list) or not server or not all(
-            isinstance(item, str) and item for item in server):
+    if ("url" in data) == ("server" in data):
+        bad(f"`{name}` names its MCP server by exactly one of `server` (a command line, "
+            "stdio) and `url` (an address, streamable HTTP)", "url" if "url" in data
+            else "server")
+        return None
+    if url is not None and (not isinstance(url, str)
+                            or not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url)):
+        bad(f"`url` of `{name}` is the server's http:// or https:// address", "url")
+        return None
+    if url is None and (not isinstance(server, list) or not server or not all(
+            isinstance(item, str) and item for item in server)):
         bad(f"`server` of `{name}` is the server's command line as a list of arguments",
             "server")
         return None
@@ -158,8 +173,9 @@ def _mcp(name: str, data: dict[str, object], span: Span,
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
         bad(f"`timeout` of `{name}` is a number of seconds above 0", "timeout")
         return None
-    return McpTool(tool=name, server=list(server), server_tool=tool, timeout=float(timeout),
-                   span=span)
+    return McpTool(tool=name, server=list(server) if isinstance(server, list) else [],
+                   url=url if isinstance(url, str) else None, server_tool=tool,
+                   timeout=float(timeout), span=span)
 
 
 def _python(name: str, data: dict[str, object], span: Span,
@@ -191,13 +207,14 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
     and declared by no slot (at its key)."""
     out: list[Diagnostic] = []
     declared: dict[str, tuple[str, Span]] = {}
+    optional = optional_tools(spec)
     for declaring in spec.slots:
         for use in declaring.tools:
             if needs_provider(use.spelling):
                 declared.setdefault(use.spelling, (declaring.name, use.span))
     anchor = instance.tools_span or instance.pattern_span or instance.span
     for spelling, (slot, span) in declared.items():
-        if spelling not in instance.tools:
+        if spelling not in optional and spelling not in instance.tools:
             out.append(make(
                 "PS193", f"slot `{slot}` declares the tool `{spelling}` ({span}) and the instance's `tools` does not "
                 "provide it", anchor,
@@ -209,3 +226,12 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
             out.append(make("PS194", f"the instance provides the tool `{spelling}`, which no "
                             "slot of the pattern declares", provided.span))
     return out
+
+
+def optional_tools(spec: PatternSpec) -> set[str]:
+    """The tools every slot declaring them marks `optional`: an instance may leave them out."""
+    marked: dict[str, bool] = {}
+    for declaring in spec.slots:
+        for use in declaring.tools:
+            marked[use.spelling] = marked.get(use.spelling, True) and use.optional
+    return {spelling for spelling, optional in marked.items() if optional}

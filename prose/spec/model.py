@@ -71,10 +71,12 @@ class Requirement(_Frozen):
 
 class ToolDecl(_Frozen):
     """One entry of a slot's `tools:` line (`prose.lang.tools`): `read`, `cli:pytest`,
-    `mcp:memory (writes)`. `writes` is True when the slot may write through the tool."""
+    `mcp:memory (writes)`. `writes` is True when the slot may write through the tool;
+    `optional` when an instance may leave it unimplemented (it is then not offered)."""
 
     spelling: str
     writes: bool = False
+    optional: bool = False
     span: Span
 
 

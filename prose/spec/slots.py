@@ -7,7 +7,15 @@ from typing import Any
 
 from prose.diagnostics.model import Diagnostic
 from prose.lang.schema_types import known_words
-from prose.lang.tools import READ_MARKERS, WRITES_MARKERS, parse_tool_name
+from prose.lang.tools import (
+    OPTIONAL_MARKERS,
+    READ_MARKERS,
+    WRITES_MARKERS,
+    WRITING_BUILTINS,
+    needs_provider,
+    parse_tool_name,
+    returns_written_files,
+)
 from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
@@ -143,18 +151,28 @@ def parse_tools(value: str, line: int, column: int, file: str, slot: str,
                 help="use a built-in workspace tool (`list`, `read`, `grep`), `cli:NAME` "
                 "(a command the instance file allows) or `mcp:NAME` (an external tool)"))
             continue
-        if marker and marker not in WRITES_MARKERS | READ_MARKERS:
+        markers = [m.strip() for m in marker.split(",") if m.strip()]
+        unknown = [m for m in markers if m not in WRITES_MARKERS | READ_MARKERS
+                   | OPTIONAL_MARKERS]
+        if unknown:
             out.append(make(
-                "PS191", f"unknown marker `{marker}` on tool `{spelling}` of slot `{slot}`; "
-                "known markers are `writes` and `read-only`", span))
+                "PS191", f"unknown marker `{unknown[0]}` on tool `{spelling}` of slot `{slot}`; "
+                "known markers are `writes`, `read-only` and `optional`", span))
             continue
-        writes = marker in WRITES_MARKERS
+        writes = any(m in WRITES_MARKERS for m in markers) or spelling in WRITING_BUILTINS
+        optional = any(m in OPTIONAL_MARKERS for m in markers)
+        if optional and not needs_provider(spelling):
+            out.append(make(
+                "PS191", f"the built-in tool `{spelling}` of slot `{slot}` needs no "
+                "implementation; it cannot be marked `optional`", span))
+            continue
         if writes and spelling in ("list", "read", "grep"):
             out.append(make(
                 "PS191", f"the built-in tool `{spelling}` of slot `{slot}` only reads; it "
                 "cannot be marked `writes`", span))
             continue
-        tools.append(ToolDecl(spelling=spelling, writes=writes, span=span))
+        tools.append(ToolDecl(spelling=spelling, writes=writes, optional=optional,
+                              span=span))
     return tools
 
 
@@ -209,6 +227,12 @@ def _slot_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> Slot | None:
     joined = " ".join([stripped, *(t for _, _, t in bullet.continuation)])
     description = joined.strip().lstrip(":-—–").strip() or None
     fields = _slot_fields(bullet, name, file, out)
+    if returns_written_files(fields.get("ensures")) and not any(
+            tool.writes for tool in fields.get("tools", [])):
+        out.append(make(
+            "PS196", f"slot `{name}` returns the files it writes (`written files`) and none of "
+            "its tools writes", fields.get("ensures_span") or span,
+            help="add `write` (or a command marked `(writes)`) to its `tools:`"))
     return Slot(
         name=name,
         span=span,
