@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import os
 import signal
-from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # nothing more is imported before the handler is in
+    from types import FrameType
+    from typing import Any
 
 
 def _quit_quietly(number: int, frame: FrameType | None) -> None:
@@ -32,7 +35,10 @@ _quit_quietly.prose_quiet_start = True  # type: ignore[attr-defined]
 def main() -> Any:
     """Console-script entry point: hold Ctrl-C quiet, then run `prose.cli.main.main`."""
     try:
-        signal.signal(signal.SIGINT, _quit_quietly)
+        # Only in place of Python's own handler: a process started with Ctrl-C ignored
+        # (a background job, `nohup`) keeps ignoring it.
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _quit_quietly)
     except (ValueError, OSError):  # not the main thread, or no signals here: as before
         pass
     from prose.cli.main import main as run_command_line
