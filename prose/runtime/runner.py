@@ -466,11 +466,11 @@ async def _execute(
     except TraceUnwritable:  # a full disk: stop, and keep what the file holds (below)
         failure = _unwritable_trace(trace)
     except Exception as error:  # a bug: keep the trace complete, then let it surface
-        message = f"internal error: {type(error).__name__}: {error}"
-        trace.emit(ErrorEvent(code="R000", kind="internal", message=message))
-        trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
-        trace.close()
-        raise
+        if trace.failure is not None:  # no bug: the disk filled (the error came back wrapped)
+            failure = _unwritable_trace(trace)
+        else:
+            _end_with_a_bug(trace, budget, error)
+            raise
     if isinstance(failure, BudgetExceeded):
         value = partial_result(trace.events, failure.budget)
     if isinstance(failure, WaitingForPerson):
@@ -525,6 +525,14 @@ async def _execute(
         trace.events,
         ctx.shared.shown or [],
     )
+
+
+def _end_with_a_bug(trace: Trace, budget: Any, error: Exception) -> None:
+    """Keep the trace of a run that met a bug in prose complete: the error, `run_end`."""
+    message = f"internal error: {type(error).__name__}: {error}"
+    trace.emit(ErrorEvent(code="R000", kind="internal", message=message))
+    trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
+    trace.close()
 
 
 def _unwritable_trace(trace: Trace, closed: bool = False) -> RunIOError:
