@@ -78,9 +78,9 @@ from prose.runtime.trace import (
     RunEnd,
     RunStart,
     Trace,
-    TraceUnwritable,
     end_uninterrupted,
 )
+from prose.runtime.trace_writer import TraceUnwritable
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 from prose.uses import MAX_NESTING, use_roots

@@ -30,16 +30,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
-import errno
 import hashlib
-import os
 import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
 from prose.runtime.integrity import (
@@ -48,8 +46,8 @@ from prose.runtime.integrity import (
     output_sha256,
     parse_line,
     read_line,
-    seal_path,
 )
+from prose.runtime.trace_writer import TraceUnwritable, TraceWriter
 
 
 def json_default(value: Any) -> Any:
@@ -287,19 +285,6 @@ class RunEnd(Event):
     totals: dict[str, Any] = field(default_factory=dict)
 
 
-_BUFFER = 1 << 16  # bytes of lines that wait for a checkpoint at most
-
-
-class TraceUnwritable(Exception):
-    """The trace file could not be written (a full disk, a file-size limit): the run must
-    stop, since a call it pays for now could not be recorded. Not a `ProseRuntimeError`, so
-    no `catch` in a program takes it; the runner ends the run with exit 2 (`RunIOError`)."""
-
-    def __init__(self, trace: Trace, error: OSError) -> None:
-        super().__init__(f"cannot write the trace {trace.path}: {error.strerror or error}")
-        self.error = error
-
-
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -328,26 +313,8 @@ class Trace:
         self._prev: str | None = None
         self._scrubber = JsonScrubber(
             run_secrets(extra_secrets) if secrets is None else secrets, dumps=encode)
-        self._file: BinaryIO | None = None
         self._counter = 0
-        # Lines wait in `_pending` until a checkpoint; what reached the file is known to the
-        # byte (`_written`), so a write that fails (a full disk) leaves whole lines only.
-        self._pending = bytearray()
-        self._written = 0
-        self._whole = hashlib.sha256()  # of the bytes in the file: the seal, without a re-read
-        self._prev_written: str | None = None  # the sha256 of the file's last line
-        # Why the trace could not be written (a full disk, a file-size limit): from then on
-        # lines wait in memory and `close` tries once more; `lost` says what it could not keep.
-        self.failure: OSError | None = None
-        self.sealed = False
-        self._reserve: Path | None = None  # room kept for the seal (`_reserve_seal`)
-        if self.path is not None:
-            try:
-                self._file = self.path.open("wb", buffering=0)
-            except FileNotFoundError:  # its folder is new (the rows of a batch share one)
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("wb", buffering=0)
-            self._reserve = _reserve_seal(self.path)
+        self._file = TraceWriter(self.path, sync) if self.path is not None else None
 
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
@@ -370,180 +337,41 @@ class Trace:
         self._prev = hashlib.sha256(encoded[:-1]).hexdigest()
         self.events.append(event)
         if self._file is not None:
-            self._pending += encoded
-            if self.failure is None and (event.checkpoint or len(self._pending) >= _BUFFER):
-                self._flush()
+            try:
+                self._file.append(encoded, self._prev, event.checkpoint)
+            except TraceUnwritable:  # the lines that did not fit are gone: chain to the file
+                self._prev = self._file.last_line
+                raise
         return event
 
-    def _flush(self) -> None:
-        """Write the waiting lines. A write that fails (ENOSPC, EFBIG, EIO) cuts the file
-        back to its last whole line, keeps the lines that did not fit in memory, and raises
-        `TraceUnwritable`: the run stops there (it must not pay for calls it cannot record)."""
-        if self._file is None or not self._pending:
-            return
-        done = 0
-        try:
-            while done < len(self._pending):
-                wrote = self._file.write(self._pending[done:] if done else self._pending)
-                if not wrote:
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                done += wrote
-        except OSError as error:
-            self._keep_whole_lines(done)
-            if self.failure is None:
-                self.failure = error
-                raise TraceUnwritable(self, error) from None
-            return
-        self._whole.update(self._pending)
-        self._written += done
-        self._prev_written = self._prev
-        self._pending.clear()
+    @property
+    def failure(self) -> OSError | None:
+        """Why the file could not be written (a full disk), or None (`trace_writer`)."""
+        return self._file.failure if self._file is not None else None
 
-    def _keep_whole_lines(self, done: int) -> None:
-        """After a failed write of `_pending` of which `done` bytes reached the file: cut
-        the file after the last whole line, and chain the lines still waiting to it."""
-        assert self._file is not None
-        whole = self._pending.rfind(b"\n", 0, done) + 1
-        with contextlib.suppress(OSError):
-            os.ftruncate(self._file.fileno(), self._written + whole)
-            self._file.seek(self._written + whole)
-        if whole:
-            kept = self._pending[:whole]
-            self._whole.update(kept)
-            self._written += whole
-            start = kept.rfind(b"\n", 0, whole - 1) + 1
-            self._prev_written = hashlib.sha256(kept[start:whole - 1]).hexdigest()
-        # Lines that did not reach the file are dropped from it; later events chain to the
-        # last line the file holds (they may still fit when `close` tries).
-        del self._pending[:]
-        self._prev = self._prev_written
+    @property
+    def sealed(self) -> bool:
+        return self._file is not None and self._file.sealed
 
     def lines_kept(self) -> int:
         """How many lines the file holds (after a failure: what a reader will find)."""
-        if self.path is None:
-            return 0
-        with contextlib.suppress(OSError), self.path.open("rb") as file:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 16), b""))
-        return 0
+        return self._file.lines_kept() if self._file is not None else 0
 
     def abandon(self) -> None:
-        """Close the file without sealing it, whatever the writes left in its buffer: a
-        trace that could not be written at all (nothing was sent)."""
-        file, self._file = self._file, None
-        if file is not None:
-            with contextlib.suppress(OSError):
-                file.close()
-        if self._reserve is not None:
-            with contextlib.suppress(OSError):
-                self._reserve.unlink()
+        """Close the file without sealing it: a trace that could not be written at all
+        (nothing was sent)."""
+        if self._file is not None:
+            self._file.abandon()
 
     def close(self) -> None:
         """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
 
-        The hash chain covers every line but the last (no line follows it);
-        the seal covers the last one too. `sha256sum -c` can check it. Both
-        files and the folder holding them are `fsync`ed before this returns (with `sync`).
-
-        A trace that could not be written (`failure`: a full disk) is sealed as far as it
-        goes, and close does not raise for it: see `_close_failed`.
+        The hash chain covers every line but the last (no line follows it); the seal
+        covers the last one too. A trace whose file could not be written is kept and
+        sealed as far as it goes (`failure`, `sealed`); close does not raise for it.
         """
-        if self._file is None or self.path is None:
-            return
-        if self.failure is None:
-            with contextlib.suppress(TraceUnwritable):
-                self._flush()
-        if self.failure is not None:
-            self._close_failed()
-            return
-        file, self._file = self._file, None
-        try:
-            if self.sync:
-                os.fsync(file.fileno())
-        except OSError as error:
-            self.failure = error
-        finally:
-            with contextlib.suppress(OSError):
-                file.close()
-        self.sealed = self._write_seal(self._whole.hexdigest())
-        if self.sync:
-            _sync_folder(self.path.parent)
-
-    def _close_failed(self) -> None:
-        """Close a trace whose writes failed. A full disk may have room for the lines still
-        waiting (the error and `run_end`) or for the seal, not both: the seal is written
-        first, for the file as it will be with those lines; then the lines; if they do not
-        fit, the file keeps its last whole line and the seal (same length, rewritten in
-        place) covers that. `sealed` says whether a seal that holds was left."""
-        assert self._file is not None
-        planned = self._whole.copy()
-        planned.update(self._pending)
-        self.sealed = self._write_seal(planned.hexdigest())
-        failure, self.failure = self.failure, None
-        try:
-            self._flush()
-        except TraceUnwritable:
-            if self.sealed:
-                self.sealed = self._write_seal(self._whole.hexdigest(), in_place=True)
-        finally:
-            self.failure = failure
-        file, self._file = self._file, None
-        with contextlib.suppress(OSError):
-            file.close()
-
-    def _write_seal(self, digest: str, in_place: bool = False) -> bool:
-        """Write the seal; False (and no seal file) when it cannot be written. `in_place`
-        rewrites a seal of the same length without freeing its space first."""
-        assert self.path is not None
-        path = seal_path(self.path)
-        seal = f"{digest}  {self.path.name}\n".encode()
-        reserve, self._reserve = self._reserve, None
-        target = reserve if reserve is not None and not in_place else path
-        flags = os.O_WRONLY | os.O_CREAT | (0 if in_place or reserve else os.O_TRUNC)
-        try:
-            handle = os.open(target, flags, 0o644)
-            try:
-                if os.pwrite(handle, seal, 0) != len(seal):
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                os.ftruncate(handle, len(seal))
-                if self.sync:
-                    os.fsync(handle)
-            finally:
-                os.close(handle)
-            if target != path:
-                os.replace(target, path)
-        except OSError as error:
-            if reserve is not None:
-                with contextlib.suppress(OSError):
-                    reserve.unlink()
-            if self.failure is None:
-                self.failure = error
-            with contextlib.suppress(OSError):  # a torn seal would say the trace was edited
-                path.unlink()
-            return False
-        return True
-
-
-def _reserve_seal(path: Path) -> Path | None:
-    """Keep room for the seal while the run writes its trace: a hidden file of one block
-    beside it, which `close` fills with the seal and renames. A disk that fills during the
-    run then still takes the seal of what the trace kept. None when there is no room even
-    now, or the trace is no regular file (`--trace /dev/stdout`)."""
-    if not path.is_file():
-        return None
-    reserve = path.with_name(f".{path.name}.sha256.part")
-    try:
-        handle = os.open(reserve, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    except OSError:
-        return None
-    try:
-        os.write(handle, bytes(4096))
-    except OSError:
-        os.close(handle)
-        with contextlib.suppress(OSError):
-            reserve.unlink()
-        return None
-    os.close(handle)
-    return reserve
+        if self._file is not None:
+            self._file.close()
 
 
 def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
@@ -564,20 +392,6 @@ def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
         for number, handler in held:
             with contextlib.suppress(ValueError, OSError, TypeError):
                 signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-
-
-def _sync_folder(folder: Path) -> None:
-    """`fsync` a folder, so the names of files created in it last a crash of the machine."""
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:  # a platform that cannot open folders (Windows): nothing to sync
-        return
-    try:
-        os.fsync(handle)
-    except OSError:  # a file system that cannot sync a folder
-        pass
-    finally:
-        os.close(handle)
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:
