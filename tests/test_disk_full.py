@@ -94,3 +94,34 @@ def test_a_results_file_that_fills_the_disk_keeps_its_whole_rows(
     assert resumed.code == 0, resumed.output
     again = (project / "out.jsonl").read_text().splitlines()
     assert [json.loads(line)["row"] for line in again] == list(range(150))
+
+
+def _trace(folder: Path) -> Path:
+    _rounds_project(folder, 3)
+    done = run_prose_in_process("run", "rounds.prose.md", "--script", "s.yaml", "--input",
+                                "task=t", "--trace", "t.jsonl", "-q", cwd=folder)
+    assert done.code == 0, done.output
+    return folder / "t.jsonl"
+
+
+@pytest.mark.parametrize("command", [["lint", "patterns/", "--format", "json"],
+                                     ["stats", "TRACE", "--json"], ["audit", "TRACE"]])
+def test_output_to_a_full_device_is_exit_2_not_a_bug(tmp_path: Path, command: list[str]) -> None:
+    """`prose ... > /dev/full`: exit 70 ("internal error") on main."""
+    trace = _trace(tmp_path)
+    args = [str(trace) if arg == "TRACE" else arg for arg in command]
+    root = Path(__file__).resolve().parent.parent
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-c", "from prose.cli.main import main; main()",
+                               *args], cwd=root, stdout=full, stderr=subprocess.PIPE, text=True,
+                              timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write" in done.stderr and "internal error" not in done.stderr
+
+
+def test_an_export_that_fills_the_disk_is_exit_2(tmp_path: Path) -> None:
+    trace = _trace(tmp_path)
+    done = _prose_with_file_limit(300, "export", str(trace), str(tmp_path / "ledger"),
+                                  cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write" in done.stderr and "Traceback" not in done.stderr
