@@ -20,6 +20,7 @@ from prose.llm import (
     RouterClient,
     SchemaError,
     Script,
+    ScriptedReplyError,
     ScriptExhaustedError,
     ScriptFormatError,
     choice_key,
@@ -166,8 +167,9 @@ def test_conditions_and_choices_answer_the_judge_schemas(client: RouterClient) -
 
 
 def test_schema_reask_takes_the_next_entry() -> None:
+    """A reply marked `$invalid` is sent as it is; the re-ask takes the next entry."""
     schema = schema_from_fields({"accept": "boolean", "notes": "string"})
-    script = Script({"slot:r": [{"accept": "yes"}, {"accept": True, "notes": "ok"}]})
+    script = Script({"slot:r": [{"$invalid": {"accept": "yes"}}, {"accept": True, "notes": "ok"}]})
     response = complete(scripted_client(script), "slot:r", schema=schema)
     assert response.parsed == {"accept": True, "notes": "ok"}
     assert response.attempts == 2
@@ -179,10 +181,27 @@ def test_schema_reask_takes_the_next_entry() -> None:
 
 def test_schema_error_after_the_reask() -> None:
     schema = schema_from_fields({"accept": "boolean"})
-    script = Script({"slot:r": ["not json", "still not json"]})
+    script = Script({"slot:r": [{"$invalid": "not json"}, "still not json"]})
     error = fail(scripted_client(script), "slot:r", schema=schema)
     assert isinstance(error, SchemaError)
     assert error.reply == "still not json"
+
+
+def test_an_unmarked_reply_that_fails_its_schema_names_its_entry_and_takes_no_other() -> None:
+    """Issue 35: a scripted reply of the wrong type was re-asked silently, and the re-ask
+    took the next entry, the reply meant for the slot's next call."""
+    schema = schema_from_fields({"accept": "boolean"})
+    script = Script.from_mapping({"slots": {"r": [{"accept": True}, {"accept": "yes"},
+                                                   {"accept": False}]}})
+    client = scripted_client(script)
+    assert complete(client, "slot:r", schema=schema).parsed == {"accept": True}
+    error = fail(client, "slot:r", schema=schema)
+    assert isinstance(error, ScriptedReplyError)
+    assert error.entry == "slots.r[1]"
+    assert "the scripted reply `slots.r[1]` failed the call's schema: $.accept: expected " \
+        "boolean" in error.message
+    assert "$invalid" in error.message
+    assert script.remaining() == {"slot:r": 1}  # the next call's reply is still there
 
 
 def test_calls_are_recorded(client: RouterClient) -> None:

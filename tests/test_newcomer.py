@@ -199,6 +199,19 @@ def test_a_scripted_reply_that_fails_its_schema_says_so(scaffold: Path) -> None:
     result = run_prose_in_process("run", "examples/summarise-review.yaml", "--script",
                                   str(script), cwd=scaffold)
     assert result.code == 1
+    assert f"the scripted reply `slots.critic[0]` in {script} failed the call's schema: " \
+        "$.issues: expected array" in result.stderr
+    assert "to test the re-ask, write it as `{$invalid: ...}`" in result.stderr
+
+
+def test_a_reply_marked_invalid_is_re_asked_and_the_re_ask_runs_out_says_so(
+        scaffold: Path) -> None:
+    script = scaffold / "s.yaml"
+    script.write_text("slots:\n  worker: [a]\n"
+                      "  critic: [{$invalid: {issues: none, no_issues_found: yes}}]\n")
+    result = run_prose_in_process("run", "examples/summarise-review.yaml", "--script",
+                                  str(script), cwd=scaffold)
+    assert result.code == 1
     assert "the scripted reply for `critic` failed its schema: $.issues: expected array" in (
         result.stderr)
     assert "the re-ask after it found no response left in the script" in result.stderr

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from prose.batch.output import ResultsFile, Tally
+from prose.batch.output import ResultsFile, ResultsUnwritable, Tally
 from prose.batch.plan import POOL_BUDGETS, budget_record, record
 from prose.batch.progress import BatchProgress, Snapshot
 from prose.batch.rows import Row
@@ -82,7 +82,11 @@ async def drive(
             spent.append(str((line.get("error") or {}).get("message") or "the budget is spent"))
         if fail_fast and line["status"] in ("error", "hiding-violation"):
             stop.set()
-        results.put(line)
+        try:
+            results.put(line)
+        except ResultsUnwritable:  # a full disk: stop; the file keeps its whole rows
+            stop.set()
+            slots.release()
 
     async def one(row: Row) -> None:
         try:
@@ -125,8 +129,9 @@ async def drive(
         ticker.cancel()
         if progress is not None:
             progress.show(snapshot(), final=True)
-    return Outcome(tally, time.monotonic() - started, "fail-fast" if stop.is_set() else None,
-                   sorted(damaged))
+    stopped = None if not stop.is_set() else (
+        "results-unwritable" if results.failure is not None else "fail-fast")
+    return Outcome(tally, time.monotonic() - started, stopped, sorted(damaged))
 
 
 def damaged_text(row: Any, trace: Any, damage: Mapping[str, Any]) -> str:

@@ -23,7 +23,9 @@ file there; every row after it runs again (or is taken from its trace, see
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
 import functools
 import json
 import os
@@ -106,6 +108,16 @@ class ResultsBusy(Exception):
     """Another process is writing the results file (it holds the file's lock)."""
 
 
+class ResultsUnwritable(Exception):
+    """A results line could not be written (a full disk): the file was cut back to its last
+    whole row; `rows` rows are in it. The batch stops (exit 2); `--resume` continues."""
+
+    def __init__(self, path: Path, error: OSError, rows: int) -> None:
+        super().__init__(f"cannot write the results {path}: {error.strerror or error}")
+        self.error = error
+        self.rows = rows
+
+
 class ResultsFile:
     """Appends rows in input order from `start` on; `written` is called for each row written.
 
@@ -141,12 +153,15 @@ class ResultsFile:
             self._fd = -1
             raise
         self._synced = time.monotonic()
+        self._size = 0  # bytes of whole rows in the file (from `keep` on)
+        self.failure: ResultsUnwritable | None = None
 
     def keep(self, prefix: Prefix) -> None:
         """Continue after `prefix` (what `scan` found): drop what follows it."""
         self.next = prefix.rows
         os.ftruncate(self._fd, prefix.size)
         os.fsync(self._fd)
+        self._size = prefix.size
 
     def put(self, record: dict[str, Any]) -> int:
         """Add a finished row; write it and every row it was holding back. How many were written."""
@@ -156,10 +171,20 @@ class ResultsFile:
             ready.append(self.pending.pop(self.next))
             self.next += 1
         if ready:
+            if self.failure is not None:
+                raise self.failure
             data = "".join(self._scrubber.scrub(r)[0] + "\n" for r in ready)
             view = memoryview(data.encode("utf-8"))
-            while view:
-                view = view[os.write(self._fd, view):]
+            try:
+                while view:
+                    wrote = os.write(self._fd, view)
+                    if not wrote:
+                        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                    view = view[wrote:]
+            except OSError as error:
+                self.failure = self._cut_back(error, len(ready))
+                raise self.failure from None
+            self._size += len(data.encode("utf-8"))
             if time.monotonic() - self._synced >= FSYNC_EVERY_S:
                 self._sync()
                 self._synced = time.monotonic()
@@ -168,11 +193,23 @@ class ResultsFile:
                     self.written(row)
         return len(ready)
 
+    def _cut_back(self, error: OSError, rows: int) -> ResultsUnwritable:
+        """After a failed write of `rows` rows: the file keeps its whole rows only."""
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._size)
+        self.next -= rows
+        return ResultsUnwritable(self.path, error, self.next)
+
     def close(self) -> None:
         if self._fd >= 0:
-            self._sync()
-            os.close(self._fd)
-            self._fd = -1
+            try:
+                self._sync()
+            except OSError as error:
+                if self.failure is None:
+                    self.failure = ResultsUnwritable(self.path, error, self.next)
+            finally:
+                os.close(self._fd)
+                self._fd = -1
 
     def _sync(self) -> None:
         if self.traces is not None:

@@ -286,6 +286,10 @@ def _batch(options: dict[str, Any]) -> int:
         click.echo(json.dumps(data))
     elif not options["quiet"]:
         click.echo(summary_text(data), err=True)
+    if results.failure is not None:  # a full disk: nothing written is lost, the batch stopped
+        _fail(f"{results.failure}; the batch stopped, and {out} keeps its first "
+              f"{results.failure.rows} row(s), whole (the rows in flight were interrupted, "
+              "their traces sealed): free some space, then continue with --resume", EXIT_USAGE)
     if data["rows_failed"]:
         return 1
     if data["rows_budget"]:

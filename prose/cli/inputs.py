@@ -9,6 +9,7 @@ message says how to report it. Nothing a user gives prints a traceback
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterable
@@ -38,6 +39,14 @@ def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
     """
     if isinstance(error, BrokenPipeError):  # `prose test ... | head -1`: the reader left
         return broken_pipe()
+    if isinstance(error, OSError) and error.errno in _DISK_FULL:
+        # An output that no longer fits (a full disk, a file-size limit, `> /dev/full`):
+        # the user's machine, not a bug. What was written before stays.
+        where = f" {error.filename}" if error.filename else ""
+        with contextlib.suppress(OSError):
+            click.echo(f"error: cannot write{where}: {error.strerror or error} (is the disk "
+                       "full?); what was written before stays", err=True)
+        return EXIT_USAGE
     if isinstance(error, MemoryError):
         click.echo(
             "error: out of memory: the run needed more memory than the machine gave it "
@@ -55,6 +64,9 @@ def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
         err=True,
     )
     return EXIT_INTERNAL
+
+
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
 def broken_pipe() -> int:

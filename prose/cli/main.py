@@ -48,6 +48,7 @@ class LazyGroup(click.Group):
             return None
         module_name, attribute, _ = entry
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        _interrupts_are_the_commands()
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -58,6 +59,8 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:  # Ctrl-C in a command that does not handle it: quietly
+            raise SystemExit(130) from None
         except Exception as error:
             if debug:
                 raise
@@ -69,6 +72,16 @@ class LazyGroup(click.Group):
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _interrupts_are_the_commands() -> None:
+    """The command's module is imported: Ctrl-C is `KeyboardInterrupt` again, for the
+    command to handle (`prose.cli.entry` held it quiet until now)."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "prose_quiet_start", False):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _available(name: str) -> bool:

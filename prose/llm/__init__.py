@@ -25,6 +25,7 @@ from prose.llm.errors import (
     RateLimitError,
     SchemaDefinitionError,
     SchemaError,
+    ScriptedReplyError,
     ScriptExhaustedError,
     ScriptFormatError,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "ScriptFormatError",
     "ScriptedCall",
     "ScriptedClient",
+    "ScriptedReplyError",
     "Usage",
     "choice_key",
     "choice_schema",

@@ -146,6 +146,15 @@ class ScriptExhaustedError(LLMError):
         self.key = key
 
 
+class ScriptedReplyError(ScriptExhaustedError):
+    """A scripted reply failed its call's schema without being marked `$invalid`: the
+    script is wrong (the re-ask would take the response meant for the next call).
+    Handled as running out is (exit 1, the message says which entry); `entry` names it
+    (`slots.critic[0]`)."""
+
+    entry = ""
+
+
 class LLMConfigError(ProseError):
     """The LLM configuration (YAML file, router settings) is invalid."""
 

@@ -310,11 +310,15 @@ def _problems_in(value: Any, schema: Any, root: Any) -> list[str]:
     return problems
 
 
+# How the re-ask begins: the scripted model tells a re-ask from a retry by it.
+REASK_OPENING = "Your reply did not match the required JSON schema:"
+
+
 def reask_prompt(problems: list[str], schema: Mapping[str, Any]) -> str:
     """The message that asks once more after a reply failed the schema."""
     listed = "\n".join(f"- {problem}" for problem in problems[:20])
     return (
-        "Your reply did not match the required JSON schema:\n"
+        f"{REASK_OPENING}\n"
         f"{listed}\n"
         "Reply again with only a JSON value matching this schema:\n"
         f"{json.dumps(schema, ensure_ascii=False)}"

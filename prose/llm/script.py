@@ -10,6 +10,11 @@ A response is served as follows:
 - a mapping, list, number, boolean or null is sent as JSON text and the
   client returns it parsed (`ChatResponse.parsed`);
 - `{"$error": "text"}` fails that call with `ProviderError(message=text)`;
+- `{"$invalid": reply}` sends `reply` (text or JSON) knowing it fails the call's schema:
+  the re-ask that follows takes the next response. A reply *not* so marked that fails
+  its schema is a mistake in the script: the re-ask raises `ScriptedReplyError`, naming
+  the entry (`slots.critic[0]`), instead of silently taking the next response, which
+  belongs to the next call;
 - `{"tool": NAME, "args": {...}}` is a tool call (an agent's turn, docs/agents.md), and
   `{"tool_calls": [{"tool": NAME, "args": {...}}, ...]}` several at once; the agent runs
   the tools for real and its next turn takes the next response.
@@ -40,11 +45,18 @@ from prose.bounded import MAX_TEXT, load_yaml
 from prose.errors import ProseSyntaxError
 from prose.files import read_text
 from prose.llm.decisions import choice_answer, condition_answer
-from prose.llm.errors import ProviderError, ScriptExhaustedError, ScriptFormatError
+from prose.llm.errors import (
+    ProviderError,
+    ScriptedReplyError,
+    ScriptExhaustedError,
+    ScriptFormatError,
+)
+from prose.llm.schema import REASK_OPENING
 from prose.spelling import did_you_mean
 
 SCRIPT_PROVIDER = "prose-script"
 ERROR_KEY = "$error"
+INVALID_KEY = "$invalid"
 _INDEX = re.compile(r"\[[^\[\]]+\]$")  # a list service `[0]` or a map entry `[billing]`
 _EMPHASIS = re.compile(r"\*{2,3}")
 _SECTIONS = ("slots", "conditions", "choices", "people")
@@ -154,6 +166,11 @@ class Script:
         self._queues: dict[str, deque[Any]] = {}
         self._tickets: dict[int, tuple[str, Any]] = {}
         self._next_ticket = 0
+        self.file: str | None = None  # the script file, named in errors
+        # How many responses each queue has given (so a response is named by its position),
+        # and what each reserved call and each queue served last: (key, position, response).
+        self._taken: dict[str, int] = {}
+        self._served: dict[str, tuple[str, int, Any]] = {}
         self._lock = threading.Lock()
         for key, items in (responses or {}).items():
             if isinstance(items, str | Mapping):
@@ -184,9 +201,11 @@ class Script:
         except ProseSyntaxError as error:
             raise ScriptFormatError(str(error)) from None
         try:
-            return cls.from_mapping(data if data is not None else {})
+            script = cls.from_mapping(data if data is not None else {})
         except ScriptFormatError as error:
             raise ScriptFormatError(f"{path}: {error}") from None
+        script.file = str(path)
+        return script
 
     @classmethod
     def from_mapping(cls, data: Any) -> Script:
@@ -240,15 +259,24 @@ class Script:
             queue = self._queue(key)
             ticket = self._next_ticket
             self._next_ticket += 1
-            self._tickets[ticket] = (key, queue.popleft() if queue else _EXHAUSTED)
+            self._tickets[ticket] = (key, self._take(key) if queue else _EXHAUSTED)
         return f"{key}{_TICKET}{ticket}"
 
     def skip(self, key: str) -> None:
         """Drop `key`'s next response (if it has one): it was used by a call now replayed."""
         with self._lock:
-            queue = self._queue(key)
-            if queue:
-                queue.popleft()
+            if self._queue(key):
+                self._take(key)
+
+    def _take(self, key: str) -> tuple[str, int, Any]:
+        """Pop `key`'s next response (its queue is not empty; the lock is held) with the
+        queue it came from and its position there."""
+        queue = self._queue(key)
+        assert queue
+        source = key if key in self._queues else _INDEX.sub("", key)
+        position = self._taken.get(source, 0)
+        self._taken[source] = position + 1
+        return source, position, queue.popleft()
 
     def _queue(self, key: str) -> deque[Any] | None:
         queue = self._queues.get(key)
@@ -262,20 +290,27 @@ class Script:
         with self._lock:
             base, _, ticket = key.rpartition(_TICKET)
             if base and ticket.isdigit() and int(ticket) in self._tickets:
-                key, response = self._tickets.pop(int(ticket))
-                if response is _EXHAUSTED:
+                key, taken = self._tickets.pop(int(ticket))
+                if taken is _EXHAUSTED:
                     raise ScriptExhaustedError(key, model=script_model(key))
+                self._served[base + _TICKET + ticket] = taken
             else:
-                # A re-ask (say, after a schema error) of a reserved call takes
-                # the next response of the same queue.
+                # A retry (after `$error`) or a re-ask (after a schema error) of a
+                # reserved call takes the next response of the same queue.
+                served = key
                 key = base if base and ticket.isdigit() else key
-                queue = self._queue(key)
-                if not queue:
+                before = self._served.get(served)
+                if before is not None and _is_reask(pairs) and not _marked_invalid(before[2]):
+                    raise self._unmarked_failure(key, before, pairs)
+                if not self._queue(key):
                     raise _exhausted(key, pairs)
-                response = queue.popleft()
+                taken = self._served[served] = self._take(key)
+            response = taken[2]
             self.calls.append(ScriptedCall(key, pairs, response))
         if isinstance(response, Mapping) and set(response) == {ERROR_KEY}:
             raise ProviderError(str(response[ERROR_KEY]), model=script_model(key))
+        if _marked_invalid(response):
+            response = response[INVALID_KEY]
         prompt = sum(count_tokens(content) for _, content in pairs)
         calls = scripted_tool_calls(response)
         if calls:
@@ -293,6 +328,24 @@ class Script:
             if not queue:
                 return False, None
             return True, queue.popleft()
+
+    def _unmarked_failure(self, key: str, served: tuple[str, int, Any],
+                          pairs: tuple[tuple[str, str], ...]) -> ScriptedReplyError:
+        """A scripted reply failed its schema and was not marked `$invalid`: name it."""
+        source, position, _ = served
+        section, _, name = source.partition(":")
+        entry = f"{section}s.{name}[{position}]"  # slots.critic[0], slots.reviewers[1][0]
+        where = f" in {self.file}" if self.file else ""
+        problems = [line[2:] for line in pairs[-1][1].splitlines() if line.startswith("- ")][:3]
+        error = ScriptedReplyError(key, model=script_model(key))
+        error.message = (
+            f"the scripted reply `{entry}`{where} failed the call's schema: "
+            f"{'; '.join(problems) or 'it did not match'} (reply: {_clip(pairs[-2][1])}). "
+            f"A scripted reply must match its slot's schema; to test the re-ask, write it as "
+            f"`{{{INVALID_KEY}: ...}}` and put the reply the re-ask gets after it"
+        )
+        error.entry = entry
+        return error
 
     def __repr__(self) -> str:
         return f"Script({self.remaining()!r})"
@@ -368,6 +421,16 @@ def _exhausted(key: str, pairs: tuple[tuple[str, str], ...]) -> ScriptExhaustedE
             "fix that reply, or add the one the re-ask should get"
         )
     return error
+
+
+def _is_reask(pairs: tuple[tuple[str, str], ...]) -> bool:
+    """Whether a call is the schema re-ask (`prose.llm.schema.reask_prompt`) of a reply."""
+    return (len(pairs) >= 2 and pairs[-2][0] == "assistant" and pairs[-1][0] == "user"
+            and pairs[-1][1].startswith(REASK_OPENING))
+
+
+def _marked_invalid(response: Any) -> bool:
+    return isinstance(response, Mapping) and set(response) == {INVALID_KEY}
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -239,11 +239,10 @@ async def model_attempt(
     except ScriptExhaustedError as error:
         from prose.llm.script import exhausted_message
 
-        _fail(
-            ctx, event, "script_exhausted", f"the script has no response left for `{slot}`", started
-        )
+        message = exhausted_message(error, event.slot, event.index)
+        _fail(ctx, event, "script_exhausted", message, started)
         raise ScriptExhausted(
-            exhausted_message(error, event.slot, event.index),
+            message,
             node.span,
             source=ctx.source,
             slot=slot,

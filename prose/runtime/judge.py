@@ -33,7 +33,7 @@ async def judge(
 ) -> tuple[Any, str | None]:
     """Ask the judge; returns (decision, reason). Traced as a `judge` event and cached like calls."""
     from prose.llm.decisions import CONDITION_SCHEMA, choice_schema
-    from prose.llm.errors import LLMError, ScriptExhaustedError
+    from prose.llm.errors import LLMError, ScriptedReplyError, ScriptExhaustedError
     from prose.llm.script import choice_key, condition_key, script_model
 
     shared = ctx.shared
@@ -77,9 +77,9 @@ async def judge(
     except ScriptExhaustedError as error:
         event.error = {"kind": "script_exhausted", "message": error.message}
         shared.trace.emit(event)
-        raise ScriptExhausted(
-            f"the script has no {kind} answer left for `{text}`", node.span, source=ctx.source
-        ) from None
+        told = error.message if isinstance(error, ScriptedReplyError) else (
+            f"the script has no {kind} answer left for `{text}`")
+        raise ScriptExhausted(told, node.span, source=ctx.source) from None
     except (LLMError, JudgeFailed) as error:
         message = error.message if isinstance(error, LLMError) else str(error)
         event.error = {"kind": getattr(error, "kind", "judge"), "message": message}

@@ -80,6 +80,7 @@ from prose.runtime.trace import (
     Trace,
     end_uninterrupted,
 )
+from prose.runtime.trace_writer import TraceUnwritable
 from prose.runtime.values import Value, plain
 from prose.syntax import nodes as n
 from prose.uses import MAX_NESTING, use_roots
@@ -344,10 +345,11 @@ async def run_pattern(
                 f"{replayed_lines(damage)} were replayed",
                 detail={"line": damage.line, "reason": damage.reason, "trusted": damage.trusted},
             ))
-    except OSError as failure:  # `--trace /dev/full`, a full disk: exit 2, nothing was sent
+    except (OSError, TraceUnwritable) as failure:  # `--trace /dev/full`, a full disk: exit 2
         trace.abandon()
+        cause = failure.error if isinstance(failure, TraceUnwritable) else failure
         unwritable = RunIOError(f"cannot write the trace {trace_path}: "
-                                f"{failure.strerror or failure}; nothing was sent")
+                                f"{cause.strerror or cause}; nothing was sent")
         return RunResult(run_id, unwritable.exit_code, "error", error=unwritable)
     try:
         return await _execute(ctx, instance.config, instance.inputs, run_id, trace_path,
@@ -461,12 +463,14 @@ async def _execute(
         end_uninterrupted(trace, RunEnd(status="interrupted", exit_code=130,
                                         totals=budget.totals()))
         raise
+    except TraceUnwritable:  # a full disk: stop, and keep what the file holds (below)
+        failure = _unwritable_trace(trace)
     except Exception as error:  # a bug: keep the trace complete, then let it surface
-        message = f"internal error: {type(error).__name__}: {error}"
-        trace.emit(ErrorEvent(code="R000", kind="internal", message=message))
-        trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
-        trace.close()
-        raise
+        if trace.failure is not None:  # no bug: the disk filled (the error came back wrapped)
+            failure = _unwritable_trace(trace)
+        else:
+            _end_with_a_bug(trace, budget, error)
+            raise
     if isinstance(failure, BudgetExceeded):
         value = partial_result(trace.events, failure.budget)
     if isinstance(failure, WaitingForPerson):
@@ -475,6 +479,8 @@ async def _execute(
         from prose.runtime.questions import clear_pending
 
         clear_pending(trace_path)  # resumed in place (a batch row): it waits no more
+    if trace.failure is not None and failure is None:  # a write failed, its raise was taken
+        failure = _unwritable_trace(trace)
     exit_code = failure.exit_code if failure is not None else EXIT_OK
     if failure is not None and not isinstance(failure, CallFailed | InformationHidingViolation
                                                   | GateViolation):
@@ -504,6 +510,10 @@ async def _execute(
         )
     )
     trace.close()
+    if trace.failure is not None:  # the disk filled: say what the trace kept, exit 2
+        failure = _unwritable_trace(trace, closed=True)
+        exit_code = failure.exit_code
+        status = "error"
     return RunResult(
         run_id,
         exit_code,
@@ -515,6 +525,28 @@ async def _execute(
         trace.events,
         ctx.shared.shown or [],
     )
+
+
+def _end_with_a_bug(trace: Trace, budget: Any, error: Exception) -> None:
+    """Keep the trace of a run that met a bug in prose complete: the error, `run_end`."""
+    message = f"internal error: {type(error).__name__}: {error}"
+    trace.emit(ErrorEvent(code="R000", kind="internal", message=message))
+    trace.emit(RunEnd(status="error", exit_code=70, totals=budget.totals()))
+    trace.close()
+
+
+def _unwritable_trace(trace: Trace, closed: bool = False) -> RunIOError:
+    """The error of a run whose trace could not be written (`trace.failure`): exit 2, and,
+    once the trace is closed, what it kept and whether it is sealed."""
+    assert trace.failure is not None
+    message = f"cannot write the trace {trace.path}: {trace.failure.strerror or trace.failure}"
+    if closed:
+        kept = trace.lines_kept()
+        sealed = "sealed" if trace.sealed else "not sealed (the seal could not be written)"
+        message += (f"; the run stopped, and the trace keeps its first {kept} line(s), whole, "
+                    f"{sealed}: every call recorded before the write failed is kept "
+                    "(`--resume` replays them once there is room)")
+    return RunIOError(message)
 
 
 def _write_questions(ctx: RunContext, run_id: str, trace_path: Path | None,

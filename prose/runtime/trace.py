@@ -31,14 +31,13 @@ import contextlib
 import dataclasses
 import datetime
 import hashlib
-import os
 import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from prose.llm.redact import JsonScrubber, run_secrets
 from prose.runtime.integrity import (
@@ -47,8 +46,8 @@ from prose.runtime.integrity import (
     output_sha256,
     parse_line,
     read_line,
-    seal_path,
 )
+from prose.runtime.trace_writer import TraceUnwritable, TraceWriter
 
 
 def json_default(value: Any) -> Any:
@@ -316,15 +315,8 @@ class Trace:
         self._prev: str | None = None
         self._scrubber = JsonScrubber(
             run_secrets(extra_secrets) if secrets is None else secrets, dumps=encode)
-        self._file: BinaryIO | None = None
         self._counter = 0
-        self._whole = hashlib.sha256()  # of every byte written: the seal, without a re-read
-        if self.path is not None:
-            try:
-                self._file = self.path.open("wb")
-            except FileNotFoundError:  # its folder is new (the rows of a batch share one)
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = self.path.open("wb")
+        self._file = TraceWriter(self.path, sync) if self.path is not None else None
 
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
@@ -347,48 +339,41 @@ class Trace:
         self._prev = hashlib.sha256(encoded[:-1]).hexdigest()
         self.events.append(event)
         if self._file is not None:
-            self._file.write(encoded)
-            self._whole.update(encoded)
-            if event.checkpoint:
-                self._file.flush()
+            try:
+                self._file.append(encoded, self._prev, event.checkpoint)
+            except TraceUnwritable:  # the lines that did not fit are gone: chain to the file
+                self._prev = self._file.last_line
+                raise
         return event
 
+    @property
+    def failure(self) -> OSError | None:
+        """Why the file could not be written (a full disk), or None (`trace_writer`)."""
+        return self._file.failure if self._file is not None else None
+
+    @property
+    def sealed(self) -> bool:
+        return self._file is not None and self._file.sealed
+
+    def lines_kept(self) -> int:
+        """How many lines the file holds (after a failure: what a reader will find)."""
+        return self._file.lines_kept() if self._file is not None else 0
+
     def abandon(self) -> None:
-        """Close the file without sealing it, whatever the writes left in its buffer: a
-        trace that could not be written at all (nothing was sent)."""
-        file, self._file = self._file, None
-        if file is not None:
-            with contextlib.suppress(OSError):
-                file.close()
-            with contextlib.suppress(OSError):
-                file.close()  # the first close flushed and failed: this one closes
+        """Close the file without sealing it: a trace that could not be written at all
+        (nothing was sent)."""
+        if self._file is not None:
+            self._file.abandon()
 
     def close(self) -> None:
         """Close the file and seal it: `<trace>.sha256` holds the whole file's sha256.
 
-        The hash chain covers every line but the last (no line follows it);
-        the seal covers the last one too. `sha256sum -c` can check it. Both
-        files and the folder holding them are `fsync`ed before this returns (with `sync`).
+        The hash chain covers every line but the last (no line follows it); the seal
+        covers the last one too. A trace whose file could not be written is kept and
+        sealed as far as it goes (`failure`, `sealed`); close does not raise for it.
         """
-        file, self._file = self._file, None
-        if file is None or self.path is None:
-            return
-        try:
-            file.flush()
-            if self.sync:
-                os.fsync(file.fileno())
-        finally:
-            file.close()
-        seal = f"{self._whole.hexdigest()}  {self.path.name}\n".encode()
-        handle = os.open(seal_path(self.path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            os.write(handle, seal)
-            if self.sync:
-                os.fsync(handle)
-        finally:
-            os.close(handle)
-        if self.sync:
-            _sync_folder(self.path.parent)
+        if self._file is not None:
+            self._file.close()
 
 
 def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
@@ -402,26 +387,13 @@ def end_uninterrupted(trace: Trace, end: RunEnd) -> None:
             with contextlib.suppress(ValueError, OSError):
                 held.append((number, signal.signal(number, signal.SIG_IGN)))
     try:
-        trace.emit(end)
+        with contextlib.suppress(TraceUnwritable):  # kept as far as it goes: `trace.failure`
+            trace.emit(end)
         trace.close()
     finally:
         for number, handler in held:
             with contextlib.suppress(ValueError, OSError, TypeError):
                 signal.signal(number, handler if handler is not None else signal.SIG_DFL)
-
-
-def _sync_folder(folder: Path) -> None:
-    """`fsync` a folder, so the names of files created in it last a crash of the machine."""
-    try:
-        handle = os.open(folder, os.O_RDONLY)
-    except OSError:  # a platform that cannot open folders (Windows): nothing to sync
-        return
-    try:
-        os.fsync(handle)
-    except OSError:  # a file system that cannot sync a folder
-        pass
-    finally:
-        os.close(handle)
 
 
 def read_events(path: str | Path) -> Iterator[dict[str, Any]]:

@@ -7,10 +7,11 @@ one (a pattern file must not be able to run code; see `prose.spec.instance`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Self
 
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.source import Span
@@ -24,10 +25,15 @@ def name_words(text: str) -> list[str]:
     return [word for word in _WORD_SPLIT.split(text.lower()) if word]
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class _Frozen:
+    """A frozen spec item; `model_copy(update=...)` returns a changed copy."""
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        return dataclasses.replace(self, **(update or {}))
 
 
+@dataclass(frozen=True, kw_only=True)
 class Section(_Frozen):
     """A `##`/`###` section: its heading as written, its normalised name, its body.
 
@@ -43,6 +49,7 @@ class Section(_Frozen):
     text: str
 
 
+@dataclass(frozen=True, kw_only=True)
 class Requirement(_Frozen):
     """One entry of a slot's `requires:` list.
 
@@ -69,6 +76,7 @@ class Requirement(_Frozen):
         )
 
 
+@dataclass(frozen=True, kw_only=True)
 class ToolDecl(_Frozen):
     """One entry of a slot's `tools:` line (`prose.lang.tools`): `read`, `cli:pytest`,
     `mcp:memory (writes)`. `writes` is True when the slot may write through the tool;
@@ -80,6 +88,7 @@ class ToolDecl(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class Slot(_Frozen):
     """A slot: a service the pattern delegates to.
 
@@ -94,9 +103,9 @@ class Slot(_Frozen):
     primary: bool = False
     list_valued: bool = False
     map_valued: bool = False
-    markers: list[str] = Field(default_factory=list)
+    markers: list[str] = field(default_factory=list)
     description: str | None = None
-    requires: list[Requirement] = Field(default_factory=list)
+    requires: list[Requirement] = field(default_factory=list)
     requires_declared: bool = False
     ensures: str | None = None
     ensures_keyword: str | None = None
@@ -104,7 +113,7 @@ class Slot(_Frozen):
     output_schema: dict[str, str] | None = None
     role_word: str | None = None
     # `tools:`: what the slot may use while it answers (an agent; docs/agents.md).
-    tools: list[ToolDecl] = Field(default_factory=list)
+    tools: list[ToolDecl] = field(default_factory=list)
     tools_span: Span | None = None
     max_turns: int | None = None
 
@@ -122,6 +131,7 @@ class Slot(_Frozen):
         return self.requirement_for(input_name) is not None
 
 
+@dataclass(frozen=True, kw_only=True)
 class ConfigParam(_Frozen):
     """A `### Config` key. `default` is None both for `default: none` and for no default."""
 
@@ -133,6 +143,7 @@ class ConfigParam(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class Parameter(_Frozen):
     """An instance input from `### Parameters` (or `### Requires`)."""
 
@@ -144,6 +155,7 @@ class Parameter(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class ReturnKey(_Frozen):
     """A key of the result object: a `### Returns` bullet starting with a backticked name.
 
@@ -161,6 +173,7 @@ class ReturnKey(_Frozen):
         return self.condition is not None
 
 
+@dataclass(frozen=True, kw_only=True)
 class Facet(_Frozen):
     """A `####` part of `### Maintains` (a facet) or of `### Requires` (a facet-need)."""
 
@@ -169,6 +182,7 @@ class Facet(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class Subscription(_Frozen):
     """One need of a responsibility's `### Requires`: a backticked bullet or a `####` facet-need."""
 
@@ -177,6 +191,7 @@ class Subscription(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class Expectation(_Frozen):
     """A `kind: test` assertion: `### Expects` (or `### Expects Not` when `negated`)."""
 
@@ -193,6 +208,7 @@ class Expectation(_Frozen):
         return f"{where}{verb} satisfy: {self.text}"
 
 
+@dataclass(frozen=True, kw_only=True)
 class Invariant(_Frozen):
     """An `### Invariants` bullet; `form` is set when it is a checkable form.
 
@@ -202,19 +218,21 @@ class Invariant(_Frozen):
     text: str
     span: Span
     form: InvariantForm | None = None
-    name_spans: dict[str, Span] = Field(default_factory=dict)
+    name_spans: dict[str, Span] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, kw_only=True)
 class Shape(_Frozen):
     """`### Shape`: what the pattern itself does, what each delegate does, what is prohibited."""
 
     self_text: str | None = None
-    delegates: dict[str, str] = Field(default_factory=dict)
-    delegate_spans: dict[str, Span] = Field(default_factory=dict)
+    delegates: dict[str, str] = field(default_factory=dict)
+    delegate_spans: dict[str, Span] = field(default_factory=dict)
     prohibited: str | None = None
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class DelegationBlock(_Frozen):
     """A fenced ```` ```prose ```` block of `### Delegation` (as `prose.syntax.markdown.ProseBlock`).
 
@@ -230,16 +248,18 @@ class DelegationBlock(_Frozen):
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class PatternInstance(_Frozen):
     """An entry of a contract's `### Patterns` yaml block: a named, configured pattern."""
 
     name: str
     pattern: str
-    bindings: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
+    bindings: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
     span: Span
 
 
+@dataclass(frozen=True, kw_only=True)
 class PatternSpec(_Frozen):
     """Everything a contract file (or one `## name` node in it) declares, with positions.
 
@@ -252,38 +272,38 @@ class PatternSpec(_Frozen):
 
     path: str
     span: Span
-    frontmatter: dict[str, Any] = Field(default_factory=dict)
+    frontmatter: dict[str, Any] = field(default_factory=dict)
     name: str | None = None
     kind: str | None = None
     version: str | None = None
     title: str | None = None
     summary: str | None = None
     description: str | None = None
-    metadata: dict[str, str] = Field(default_factory=dict)
-    sections: list[Section] = Field(default_factory=list)
-    slots: list[Slot] = Field(default_factory=list)
-    config: list[ConfigParam] = Field(default_factory=list)
-    parameters: list[Parameter] = Field(default_factory=list)
-    returns: list[ReturnKey] = Field(default_factory=list)
-    invariants: list[Invariant] = Field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    config: list[ConfigParam] = field(default_factory=list)
+    parameters: list[Parameter] = field(default_factory=list)
+    returns: list[ReturnKey] = field(default_factory=list)
+    invariants: list[Invariant] = field(default_factory=list)
     shape: Shape | None = None
-    delegation_blocks: list[DelegationBlock] = Field(default_factory=list)
-    unknown_sections: list[Section] = Field(default_factory=list)
+    delegation_blocks: list[DelegationBlock] = field(default_factory=list)
+    unknown_sections: list[Section] = field(default_factory=list)
     program_section: str = "delegation"
     goal: str | None = None
-    subscriptions: list[Subscription] = Field(default_factory=list)
+    subscriptions: list[Subscription] = field(default_factory=list)
     maintains_text: str | None = None
-    facets: list[Facet] = Field(default_factory=list)
+    facets: list[Facet] = field(default_factory=list)
     continuity: str | None = None
     subject: str | None = None
-    fixtures: dict[str, Any] = Field(default_factory=dict)
-    fixture_spans: dict[str, Span] = Field(default_factory=dict)
-    expectations: list[Expectation] = Field(default_factory=list)
-    inline_nodes: list[PatternSpec] = Field(default_factory=list)
-    pattern_instances: list[PatternInstance] = Field(default_factory=list)
+    fixtures: dict[str, Any] = field(default_factory=dict)
+    fixture_spans: dict[str, Span] = field(default_factory=dict)
+    expectations: list[Expectation] = field(default_factory=list)
+    inline_nodes: list[PatternSpec] = field(default_factory=list)
+    pattern_instances: list[PatternInstance] = field(default_factory=list)
     # Slots a contract's program calls: sibling contracts and `## name` nodes
     # (`prose.uses.resolve_call`), added when the file is read with its folder.
-    callees: dict[str, str] = Field(default_factory=dict)
+    callees: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_pattern(self) -> bool:
@@ -340,11 +360,12 @@ class PatternSpec(_Frozen):
         return out
 
 
+@dataclass(frozen=True, kw_only=True)
 class SpecResult(_Frozen):
     """What `load_spec` returns: the spec (None when the file is unusable) and findings."""
 
     spec: PatternSpec | None
-    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:

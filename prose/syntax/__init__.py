@@ -6,6 +6,20 @@ object.
 
 from __future__ import annotations
 
+import sys
+
+if "lark" not in sys.modules and "regex" not in sys.modules:
+    # Lark imports the third-party `regex` module whenever it is installed (LiteLLM's
+    # tiktoken brings it), only to read Unicode categories (`\p{L}`) in a grammar's
+    # terminals; prose's grammar has none, and Lark parses with `re`. Importing `regex`
+    # was 20-60 ms of a cold `prose lint` (docs/benchmarks.md, cold lint), so it is hidden
+    # while Lark loads, and importable again right after (for LiteLLM).
+    sys.modules["regex"] = None  # type: ignore[assignment]
+    try:
+        import lark.utils  # noqa: F401  (where Lark looks for `regex`)
+    finally:
+        del sys.modules["regex"]
+
 from prose.errors import ProseSyntaxError
 from prose.source import Span
 from prose.syntax import nodes
