@@ -633,6 +633,23 @@ def test_script_exhausted_is_a_clear_error_naming_the_slot(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert result.error is not None and "`worker`" in result.error.message
     assert result.error.code == "R013"
+    # The trace and the error spell the kind as the language does (prose.lang.error_kinds).
+    assert result.error.kind == "script-exhausted"
+    failed = [e for e in result.events if e.type == "call" and e.error]
+    assert [e.error["kind"] for e in failed] == ["script-exhausted"]
+
+
+def test_a_judge_with_no_scripted_answer_left_is_traced_as_script_exhausted(
+        tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let verdict = "fine"
+        if verdict accepts the draft:
+          return { result: 1 }
+        return { result: 2 }
+        """, {"conditions": {}})
+    assert result.error is not None and result.error.code == "R013"
+    judges = [e for e in result.events if e.type == "judge"]
+    assert [e.error["kind"] for e in judges if e.error] == ["script-exhausted"]
 
 
 # --- conditions (4.5) ------------------------------------------------------------------

@@ -26,6 +26,10 @@ WAITING = "waiting"
 # A control-flow invariant (`runs only if`, `runs only after`, `at most one of`) would be
 # broken by the next call: the run stops before it (R060). Never caught by `catch`.
 GATE = "gate"
+# Recorded in a trace's failed call, never caught by `catch`: the run's budget ran out
+# mid-agent (its turns so far were sent and are counted), or an agent used its turns.
+BUDGET = "budget"
+MAX_TURNS = "max_turns"
 
 # A model error of these kinds fails the same way on every attempt: `retry:` skips them.
 NOT_RETRIED = frozenset({AUTH, BAD_REQUEST, CONTEXT_WINDOW})

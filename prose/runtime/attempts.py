@@ -85,6 +85,10 @@ def _finish(ctx: RunContext, event: CallEvent, output: Any, started: float) -> N
     _progress(ctx, "end", event)
 
 
+CANCELLED_MESSAGE = ("cancelled before it finished (a sibling branch won or failed, or the run "
+                     "stopped)")
+
+
 def _fail(ctx: RunContext, event: CallEvent, kind: str, message: str, started: float) -> None:
     event.error = {"kind": kind, "message": message}
     event.latency_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -216,7 +220,7 @@ async def model_attempt(
             answer = await exchange(ctx, request, event,
                                     on_send=lambda: _progress(ctx, "start", event))
     except TurnsExceeded as error:
-        _fail(ctx, event, "max_turns", error.message, started)
+        _fail(ctx, event, kinds.MAX_TURNS, error.message, started)
         error.label = label
         raise
     except InformationHidingViolation as error:  # a tool call or a turn refused mid-loop
@@ -224,22 +228,16 @@ async def model_attempt(
         raise
     except BudgetExceeded as error:
         if tools:  # an agent stopped mid-loop: its earlier turns were sent and are counted
-            _fail(ctx, event, "budget", error.message, started)
+            _fail(ctx, event, kinds.BUDGET, error.message, started)
         raise
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except ScriptExhaustedError as error:
         from prose.llm.script import exhausted_message
 
         _fail(
-            ctx, event, "script_exhausted", f"the script has no response left for `{slot}`", started
+            ctx, event, kinds.SCRIPT_EXHAUSTED, f"the script has no response left for `{slot}`", started
         )
         raise ScriptExhausted(
             exhausted_message(error, event.slot, event.index),
@@ -287,13 +285,7 @@ async def python_attempt(
             if inspect.isawaitable(result):
                 result = await result
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except Exception as error:  # a user's function may raise anything
         message = f"{type(error).__name__}: {error}"
@@ -335,13 +327,7 @@ async def pattern_attempt(
             ctx, service, slot, {k: plain(v) for k, v in inputs.items()}, node
         )
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except ProseRuntimeError as error:
         if not error.catchable:
