@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
 from prose.lang.flows import Label
+from prose.lang.services import SENT_PARAMETERS
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
 from prose.runtime.agent import TurnsExceeded, declared_tools, run_agent
@@ -184,9 +185,7 @@ async def model_attempt(
         check_granted(ctx, node, service.model, f"the call to `{slot}`")
     messages = checked_messages(ctx, node, slot, payload)
     texts = [message.content for message in messages]
-    send = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
-    if "timeout" in service.params:
-        send["timeout_s"] = float(service.params["timeout"])
+    send = {k: v for k, v in service.params.items() if k in SENT_PARAMETERS}
     request = Exchange(
         node=node,
         path=path,
