@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from typing import Any
 from typing import Literal as TypingLiteral
 
@@ -17,6 +16,7 @@ from lark import Token, Transformer
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.code_conditions import code_problem
+from prose.syntax.walk import map_spans
 
 Item = Any  # a Token, a Node, a tuple of them, or None
 
@@ -623,24 +623,8 @@ def shift(node: Any, lines: int, columns: int) -> Any:
     Predicates are parsed from the condition text alone (line 1, column 1);
     they are a single line, so every span moves by the same amount.
     """
-    if isinstance(node, tuple):
-        return tuple(shift(item, lines, columns) for item in node)
-    if not isinstance(node, n.Node):
-        return node
-    changes = {
-        f.name: shift(getattr(node, f.name), lines, columns)
-        for f in fields(node)
-        if f.name != "span"
-    }
-    old = node.span
-    span = Span(
-        old.file,
-        old.line + lines,
-        old.column + columns,
-        old.end_line + lines,
-        old.end_column + columns,
-    )
-    return type(node)(**changes, span=span)
+    return map_spans(node, lambda old: Span(old.file, old.line + lines, old.column + columns,
+                                            old.end_line + lines, old.end_column + columns))
 
 
 def _no_predicates(text: str, line: int, column: int) -> n.Expr | None:
