@@ -921,3 +921,14 @@ def test_any_count_larger_than_the_branches_is_an_error(tmp_path: Path) -> None:
         'let xs = parallel for x in [1] ("any", count: 2):\n  let y = x\nreturn { result: xs }',
     )
     assert result.error is not None and result.error.code == "R014"
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ('keys("x")', "`keys` takes an object, not a string"),
+    ("sum(3)", "`sum` takes a list, not a number"),
+    ('upper(["a"])', "`upper` takes a string, not a list of 1 items"),
+])
+def test_a_built_in_refuses_an_operand_of_the_wrong_kind_in_one_voice(
+        tmp_path: Path, expression: str, message: str) -> None:
+    result = run(tmp_path, f"let x = {expression}\nreturn {{ result: x }}")
+    assert result.error is not None and result.error.message == message
