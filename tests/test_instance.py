@@ -265,3 +265,31 @@ def test_an_instance_schema_takes_the_type_language_and_nested_mappings(tmp_path
     step = plan["properties"]["steps"]["items"]
     assert step["required"] == ["name", "due date"]
     assert schema_for(fields["verdict"]) == {"type": "string", "enum": ["PASS", "FAIL"]}
+
+
+def test_a_model_service_s_keys_are_the_one_allowlist(tmp_path: Path) -> None:
+    """Issue 36: the keys a model service takes are `prose.lang.services.SERVICE_KEYS`;
+    the reader accepts each of them, and what the run sends as model parameters is
+    among them (before, a second reader in the runtime took `temperature` and `timeout`,
+    which lint refuses with PS173)."""
+    from prose.lang.services import SENT_PARAMETERS, SERVICE_KEYS
+    from prose.runtime.loading import from_instance_service
+
+    assert set(SENT_PARAMETERS) <= SERVICE_KEYS["model"]
+    (tmp_path / "judge.md").write_text("Be strict.", encoding="utf-8")
+    pattern = (INSTANCES / "../spec/review-board.prose.md").resolve()
+    text = (INSTANCES / "bad-services.yaml").read_text(encoding="utf-8")
+    assert "temperature" in text and "temperature" not in SERVICE_KEYS["model"]
+    instance = tmp_path / "instance.yaml"
+    instance.write_text(
+        f"pattern: {pattern}\nwith:\n"
+        "  author: { model: fast, role: judge.md, max_tokens: 50, schema: { ok: boolean } }\n"
+        "  reviewers:\n    - { model: strong, prompt: \"Be kind.\" }\n"
+        "  judge: { model: strong }\n",
+        encoding="utf-8")
+    result = load_instance_file(instance)
+    assert [d.code for d in result.diagnostics if d.code == "PS173"] == []
+    assert result.instance is not None
+    author = from_instance_service(result.instance.bindings["author"].value, tmp_path)
+    assert dict(author.params) == {"max_tokens": 50}  # type: ignore[union-attr]
+    assert set(author.params) <= set(SENT_PARAMETERS)  # type: ignore[union-attr]

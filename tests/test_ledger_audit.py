@@ -305,6 +305,20 @@ def test_a_function_run_is_audited_against_its_program(
         assert source.sites[(23, 13)].inputs == ("article",)
 
 
+def test_a_responsibility_is_read_by_the_audit_from_its_program() -> None:
+    """`kind: responsibility` cannot be run (exit 2), but the audit's view of it is its
+    `### Execution` program, read as any kind is: its call sites and compiled policy (before,
+    the audit's own reader returned nothing for it)."""
+    from prose.ledger.call_sites import pattern_source
+    from prose.pattern_file import read_pattern
+
+    source = pattern_source(read_pattern(NEWSROOM / "front-page.prose.md"))
+    assert source is not None
+    assert sorted(source.sites) == [(32, 11)]
+    assert source.sites[(32, 11)].inputs == ("article",)
+    assert source.policy.pattern == "front-page"
+
+
 def test_the_audit_has_one_reader_of_pattern_files() -> None:
     import prose.ledger.call_sites as call_sites
 

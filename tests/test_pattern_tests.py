@@ -51,7 +51,7 @@ def test_failing_expectations_are_each_reported() -> None:
         "of 2; result.verdict: missing (the object has [\"result\"]); `thesis` was "
         "called 2 time(s), expected 3"
     ) in lines
-    assert ("FAIL script-too-short: status `error`, expected `ok` (script: the script has no "
+    assert ("FAIL script-too-short: status `error`, expected `ok` (script-exhausted: the script has no "
             "response left for slot `thesis`)") in lines
     misspelt = next(line for line in lines if line.startswith("FAIL missing-expect: "))
     assert "missing-expect.test.yaml:3: unknown key `expected`" in misspelt

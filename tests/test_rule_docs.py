@@ -114,7 +114,9 @@ def test_every_rule_class_is_registered_under_its_code() -> None:
     def subclasses(cls: type[Rule]) -> list[type[Rule]]:
         return [sub for direct in cls.__subclasses__() for sub in (direct, *subclasses(direct))]
 
-    defined = [cls for cls in subclasses(Rule) if cls.__module__.startswith(prose.check.rules.__name__)]
+    # A base a module's rules share (as `LeakRule`) has subclasses and no code of its own.
+    defined = [cls for cls in subclasses(Rule) if cls.__module__.startswith(prose.check.rules.__name__)
+               and ("code" in cls.__dict__ or not cls.__subclasses__())]
     table = rule_table()
     assert sorted(table.values(), key=lambda cls: cls.code) == sorted(defined, key=lambda cls: cls.code)
     assert all(table[code].code == code for code in table)
@@ -138,3 +140,37 @@ def test_the_decorator_refuses_a_code_taken_twice_or_missing() -> None:
     with pytest.raises(TypeError, match="sets no `code` of its own"):
         rule(Nameless)
     assert before == REGISTERED
+
+
+def test_findings_carry_their_code_and_message() -> None:
+    """Issue 36 (as pyflakes' messages.py): a finding class names its rule's code and writes
+    its own message; a rule that only reports one class is a `FindingRule` with no `check`
+    body, and every code a finding names is a registered rule's."""
+    import dataclasses
+    import typing
+
+    from prose.check import findings
+    from prose.check.registry import rule_table
+    from prose.check.rule import FindingRule
+    from prose.source import Span
+
+    table = rule_table()
+    reporters = [cls for cls in table.values() if issubclass(cls, FindingRule)]
+    assert len(reporters) >= 9
+    for cls in reporters:
+        assert "check" not in cls.__dict__, cls.__name__
+        assert cls.code == cls.finding.code
+    coded = [cls for cls in vars(findings).values() if isinstance(cls, type)
+             and issubclass(cls, findings.Finding) and cls.code]
+    span = Span("p.prose.md", 1, 1, 1, 2)
+    for cls in coded:
+        assert cls.code in table, cls.__name__
+        hints = typing.get_type_hints(cls)
+        values: dict[str, object] = {}
+        for field in dataclasses.fields(cls):
+            hint = hints[field.name]
+            values[field.name] = (span if "Span" in str(hint) else 1 if hint is int
+                                  else "read" if field.name == "context" else "break"
+                                  if field.name == "keyword" else "x")
+        finding = cls(**values)  # type: ignore[arg-type]
+        assert finding.message and "`" in finding.message + (finding.help or "")

@@ -352,7 +352,7 @@ def test_typed_subtasks_are_validated_re_asked_and_read_by_field(tmp_path: Path)
             append task.instruction to kinds
         return { result: kinds }
         """,
-        {"slots": {"planner": [outside, inside]}},
+        {"slots": {"planner": [{"$invalid": outside}, inside]}},
         slots=slots,
     )
     assert ok(result) == {"result": ["b"]}
@@ -369,7 +369,7 @@ def test_schema_mismatch_fails_the_call_with_exit_4(tmp_path: Path) -> None:
           schema: { accept: "boolean" }
         return { result: r }
         """,
-        {"slots": {"worker": [{"accept": "yes"}, {"accept": "still yes"}]}},
+        {"slots": {"worker": [{"$invalid": {"accept": "yes"}}, {"accept": "still yes"}]}},
     )
     assert result.exit_code == 4
     assert result.error is not None and result.error.kind == "schema"
@@ -633,6 +633,23 @@ def test_script_exhausted_is_a_clear_error_naming_the_slot(tmp_path: Path) -> No
     assert result.exit_code == 1
     assert result.error is not None and "`worker`" in result.error.message
     assert result.error.code == "R013"
+    # The trace and the error spell the kind as the language does (prose.lang.error_kinds).
+    assert result.error.kind == "script-exhausted"
+    failed = [e for e in result.events if e.type == "call" and e.error]
+    assert [e.error["kind"] for e in failed] == ["script-exhausted"]
+
+
+def test_a_judge_with_no_scripted_answer_left_is_traced_as_script_exhausted(
+        tmp_path: Path) -> None:
+    result = run(tmp_path, """
+        let verdict = "fine"
+        if verdict accepts the draft:
+          return { result: 1 }
+        return { result: 2 }
+        """, {"conditions": {}})
+    assert result.error is not None and result.error.code == "R013"
+    judges = [e for e in result.events if e.type == "judge"]
+    assert [e.error["kind"] for e in judges if e.error] == ["script-exhausted"]
 
 
 # --- conditions (4.5) ------------------------------------------------------------------
@@ -890,7 +907,8 @@ def test_an_unusable_judge_answer_is_an_error_at_that_line(tmp_path: Path) -> No
           return { result: 1 }
         return { result: 0 }
         """,
-        {"conditions": {"verdict says go": [{"answer": "maybe", "reason": "r"}] * 2}},
+        {"conditions": {"verdict says go": [{"$invalid": {"answer": "maybe", "reason": "r"}},
+                                           {"answer": "maybe", "reason": "r"}]}},
     )
     assert result.exit_code == 4 and result.error is not None and result.error.code == "R009"
     assert result.error.span is not None and result.error.span.line == 35
@@ -904,3 +922,14 @@ def test_any_count_larger_than_the_branches_is_an_error(tmp_path: Path) -> None:
         'let xs = parallel for x in [1] ("any", count: 2):\n  let y = x\nreturn { result: xs }',
     )
     assert result.error is not None and result.error.code == "R014"
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ('keys("x")', "`keys` takes an object, not a string"),
+    ("sum(3)", "`sum` takes a list, not a number"),
+    ('upper(["a"])', "`upper` takes a string, not a list of 1 items"),
+])
+def test_a_built_in_refuses_an_operand_of_the_wrong_kind_in_one_voice(
+        tmp_path: Path, expression: str, message: str) -> None:
+    result = run(tmp_path, f"let x = {expression}\nreturn {{ result: x }}")
+    assert result.error is not None and result.error.message == message

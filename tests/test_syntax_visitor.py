@@ -239,3 +239,20 @@ def test_the_formatter_refuses_an_unknown_statement() -> None:
     with pytest.raises(UnknownNode, match=r"^p\.prose\.md:4:5: the formatter has no rule for a "
                                           r"`Mystery` node$"):
         format_program(_programs()[0])
+
+
+def test_the_formatter_refuses_an_unknown_expression_as_an_unknown_statement() -> None:
+    """Issue 36: one refusal for both (before, an expression it had no rule for was a
+    ValueError saying it "does not fit on one line")."""
+    from prose.syntax.format import format_expr, format_program
+
+    span = Span("p.prose.md", 4, 5, 4, 9)
+    program = n.Program((n.Let(("x",), Mystery(span=span)),))  # type: ignore[arg-type]
+    with pytest.raises(UnknownNode) as expression:
+        format_program(program)
+    with pytest.raises(UnknownNode) as statement:
+        format_program(n.Program((Mystery(span=span),)))  # type: ignore[arg-type]
+    assert str(expression.value) == str(statement.value) == (
+        "p.prose.md:4:5: the formatter has no rule for a `Mystery` node")
+    with pytest.raises(UnknownNode, match="no rule for a `Mystery` node"):
+        format_expr(Mystery(span=span))  # type: ignore[arg-type]

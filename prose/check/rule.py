@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from prose.check.declarations import Declarations
+from prose.check.findings import Finding
 from prose.check.semantic import SemanticModel
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.source import Span
@@ -124,6 +125,24 @@ class Rule:
         import inspect
 
         return inspect.cleandoc(cls.__doc__ or "")
+
+
+class FindingRule(Rule):
+    """A rule that reports each finding of one class the semantic model records, in the
+    finding's own words (`Finding.message`, `labels`, `help`): its code is the finding's.
+    A subclass names `finding` and has no `check` of its own."""
+
+    finding: ClassVar[type[Finding]]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "finding" in cls.__dict__:
+            cls.code = cls.finding.code
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in ctx.model.findings_of(self.finding):
+            yield self.diagnostic(found.span, found.message, secondary=found.labels,
+                                  help=found.help)
 
 
 RuleClass = TypeVar("RuleClass", bound=type[Rule])

@@ -376,14 +376,20 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      "A new spelling of a construct the language has (as `loop for each` is `for` with a "
      "`max`, `for x in xs (max: N)` a `For` whose `max` came out of the modifiers): the "
      "builder makes the existing node, so the linter, the flow analysis and the "
-     "interpreter need nothing. 6 to 8 files.",
+     "interpreter need nothing. 4 to 8 files; measured (issue 36, on a scratch branch): "
+     "`until C (max: N):` as sugar for `loop until C (max: N):` touched 5 (the grammar, "
+     "the builder, the parser's value starters, language.md, a test). Completion reads "
+     "its keywords from the grammar (`prose.syntax.keywords`).",
      [("grammar/prose.lark", "the rule"),
       ("prose/syntax/build.py", "build the existing node from it"),
+      ("prose/syntax/parser.py", "only if a value may start with its first word: "
+       "`_expected_words`' list of value starters, so a syntax error still says "
+       "\"expected a value\""),
       ("prose/syntax/format.py", "only if `prose fmt` must keep the spelling (a flag on the node, "
        "as `For.each`); else it writes the canonical form"),
       ("prose/syntax/nodes.py", "only for that flag"),
-      ("prose/lsp/completion.py", "a new keyword"),
-      ("editors/vscode/syntaxes/prose.codeblock.tmLanguage.json", "a new keyword"),
+      ("editors/vscode/syntaxes/prose.codeblock.tmLanguage.json", "a new keyword "
+       "(tests/test_keywords.py holds it to the grammar)"),
       ("docs/language.md", "the statement table of section 3"),
       ("tests/test_prosescript.py", "parse, round trip and run it (or a test file of its own)")]),
     ("A loop kind",
@@ -392,7 +398,10 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      [("prose/lang/loops.py", "`loop_shape`: its variables, count, max, items, condition, bodies"),
       ("prose/syntax/walk.py", "`loops` finds it, if it is not a `LoopNode`")]),
     ("An invariant form",
-     "A new checkable `### Invariants` bullet. 6 to 9 files.",
+     "A new checkable `### Invariants` bullet. 8 to 10 files; measured (issue 36, on a "
+     "scratch branch): `` `A` runs in no loop `` (a static rule) touched 10, 5 of them "
+     "code (its class, its pattern, its `case`, its rule, `INVARIANT_CODES`), the rest its "
+     "fixture, its parse case and three pages (two generated).",
      [("prose/lang/invariants.py", "its frozen dataclass, in `InvariantForm` and `FORMS`"),
       ("prose/spec/invariants.py", "its pattern in `parse_invariant_form`"),
       ("prose/lang/policy.py", "its `case` in `compile_policy` (mypy fails without one: the "
@@ -400,13 +409,16 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
        "`Policy.violations` for lint, run and audit alike"),
       ("prose/check/rules/structure_invariants.py", "only for a static property of the program "
        "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module"),
+      ("prose/check/explain.py", "its rule's code in `INVARIANT_CODES` (what `prose explain` "
+       "counts as an invariant's check)"),
       ("prose/lang/gates.py", "for a form about *when* a slot runs (as `runs only if`): its "
        "compiled rule in `Gates` and its judgement in `GateHistory.violations`, which the run "
        "time asks before each call and the audit over the recorded calls"),
       ("prose/check/dominance.py", "for such a form: what holds on every path to a call (the "
        "facts its rule in prose/check/rules/gates.py is proven from)"),
       ("tests/fixtures/rules/PT304.yaml", "that rule's failing and passing cases (a file per code)"),
-      ("docs/rules/PT304.md", "generated from the rule's docstring: `python -m prose.check.docgen`"),
+      ("docs/rules/PT304.md", "generated from the rule's docstring: `python -m prose.check.docgen` "
+       "(which writes docs/rules/README.md's index too)"),
       ("docs/language.md", "the table of section 5"),
       ("tests/test_spec_invariants.py", "its parse cases")]),
     ("A call property",

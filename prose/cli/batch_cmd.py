@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from prose.cli.command_options import BatchCommandOptions
+
 if TYPE_CHECKING:
     pass
 
@@ -81,7 +83,7 @@ def _fail(message: str, code: int) -> NoReturn:
               help="Progress as JSON lines on stderr, the summary as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
-def batch_command(**options: Any) -> None:
+def batch_command(**given: Any) -> None:
     """Run TARGET (a pattern or an instance file) once for every row of --inputs.
 
     \b
@@ -97,6 +99,7 @@ def batch_command(**options: Any) -> None:
     """
     from prose.cli.targets import restore_sigterm, stop_on_sigterm
 
+    options = BatchCommandOptions.from_click(given)
     terminated: list[int] = []
     previous = stop_on_sigterm(terminated)
     try:
@@ -107,7 +110,7 @@ def batch_command(**options: Any) -> None:
         click.echo("interrupted: finished rows are kept; continue with --resume", err=True)
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
-        if options.get("debug"):
+        if options.debug:
             raise
         from prose.errors import ProseError
 
@@ -144,7 +147,7 @@ def _check_tools(spec: Any, tools: dict[str, Any], text: str, require_sandbox: b
         _fail(error.format(), error.exit_code)
 
 
-def _batch(options: dict[str, Any]) -> int:
+def _batch(options: BatchCommandOptions) -> int:
     from prose.batch.driver import drive
     from prose.batch.output import (
         ResultsBusy,
@@ -165,44 +168,44 @@ def _batch(options: dict[str, Any]) -> int:
     from prose.pattern_file import PatternFiles
     from prose.runtime.budget import DEFAULT_MAX_STEPS, Limits
 
-    if options["executor"] == "local":
+    if options.executor == "local":
         from prose.llm.loader import import_in_background
 
         import_in_background()  # LiteLLM loads while the pattern and the rows are checked
     project = Path.cwd()
     files = PatternFiles()
-    path, bindings, config, fixed, allowed = resolve_target(options["target"], files)
-    pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
+    path, bindings, config, fixed, allowed = resolve_target(options.target, files)
+    pattern = checked_pattern(path, files, options.no_check, options.strict_flow)
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, fixed, config, bindings)
-    tools = resolve_tools(options["target"], files)
-    _check_tools(spec, tools, pattern.text, options["require_sandbox"])
-    if options["executor"] == "local" and (options["address"] or options["workers"]):
+    tools = resolve_tools(options.target, files)
+    _check_tools(spec, tools, pattern.text, options.require_sandbox)
+    if options.executor == "local" and (options.address or options.workers):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)
-    llm_config = read_llm_config(options["config_file"], project, check_router=True)
+    llm_config = read_llm_config(options.config_file, project, check_router=True)
     bindings = resolve_command_aliases(bindings, llm_config, options)  # as prose run does
     unbound = [s for s in spec.slot_names if s not in bindings]
     try:
-        default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
+        default_model = resolve_default_model(options.model, llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
-    if options["rows_path"] == "-" and not options["out_path"]:
+    if options.rows_path == "-" and not options.out_path:
         _fail("--inputs - reads the rows from standard input: name the results file with --out",
               EXIT_USAGE)
     try:
-        source = RowSource(options["rows_path"], spec, parse_map(options["maps"]), fixed)
+        source = RowSource(options.rows_path, spec, parse_map(options.maps), fixed)
         total = source.check()  # every row, before anything runs
     except ValueError as error:
         _fail(str(error), EXIT_USAGE)
     except RowError as error:
         _fail(str(error), EXIT_USAGE if error.line == 0 and "cannot read" in error.message else 1)
-    rows_path = Path(options["rows_path"])
-    out = Path(options["out_path"] or rows_path.with_name(rows_path.stem + ".results.jsonl"))
+    rows_path = Path(options.rows_path)
+    out = Path(options.out_path or rows_path.with_name(rows_path.stem + ".results.jsonl"))
     traces = out.with_name(out.stem + ".traces")
     _check_out(out, {"the inputs file": rows_path, "the pattern": Path(pattern.path),
-                     "the target": Path(options["target"])})
-    if options["resume"]:
+                     "the target": Path(options.target)})
+    if options.resume:
         if not is_results_file(out):
             _fail(f"{out} is not a results file of prose batch: --resume continues one, "
                   "and would cut this one", EXIT_USAGE)
@@ -211,7 +214,7 @@ def _batch(options: dict[str, Any]) -> int:
             if existing.exists():
                 _fail(f"{existing} exists: continue that batch with --resume, or remove it",
                       EXIT_USAGE)
-    concurrency = options["concurrency"] or (llm_config.concurrency if llm_config else 8)
+    concurrency = options.concurrency or (llm_config.concurrency if llm_config else 8)
     plan = BatchPlan(
         pattern_path=pattern.path,
         pattern_text=pattern.text,
@@ -220,22 +223,22 @@ def _batch(options: dict[str, Any]) -> int:
         config=config,
         llm_config=llm_config,
         default_model=default_model,
-        judge_model=options["judge_model"],
+        judge_model=options.judge_model,
         concurrency=concurrency,
-        row_limits=Limits(None, None, None, options["timeout"],
-                          options["max_steps"] or DEFAULT_MAX_STEPS),
-        pool_limits=Limits(options["max_calls"], options["max_tokens"], options["max_cost"],
+        row_limits=Limits(None, None, None, options.timeout,
+                          options.max_steps or DEFAULT_MAX_STEPS),
+        pool_limits=Limits(options.max_calls, options.max_tokens, options.max_cost,
                            None, None),
         project_dir=project,
-        cache_dir=project / ".prose" / "cache" if use_cache(options["cache"], default_model)
+        cache_dir=project / ".prose" / "cache" if use_cache(options.cache, default_model)
         else None,
-        strict_flow=options["strict_flow"],
-        debug=options["debug"],
-        allow_models=(*allowed, *options["allow_models"]),
+        strict_flow=options.strict_flow,
+        debug=options.debug,
+        allow_models=(*allowed, *options.allow_models),
         tools=tools,
-        require_sandbox=options["require_sandbox"],
+        require_sandbox=options.require_sandbox,
     )
-    progress = BatchProgress(choose_mode(options["quiet"], options["as_json"]))
+    progress = BatchProgress(choose_mode(options.quiet, options.as_json))
     # The rows leave their traces' fsync to the results file's syncs (an fsync per row held
     # the calls in flight back: docs/language-runtime-decisions.md).
     from prose.llm.redact import run_secrets
@@ -259,10 +262,10 @@ def _batch(options: dict[str, Any]) -> int:
         raise
     executor: Any
     try:
-        if options["executor"] == "ray":
+        if options.executor == "ray":
             from prose.batch.ray_executor import RayExecutor
 
-            executor = RayExecutor(plan, address=options["address"], workers=options["workers"])
+            executor = RayExecutor(plan, address=options.address, workers=options.workers)
         else:
             from prose.batch.local import LocalExecutor
 
@@ -270,7 +273,7 @@ def _batch(options: dict[str, Any]) -> int:
         try:
             outcome = event_loop.run(drive(
                 source.rows(start=prefix.rows), executor, results, total=total,
-                window=max(4 * concurrency, 64), fail_fast=options["fail_fast"],
+                window=max(4 * concurrency, 64), fail_fast=options.fail_fast,
                 progress=progress, done_before=prefix.tally,
             ))
         finally:
@@ -282,9 +285,9 @@ def _batch(options: dict[str, Any]) -> int:
         results.close()
     data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped)
     data["rows_with_damaged_traces"] = outcome.damaged  # each was warned of as it finished
-    if options["as_json"]:
+    if options.as_json:
         click.echo(json.dumps(data))
-    elif not options["quiet"]:
+    elif not options.quiet:
         click.echo(summary_text(data), err=True)
     if results.failure is not None:  # a full disk: nothing written is lost, the batch stopped
         _fail(f"{results.failure}; the batch stopped, and {out} keeps its first "

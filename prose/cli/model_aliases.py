@@ -14,7 +14,10 @@ from __future__ import annotations
 import dataclasses
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prose.cli.command_options import CommandOptions
 
 # The run's modules are imported inside the functions, as every command of `prose.cli`
 # does: importing this module costs nothing.
@@ -98,7 +101,7 @@ _SOURCE_WORDS = {"--model": "from --model", "PROSE_MODEL": "from $PROSE_MODEL",
 
 
 def resolve_command_aliases(bindings: Mapping[str, Any], llm_config: Any,
-                            options: Mapping[str, Any]) -> dict[str, Any]:
+                            options: CommandOptions) -> dict[str, Any]:
     """`resolve_aliases` for `prose run` and `prose batch`: the note on stderr, or exit 2.
 
     `options` are the command's: `model`, `binds` (`--bind`) and `quiet`."""
@@ -107,15 +110,15 @@ def resolve_command_aliases(bindings: Mapping[str, Any], llm_config: Any,
     from prose.cli.inputs import EXIT_USAGE, fail
     from prose.llm.resolve import UndefinedAliasError, choose_default_model
 
-    explicit = frozenset(text.partition("=")[0].strip() for text in options.get("binds", ()))
-    choice = choose_default_model(options.get("model"), llm_config)
+    explicit = frozenset(text.partition("=")[0].strip() for text in options.binds)
+    choice = choose_default_model(options.model, llm_config)
     try:
         resolved, replaced = resolve_aliases(
             bindings, llm_config, choice.model if choice else None, explicit=explicit
         )
     except UndefinedAliasError as error:
         fail(str(error), EXIT_USAGE)
-    if replaced and choice is not None and not options.get("quiet"):
+    if replaced and choice is not None and not options.quiet:
         from prose.diagnostics.render_text import paint, wants_color
 
         names = ", ".join(f"`{alias}`" for alias in replaced)

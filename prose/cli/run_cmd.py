@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from prose.cli.command_options import RunCommandOptions
+
 if TYPE_CHECKING:
     from prose.llm.script import Script
     from prose.pattern_file import PatternFiles
@@ -188,7 +190,7 @@ def _fail(message: str, code: int) -> NoReturn:
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks and LiteLLM logs.")
-def run_command(**options: Any) -> None:
+def run_command(**given: Any) -> None:
     """Run TARGET: a pattern file (`*.prose.md`) or an instance file (`*.yaml`).
 
     \b
@@ -215,6 +217,7 @@ def run_command(**options: Any) -> None:
     """
     from prose.cli.targets import restore_sigterm, stop_on_sigterm
 
+    options = RunCommandOptions.from_click(given)
     terminated: list[int] = []
     secrets: list[str] = []  # the LLM config's, once read (the environment's are always masked)
     started: dict[str, str] = {}  # the run id and trace path, once the run starts
@@ -228,7 +231,7 @@ def run_command(**options: Any) -> None:
         click.echo(_interrupted(options, started), err=True)
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
-        if options.get("debug"):
+        if options.debug:
             raise
         from prose.cli.inputs import fail, unexpected_error
         from prose.errors import InputReadError, ProseError
@@ -253,7 +256,7 @@ def _hold_interrupts() -> None:
             pass
 
 
-def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
+def _interrupted(options: RunCommandOptions, started: Mapping[str, str]) -> str:
     """What an interrupted run prints: its run id and trace, and the command that resumes it."""
     if "run_id" not in started:
         return "interrupted before the run started: nothing was called"
@@ -263,23 +266,23 @@ def _interrupted(options: dict[str, Any], started: Mapping[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _terminal(options: Mapping[str, Any]) -> Any:
+def _terminal(options: RunCommandOptions) -> Any:
     """The asker of people's questions on this terminal; None (they wait) without one."""
-    if options["no_ask"] or options["show_prompts"] or not sys.stdin.isatty():
+    if options.no_ask or options.show_prompts or not sys.stdin.isatty():
         return None
     from prose.cli.ask import TerminalAsker
 
     return TerminalAsker()
 
 
-def _resume_command(options: Mapping[str, Any], run_id: str, trace: str) -> str:
+def _resume_command(options: RunCommandOptions, run_id: str, trace: str) -> str:
     """The command that resumes this run (its script, if any, named again)."""
-    again = run_id if options.get("trace_path") is None else trace
-    script = f" --script {options['script']}" if options.get("script") else ""
-    return f"prose run {options['target']}{script} --resume {again}"
+    again = run_id if options.trace_path is None else trace
+    script = f" --script {options.script}" if options.script else ""
+    return f"prose run {options.target}{script} --resume {again}"
 
 
-def _waiting(result: Any, options: Mapping[str, Any]) -> str:
+def _waiting(result: Any, options: RunCommandOptions) -> str:
     """What a run waiting for people prints: each question, and how to answer and resume."""
     questions = (result.value or {}).get("waiting") or []
     folder = Path(result.trace_path).parent if result.trace_path is not None else None
@@ -299,7 +302,7 @@ def _waiting(result: Any, options: Mapping[str, Any]) -> str:
 
 EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the runtime here
 
-def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -> int:
+def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]) -> int:
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
     from prose.cli.targets import checked_pattern, resolve_target, resolve_tools, use_cache
     from prose.llm import event_loop
@@ -309,27 +312,27 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
     from prose.runtime.progress import Progress
     from prose.runtime.runner import RunOptions, run_pattern
 
-    if not options["show_prompts"]:
+    if not options.show_prompts:
         from prose.llm.loader import import_in_background
 
         import_in_background()  # LiteLLM loads while the pattern is read and checked
-    target: str = options["target"]
+    target: str = options.target
     project = Path.cwd()
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
     path, bindings, config, inputs, allowed = resolve_target(target, files)
     tools = resolve_tools(target, files)
-    pattern = checked_pattern(path, files, options["no_check"], options["strict_flow"])
+    pattern = checked_pattern(path, files, options.no_check, options.strict_flow)
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, inputs, config, bindings)
-    script = read_script(options["script"])
+    script = read_script(options.script)
     if script is not None:
-        _check_script(script, pattern, bindings, files, options["script"])
-    uses_router = script is not None or not options["show_prompts"]
-    llm_config = read_llm_config(options["config_file"], project, check_router=uses_router)
+        _check_script(script, pattern, bindings, files, options.script or "")
+    uses_router = script is not None or not options.show_prompts
+    llm_config = read_llm_config(options.config_file, project, check_router=uses_router)
     secrets.extend(llm_config.secrets() if llm_config is not None else ())
     masked = run_secrets(secrets)  # what every line printed below is masked for
-    needs_model = script is None and not options["show_prompts"]
+    needs_model = script is None and not options.show_prompts
     if needs_model:
         from prose.cli.model_aliases import resolve_command_aliases
 
@@ -338,11 +341,11 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
 
     unbound = [s for s in spec.slot_names if s not in bindings] if needs_model else []
     try:
-        default_model = resolve_default_model(options["model"], llm_config, unbound=unbound)
+        default_model = resolve_default_model(options.model, llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
-    resume_trace = _resume(options["resume"], project, inputs, config, options["force"])
-    progress = Progress(not options["quiet"] and not options["show_prompts"])
+    resume_trace = _resume(options.resume, project, inputs, config, options.force)
+    progress = Progress(not options.quiet and not options.show_prompts)
     run_options = RunOptions(
         inputs=inputs,
         config=config,
@@ -350,45 +353,45 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         script=script,
         llm_config=llm_config,
         default_model=default_model,
-        judge_model=options["judge_model"],
-        concurrency=options["concurrency"] or (llm_config.concurrency if llm_config else 8),
+        judge_model=options.judge_model,
+        concurrency=options.concurrency or (llm_config.concurrency if llm_config else 8),
         limits=Limits(
-            options["max_calls"],
-            options["max_tokens"],
-            options["max_cost"],
-            options["timeout"],
-            options["max_steps"] or DEFAULT_MAX_STEPS,
+            options.max_calls,
+            options.max_tokens,
+            options.max_cost,
+            options.timeout,
+            options.max_steps or DEFAULT_MAX_STEPS,
         ),
-        trace_path=options["trace_path"],
+        trace_path=options.trace_path,
         project_dir=project,
         cache_dir=project / ".prose" / "cache"
-        if use_cache(options["cache"], default_model)
+        if use_cache(options.cache, default_model)
         else None,
         resume_trace=resume_trace,
-        resume_force=options["force"],
-        require_distinct_models=options["require_distinct_models"],
-        allow_models=(*allowed, *options["allow_models"]),
-        strict_flow=options["strict_flow"],
-        show_prompts=options["show_prompts"],
-        debug=options["debug"],
+        resume_force=options.force,
+        require_distinct_models=options.require_distinct_models,
+        allow_models=(*allowed, *options.allow_models),
+        strict_flow=options.strict_flow,
+        show_prompts=options.show_prompts,
+        debug=options.debug,
         progress=lambda phase, info: progress(phase, redact(info, masked)),
         files=files,
-        answerer=options["answer_as"],
+        answerer=options.answer_as,
         terminal=_terminal(options),
         tools=tools,
-        require_sandbox=options["require_sandbox"],
-        keep_workspaces=options["keep_workspaces"],
+        require_sandbox=options.require_sandbox,
+        keep_workspaces=options.keep_workspaces,
     )
-    if not options["show_prompts"]:
+    if not options.show_prompts:
         from prose.runtime.runner import new_run_id
 
         run_options.run_id = new_run_id()
         started["run_id"] = run_options.run_id
         started["trace"] = str(
-            options["trace_path"] or Path(".prose") / "runs" / run_options.run_id / "trace.jsonl"
+            options.trace_path or Path(".prose") / "runs" / run_options.run_id / "trace.jsonl"
         )
         run_options.resume_hint = _resume_command(options, run_options.run_id, started["trace"])
-    if options["show_prompts"] and script is None:
+    if options.show_prompts and script is None:
         from prose.runtime.placeholder import PlaceholderClient
 
         run_options.client = PlaceholderClient()
@@ -399,16 +402,16 @@ def _run(options: dict[str, Any], secrets: list[str], started: dict[str, str]) -
         result = event_loop.run(run_pattern(pattern, run_options))
     finally:
         progress.close()
-    if options["show_prompts"]:
+    if options.show_prompts:
         _print_prompts(redact(result.prompts, masked))
     if result.exit_code == EXIT_WAITING:
         click.echo(redact(_waiting(result, options), masked), err=True)
     elif result.error is not None:
         _echo_error(redact(result.error.format(), masked))
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
-    if (result.exit_code == 0 or partial) and not options["show_prompts"]:
-        _print_result(redact(result.value, masked), options["as_json"])
-    if result.trace_path is not None and not options["as_json"]:
+    if (result.exit_code == 0 or partial) and not options.show_prompts:
+        _print_result(redact(result.value, masked), options.as_json)
+    if result.trace_path is not None and not options.as_json:
         click.echo(f"trace: {result.trace_path} (run {result.run_id})", err=True)
     if result.trace_path is not None:
         _after_run(Path(result.trace_path), options, files)
@@ -440,19 +443,19 @@ def _echo_error(text: str) -> None:
 
 
 
-def _after_run(trace: Path, options: dict[str, Any], files: PatternFiles) -> None:
+def _after_run(trace: Path, options: RunCommandOptions, files: PatternFiles) -> None:
     """--report and --otel, once the trace is closed; a failure is a warning, not the run's.
     The report reads the run's pattern files from `files`: nothing is read again."""
     from prose.errors import ProseError
 
-    if options.get("write_report"):
+    if options.write_report:
         from prose.report import write_report
 
         try:
             click.echo(f"report: {write_report(trace, files=files)}", err=True)
         except (ProseError, OSError) as error:
             click.echo(f"warning: the report was not written: {error}", err=True)
-    if options.get("otel"):
+    if options.otel:
         from prose.otel.export import export_trace
 
         try:

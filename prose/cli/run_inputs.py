@@ -8,7 +8,6 @@ misused. YAML and JSON are read within the bounds of `prose.bounded`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
 
 if TYPE_CHECKING:
+    from prose.cli.command_options import CommandOptions
     from prose.llm.config import LLMConfig
     from prose.llm.script import Script
     from prose.spec.model import PatternSpec
@@ -107,22 +107,23 @@ def read_llm_config(path: str | None, project: Path, *, check_router: bool) -> L
     return None
 
 
-def apply_options(spec: PatternSpec, options: Mapping[str, Any], inputs: dict[str, Any],
+def apply_options(spec: PatternSpec, options: CommandOptions, inputs: dict[str, Any],
                   config: dict[str, Any], bindings: dict[str, Any]) -> None:
     """`--input`, `--input-file`, `--config` and `--bind` on top of an instance's values (as
     `prose run` and `prose batch` read them): a value is typed by its declaration."""
+    from prose.cli.command_options import RunCommandOptions
     from prose.cli.targets import declared_type
     from prose.runtime.errors import InputError
     from prose.runtime.services import parse_bind_option
 
-    for key, raw in pairs(options.get("inputs", ()), "--input"):
+    for key, raw in pairs(options.inputs, "--input"):
         inputs[key] = typed(raw, declared_type(spec, key), f"`--input {key}`")
-    for key, path in pairs(options.get("input_files", ()), "--input-file"):
+    for key, path in pairs(options.input_files if isinstance(options, RunCommandOptions) else (), "--input-file"):
         inputs[key] = read_input_file(path)
-    for key, raw in pairs(options.get("configs", ()), "--config"):
+    for key, raw in pairs(options.configs, "--config"):
         config[key] = typed(raw, declared_type(spec, key), f"`--config {key}`")
     try:
-        for text in options.get("binds", ()):
+        for text in options.binds:
             slot, binding = parse_bind_option(text)
             bindings[slot] = binding
     except InputError as error:

@@ -26,6 +26,9 @@ WAITING = "waiting"
 # A control-flow invariant (`runs only if`, `runs only after`, `at most one of`) would be
 # broken by the next call: the run stops before it (R060). Never caught by `catch`.
 GATE = "gate"
+# Recorded in a trace's failed call, never caught by `catch`: the run's budget ran out
+# mid-agent (its turns so far were sent and are counted).
+BUDGET = "budget"
 # An agent ran `max_turns` turns without a final answer (R031).
 MAX_TURNS = "max_turns"
 # A read-only agent's call changed or removed a file it was given: its answer is not a

@@ -24,11 +24,12 @@ two the same).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.walk import contains
 
 L = TypeVar("L")
 EMPTY: frozenset[str] = frozenset()
@@ -328,7 +329,7 @@ def exits_early(statement: n.If | n.Choice | tuple[n.Stmt, ...]) -> bool:
     (`break`, `continue`, `return`, `throw`): then, in strict mode, the statements after
     it in the body run only because that arm did not, so they run under its condition
     too."""
-    return _contains(statement, (n.Break, n.Continue, n.Return, n.Throw))
+    return contains(statement, (n.Break, n.Continue, n.Return, n.Throw))
 
 
 def may_throw(statement: n.If | n.Choice | tuple[n.Stmt, ...]) -> bool:
@@ -336,21 +337,7 @@ def may_throw(statement: n.If | n.Choice | tuple[n.Stmt, ...]) -> bool:
     that catches it (a block's body included), so in strict mode the raise of
     `exits_early` lasts until that `try` ends; after it, only if its `catch` may itself
     leave early (then the rest runs only because nothing was caught)."""
-    return _contains(statement, (n.Throw,))
-
-
-def _contains(statement: Any, kinds: tuple[type[n.Node], ...]) -> bool:
-    stack: list[Any] = [statement]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, kinds):
-            return True
-        if isinstance(node, tuple):
-            stack.extend(node)
-        elif isinstance(node, n.Node):
-            stack.extend(getattr(node, f.name) for f in fields(node)
-                         if isinstance(getattr(node, f.name), tuple | n.Node))
-    return False
+    return contains(statement, n.Throw)
 
 
 def strict_requested(frontmatter: Mapping[str, Any]) -> bool:

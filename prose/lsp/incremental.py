@@ -17,11 +17,11 @@ triple-quoted string).
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from prose.source import Span
 from prose.syntax import nodes as n
+from prose.syntax.walk import map_spans
 
 if TYPE_CHECKING:
     from prose.errors import ProseSyntaxError, SyntaxProblem
@@ -124,34 +124,12 @@ def pieces(source: str) -> list[tuple[int, str]]:
 
 def moved(node: Any, delta: int) -> Any:
     """`node` with every position `delta` lines further down (a new node; nodes are frozen).
+    A position of line 0 (none) stays."""
 
-    Built without `__init__` (fields copied, positions moved): a new line at the top of a
-    long program moves every statement below it."""
-    if isinstance(node, Span):
-        if node.line == 0:
-            return node
-        return Span(node.file, node.line + delta, node.column, node.end_line + delta,
-                    node.end_column)
-    if isinstance(node, tuple):
-        return tuple([moved(item, delta) for item in node]) if node else node
-    if isinstance(node, n.Node):
-        cls = type(node)
-        copy = object.__new__(cls)
-        for name, positioned in _fields(cls):
-            value = getattr(node, name)
-            object.__setattr__(copy, name, moved(value, delta) if positioned else value)
-        return copy
-    return node  # text, a number, None: no position in it
+    def down(span: Span) -> Span:
+        if span.line == 0:
+            return span
+        return Span(span.file, span.line + delta, span.column, span.end_line + delta,
+                    span.end_column)
 
-
-_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
-_PLAIN = ("str", "int", "bool", "str | None", "int | None", "bool | None", "tuple[str, ...]")
-
-
-def _fields(cls: type) -> tuple[tuple[str, bool], ...]:
-    """Every field of a node class, and whether it may hold a position (a span or nodes)."""
-    found = _FIELDS.get(cls)
-    if found is None:
-        found = _FIELDS[cls] = tuple(
-            (f.name, f.name == "span" or str(f.type) not in _PLAIN) for f in fields(cls))
-    return found
+    return map_spans(node, down)

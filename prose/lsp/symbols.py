@@ -235,44 +235,24 @@ class _Program:
         for name in node.names:
             self.define(name, self.word(node.span, name, after=after), kind)
 
+    def bound(self, names: tuple[str | None, ...], spans: tuple[Span, ...], kind: Kind) -> None:
+        """Define the names a node binds where the parser saw them written (`bound_at`)."""
+        for name, span in zip([name for name in names if name], spans, strict=False):
+            self.define(name, span, kind)
+
     def on_For(self, node: n.For) -> None:
-        after = self._after_keyword(node.span, "for")
-        self.define(node.var, self.word(node.span, node.var, after=after), "loop variable")
-        if node.index_var:
-            self.define(node.index_var, self.word(node.span, node.index_var, after=after),
-                        "loop variable")
+        self.bound((node.var, node.index_var), node.bound_at, "loop variable")
 
     def on_Repeat(self, node: n.Repeat | n.Loop) -> None:
-        if node.var is None:
-            return
-        line = self.lines[node.span.line - 1] if 0 < node.span.line <= len(self.lines) else ""
-        found = re.search(rf"\bas\s+({re.escape(node.var)})\s*(?:\(|:|$)", line)
-        if found is not None:
-            span = Span(node.span.file, node.span.line, found.start(1) + 1, node.span.line,
-                        found.end(1) + 1)
-            self.define(node.var, span, "loop variable")
+        self.bound((node.var,), node.bound_at, "loop variable")
 
     on_Loop = on_Repeat
 
     def on_Try(self, node: n.Try) -> None:
-        if node.catch_var is None:
-            return
-        self._catch(node.span, node.catch_var)
+        self.bound((node.catch_var,), node.bound_at, "catch variable")
 
     def on_Orphan(self, node: n.Orphan) -> None:
-        if node.var is not None:
-            self._catch(node.span, node.var)
-
-    def _catch(self, span: Span, var: str) -> None:
-        pattern = re.compile(rf"^\s*catch\s+as\s+({re.escape(var)})\b")
-        for line in range(span.line, span.end_line + 1):
-            if not 0 < line <= len(self.lines):
-                break
-            found = pattern.match(self.lines[line - 1])
-            if found is not None:
-                self.define(var, Span(span.file, line, found.start(1) + 1, line, found.end(1) + 1),
-                            "catch variable")
-                return
+        self.bound((node.var,), node.bound_at, "catch variable")
 
     def on_BlockDef(self, node: n.BlockDef) -> None:
         after = self._after_keyword(node.span, "block")
@@ -289,15 +269,7 @@ class _Program:
                 local.add(statement.catch_var)
         self.blocks.append((node.span.line, local))
         try:
-            name_end = after
-            head = self.word(node.span, node.name, after=after)
-            if head is not None:
-                name_end = head.end_column
-            for param in node.params:
-                found = self.word(node.span, param, after=name_end)
-                self.define(param, found, "block parameter")
-                if found is not None:
-                    name_end = found.end_column
+            self.bound(node.params, node.bound_at, "block parameter")
             for statement in node.body:
                 self.node(statement)
         finally:
@@ -310,11 +282,7 @@ class _Program:
                 self.refer(node.name, found)
 
     def on_Use(self, node: n.Use) -> None:
-        line = self.lines[node.span.line - 1] if 0 < node.span.line <= len(self.lines) else ""
-        found = re.search(rf"\bas\s+({re.escape(node.alias)})\s*(?:#.*)?$", line)
-        if found is not None:
-            self.define(node.alias, Span(node.span.file, node.span.line, found.start(1) + 1,
-                                         node.span.line, found.end(1) + 1), "alias")
+        self.bound((node.alias,), node.bound_at, "alias")
 
     def on_AgentDef(self, node: n.AgentDef) -> None:
         found = self.word(node.span, node.name, after=self._after_keyword(node.span, "agent"))
@@ -333,14 +301,8 @@ class _Program:
             self.refer(node.agent, found)
 
     def on_Stage(self, node: n.Stage) -> None:
-        if node.op != "reduce":
-            return  # `item` is implicit: no place defines it
-        after = self._after_keyword(node.span, "reduce")
-        for param in node.params:
-            found = self.word(node.span, param, after=after)
-            self.define(param, found, "loop variable")
-            if found is not None:
-                after = found.end_column
+        # `map`'s `item` is implicit (no `bound_at`): no place defines it.
+        self.bound(node.params, node.bound_at, "loop variable")
 
     def _after_keyword(self, span: Span, keyword: str) -> int:
         """The column just after `keyword` on `span`'s first line (its start if not found)."""

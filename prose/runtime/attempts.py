@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
 from prose.lang.flows import Label
+from prose.lang.services import SENT_PARAMETERS
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
 from prose.runtime.agent import InputsAltered, TurnsExceeded, declared_tools, run_agent
@@ -83,6 +84,10 @@ def _finish(ctx: RunContext, event: CallEvent, output: Any, started: float) -> N
     event.latency_ms = round((time.perf_counter() - started) * 1000, 3)
     ctx.shared.trace.emit(event)
     _progress(ctx, "end", event)
+
+
+CANCELLED_MESSAGE = ("cancelled before it finished (a sibling branch won or failed, or the run "
+                     "stopped)")
 
 
 def _fail(ctx: RunContext, event: CallEvent, kind: str, message: str, started: float) -> None:
@@ -181,9 +186,7 @@ async def model_attempt(
         check_granted(ctx, node, service.model, f"the call to `{slot}`")
     messages = checked_messages(ctx, node, slot, payload)
     texts = [message.content for message in messages]
-    send = {k: v for k, v in service.params.items() if k in ("temperature", "max_tokens")}
-    if "timeout" in service.params:
-        send["timeout_s"] = float(service.params["timeout"])
+    send = {k: v for k, v in service.params.items() if k in SENT_PARAMETERS}
     request = Exchange(
         node=node,
         path=path,
@@ -225,22 +228,16 @@ async def model_attempt(
         raise
     except BudgetExceeded as error:
         if tools:  # an agent stopped mid-loop: its earlier turns were sent and are counted
-            _fail(ctx, event, "budget", error.message, started)
+            _fail(ctx, event, kinds.BUDGET, error.message, started)
         raise
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except ScriptExhaustedError as error:
         from prose.llm.script import exhausted_message
 
         message = exhausted_message(error, event.slot, event.index)
-        _fail(ctx, event, "script_exhausted", message, started)
+        _fail(ctx, event, kinds.SCRIPT_EXHAUSTED, message, started)
         raise ScriptExhausted(
             message,
             node.span,
@@ -287,13 +284,7 @@ async def python_attempt(
             if inspect.isawaitable(result):
                 result = await result
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except Exception as error:  # a user's function may raise anything
         message = f"{type(error).__name__}: {error}"
@@ -335,13 +326,7 @@ async def pattern_attempt(
             ctx, service, slot, {k: plain(v) for k, v in inputs.items()}, node
         )
     except asyncio.CancelledError:
-        _fail(
-            ctx,
-            event,
-            "cancelled",
-            "cancelled before it finished (a sibling branch won or failed, or the run stopped)",
-            started,
-        )
+        _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
     except ProseRuntimeError as error:
         if not error.catchable:

@@ -205,16 +205,26 @@ def call_builtin(name: str, args: Sequence[Value], keywords: dict[str, Value], s
     return labelled(data, operands)
 
 
-def _list(value: Value, name: str) -> tuple[Value, ...]:
-    if not isinstance(value.data, tuple):
-        raise ValueTypeError(f"`{name}` takes a list, not {v.describe(value)}")
+# What a built-in's operand must be, by the words its refusal uses.
+_OPERANDS: dict[str, type] = {"a list": tuple, "a string": str, "an object": dict}
+
+
+def _operand(value: Value, name: str, kind: str) -> Any:
+    """`value`'s data when it is `kind` (`a list`, `a string`, `an object`); else the one
+    refusal every built-in gives: `` `name` takes KIND, not WHAT ``."""
+    if not isinstance(value.data, _OPERANDS[kind]):
+        raise ValueTypeError(f"`{name}` takes {kind}, not {v.describe(value)}")
     return value.data
+
+
+def _list(value: Value, name: str) -> tuple[Value, ...]:
+    items: tuple[Value, ...] = _operand(value, name, "a list")
+    return items
 
 
 def _text(value: Value, name: str) -> str:
-    if not isinstance(value.data, str):
-        raise ValueTypeError(f"`{name}` takes a string, not {v.describe(value)}")
-    return value.data
+    text: str = _operand(value, name, "a string")
+    return text
 
 
 def _length(args: list[Value], kw: dict[str, Value], step: Step) -> Any:
@@ -352,9 +362,8 @@ def _flatten(args: list[Value], kw: dict[str, Value], step: Step) -> Any:
 
 
 def _object(value: Value, name: str) -> dict[str, Value]:
-    if not isinstance(value.data, dict):
-        raise ValueTypeError(f"`{name}` takes an object, not {v.describe(value)}")
-    return value.data
+    fields: dict[str, Value] = _operand(value, name, "an object")
+    return fields
 
 
 def _keys(args: list[Value], kw: dict[str, Value], step: Step) -> Any:

@@ -26,7 +26,7 @@ from prose.runtime.errors import (
 )
 from prose.runtime.judge import judge
 from prose.runtime.scope import Kind, Scope
-from prose.runtime.values import EMPTY, NULL, Value, equal, member, plain, truthy
+from prose.runtime.values import EMPTY, Value, equal, member, plain, truthy
 from prose.syntax import nodes as n
 
 Evaluate = Callable[[n.Expr, Scope, str], Awaitable[Value]]
@@ -153,13 +153,6 @@ async def condition_holds(
         ctx, kind="condition", text=condition.text, node=condition, values=values, path=path
     )
     return bool(decision)
-
-
-def null_if_declared(ctx: RunContext, name: str) -> Value:
-    """In a condition, a variable declared but not bound yet reads as null."""
-    if name in ctx.declared:
-        return NULL
-    raise NameNotDefined(f"`{name}` is not defined")
 
 
 __all__ = ["EMPTY", "compare", "condition_holds", "mentioned_values", "predicate"]

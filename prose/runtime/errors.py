@@ -231,7 +231,7 @@ class InputError(ProseRuntimeError):
 
 class ScriptExhausted(ProseRuntimeError):
     code = "R013"
-    kind = "script"
+    kind = kinds.SCRIPT_EXHAUSTED
     catchable = False
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from prose.lang import error_kinds as kinds
 from prose.runtime.context import RunContext
 from prose.runtime.errors import JudgeFailed, ScriptExhausted
 from prose.runtime.exchange import Answer, Exchange, exchange
@@ -75,7 +76,7 @@ async def judge(
     try:
         await exchange(ctx, request, event, accept=accept)
     except ScriptExhaustedError as error:
-        event.error = {"kind": "script_exhausted", "message": error.message}
+        event.error = {"kind": kinds.SCRIPT_EXHAUSTED, "message": error.message}
         shared.trace.emit(event)
         told = error.message if isinstance(error, ScriptedReplyError) else (
             f"the script has no {kind} answer left for `{text}`")

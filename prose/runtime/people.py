@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prose.lang import error_kinds as kinds
 from prose.runtime.content import checked_messages
 from prose.runtime.errors import InputError, WaitingForPerson
 from prose.runtime.integrity import output_sha256
@@ -192,10 +193,10 @@ async def person_attempt(
         try:
             await desk.wait(ctx)
         except asyncio.CancelledError:
-            event.error = {"kind": "waiting", "message": "cancelled while waiting for a person"}
+            event.error = {"kind": kinds.WAITING, "message": "cancelled while waiting for a person"}
             _emit(ctx, event, started)
             raise
-        event.error = {"kind": "waiting",
+        event.error = {"kind": kinds.WAITING,
                        "message": f"waiting for a person: question {question.id} "
                                   f"({service.name}) is not answered yet"}
         _emit(ctx, event, started)

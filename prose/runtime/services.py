@@ -4,8 +4,9 @@ A slot binds to a model service (a router alias or LiteLLM model name, an
 optional role prompt, an optional output schema), a list of services (a
 list-valued slot), a nested pattern instance, or a Python callable. Python
 callables come only from an instance file or the command line: a pattern
-file is data and never names code (`allow_python` is False for anything read
-from a pattern).
+file is data and never names code. The instance's bindings are read by
+`prose.spec.instance_loader` and made into these by `prose.runtime.loading`; the keys
+each kind takes are `prose.lang.services.SERVICE_KEYS`.
 """
 
 from __future__ import annotations
@@ -203,92 +204,6 @@ def _searching(*folders: Path | None) -> Iterator[None]:
         for entry in added:
             if entry in sys.path:
                 sys.path.remove(entry)
-
-
-def service_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> ServiceSpec:
-    """One service from an instance's `with:` entry (a mapping, or a bare model name)."""
-    if isinstance(data, str):
-        return ModelService(model=data)
-    if not isinstance(data, Mapping):
-        raise InputError(f"{where}: a service is a mapping (`model:`, `pattern:` or `python:`)")
-    kinds = [key for key in ("model", "pattern", "python", "person") if key in data]
-    if len(kinds) > 1:
-        raise InputError(
-            f"{where}: a service has one of `model:`, `pattern:`, `python:`, `person:`, "
-            f"not {kinds}"
-        )
-    if "person" in data:
-        return person_from(data["person"], where)
-    if "python" in data:
-        if not allow_python:
-            raise InputError(
-                f"{where}: a Python callable may be named only in an instance file or on the command line"
-            )
-        ref = str(data["python"])
-        return PythonService(ref, import_callable(ref, base_dir))
-    if "pattern" in data:
-        path = str(data["pattern"])
-        resolved = path if Path(path).is_absolute() else str(base_dir / path)
-        nested = data.get("with") or {}
-        if not isinstance(nested, Mapping):
-            raise InputError(f"{where}: `with:` of a nested pattern is a mapping")
-        config = data.get("config") or {}
-        if not isinstance(config, Mapping):
-            raise InputError(f"{where}: `config:` of a nested pattern is a mapping")
-        inner = {
-            str(name): binding_from(
-                item, base_dir=base_dir, allow_python=allow_python, where=f"{where}.{name}"
-            )
-            for name, item in nested.items()
-        }
-        rename = data.get("rename") or {}
-        if not isinstance(rename, Mapping) or not all(
-                isinstance(value, str) for value in rename.values()):
-            raise InputError(f"{where}: `rename:` of a nested pattern maps input names to names")
-        return PatternService(resolved, inner, dict(config),
-                              {str(key): str(value) for key, value in rename.items()})
-    role = data.get("prompt")
-    if role is None and "role" in data:
-        role_path = Path(str(data["role"]))
-        role_path = role_path if role_path.is_absolute() else base_dir / role_path
-        try:
-            role = role_path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise InputError(
-                f"{where}: cannot read role file `{role_path}`: {error.strerror}"
-            ) from None
-    schema = data.get("schema")
-    if schema is not None and not isinstance(schema, Mapping):
-        raise InputError(f"{where}: `schema:` is a mapping of field to type (or a JSON schema)")
-    params = {key: data[key] for key in ("temperature", "max_tokens", "timeout") if key in data}
-    model = data.get("model")
-    return ModelService(str(model) if model is not None else None, role, schema, params)
-
-
-def person_from(data: Any, where: str) -> PersonService:
-    """`person: NAME` or `person: {name, may_answer, prompt}` (docs/people.md)."""
-    if isinstance(data, str) and data.strip():
-        return PersonService(data.strip(), (data.strip(),))
-    if not isinstance(data, Mapping):
-        raise InputError(f"{where}: `person:` is a name or a mapping (`name`, `may_answer`, "
-                         "`prompt`)")
-    allowed = data.get("may_answer") or []
-    allowed = [allowed] if isinstance(allowed, str) else allowed
-    if not isinstance(allowed, list) or not all(isinstance(x, str) for x in allowed):
-        raise InputError(f"{where}: `may_answer` is a list of names")
-    prompt = data.get("prompt")
-    return PersonService(str(data.get("name") or where), tuple(allowed),
-                         str(prompt) if prompt is not None else None)
-
-
-def binding_from(data: Any, *, base_dir: Path, allow_python: bool, where: str) -> SlotBinding:
-    """A slot's binding: a service, or a YAML list of services for a list-valued slot."""
-    if isinstance(data, list):
-        return [
-            service_from(item, base_dir=base_dir, allow_python=allow_python, where=f"{where}[{i}]")
-            for i, item in enumerate(data)
-        ]
-    return service_from(data, base_dir=base_dir, allow_python=allow_python, where=where)
 
 
 def parse_bind_option(text: str) -> tuple[str, SlotBinding]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_CHAINS, NO_LABEL, Chains, Label
+from prose.lang.type_words import VALUE_WORDS, type_word, with_article
 from prose.runtime.errors import MemberError, ValueTypeError
 from prose.source import Span
 
@@ -166,19 +167,12 @@ NULL = Value(None, NO_LABEL)
 
 
 def type_name(data: Data) -> str:
-    if data is None:
-        return "null"
-    if isinstance(data, bool):
-        return "boolean"
-    if isinstance(data, int | float):
+    """`type_word` in the program's words: one `number` for both kinds, and a `service`
+    for anything that is not data."""
+    word = type_word(data)
+    if word == "integer":
         return "number"
-    if isinstance(data, str):
-        return "string"
-    if isinstance(data, tuple):
-        return "list"
-    if isinstance(data, dict):
-        return "object"
-    return "service"
+    return word if word in VALUE_WORDS else "service"
 
 
 def wrap(
@@ -317,8 +311,7 @@ def describe(value: Value) -> str:
         return f"a list of {len(data)} items"
     if isinstance(data, Service):
         return f"the service `{data.label()}`"
-    name = type_name(data)
-    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+    return with_article(type_name(data))
 
 
 def make_list(items: Iterable[Value], literal: frozenset[str] = EMPTY) -> Value:

@@ -20,6 +20,7 @@ from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
 from prose.lang.model_choice import ALLOW_MODELS_KEY
 from prose.lang.schema_types import known_words
+from prose.lang.services import ALL_SERVICE_KEYS, PERSON_KEYS, SERVICE_KEYS, SERVICE_KINDS
 from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
@@ -47,13 +48,6 @@ MAX_REPLY_TOKENS = 10_000_000  # a slot's `max_tokens:` above this is a typo, no
 
 TOP_KEYS = frozenset({"pattern", "with", "config", "inputs", "description", ALLOW_MODELS_KEY,
                       "tools"})
-_SERVICE_KEYS = {
-    "model": frozenset({"model", "prompt", "role", "schema", "max_tokens"}),
-    "pattern": frozenset({"pattern", "with", "config", "rename"}),
-    "python": frozenset({"python"}),
-    "person": frozenset({"person"}),
-}
-_PERSON_KEYS = frozenset({"name", "may_answer", "prompt"})
 # What a misspelt top-level key would have supplied: not reported missing as well.
 _CONSEQUENCES = {"inputs": "PS182", "with": "PS177"}
 _PYTHON_TARGET = re.compile(
@@ -66,7 +60,7 @@ def _is_service_map(node: yaml.MappingNode) -> bool:
     of its keys is a service key (`model`, `pattern`, `python`, `person`, ...) and every
     entry is written as a mapping (`billing: { model: fast }`), so a misspelt service key
     (`{ modle: fast }`) is still reported as one."""
-    words = frozenset().union(*_SERVICE_KEYS.values())
+    words = ALL_SERVICE_KEYS
     return bool(node.value) and all(
         isinstance(key, yaml.ScalarNode) and key.value not in words
         and isinstance(value, yaml.MappingNode) for key, value in node.value)
@@ -214,7 +208,7 @@ class _Reader:
             )
             return None
         keys = key_nodes(node)
-        kinds = [kind for kind in ("model", "pattern", "python", "person") if kind in keys]
+        kinds = [kind for kind in SERVICE_KINDS if kind in keys]
         if len(kinds) != 1:
             problem = (
                 "does not say what answers the slot: it has no `model:`, `pattern:`, `python:` "
@@ -233,11 +227,11 @@ class _Reader:
                 )
             )
             if not kinds:  # a misspelt kind (`modle:`) is named at its key
-                self.unknown_keys(node, frozenset().union(*_SERVICE_KEYS.values()),
+                self.unknown_keys(node, ALL_SERVICE_KEYS,
                                   f"the binding of `{slot}`")
             return None
         kind = kinds[0]
-        self.unknown_keys(node, _SERVICE_KEYS[kind], f"the `{kind}` service of `{slot}`")
+        self.unknown_keys(node, SERVICE_KEYS[kind], f"the `{kind}` service of `{slot}`")
         if kind == "person":
             return self.person(keys["person"][1], slot, span)
         values = {
@@ -293,7 +287,7 @@ class _Reader:
             self.out.append(make("PS174", f"`person` of `{slot}` must be a name or a mapping "
                                  "(`name`, `may_answer`, `prompt`)", self.span(node)))
             return None
-        self.unknown_keys(node, _PERSON_KEYS, f"the person of `{slot}`")
+        self.unknown_keys(node, PERSON_KEYS, f"the person of `{slot}`")
         keys = key_nodes(node)
         name = self.text(keys["name"][1], slot, "name") if "name" in keys else slot
         prompt = self.text(keys["prompt"][1], slot, "prompt") if "prompt" in keys else None

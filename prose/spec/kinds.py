@@ -125,7 +125,3 @@ def kind_of(name: str | None) -> ContractKind:
     if name in RETIRED:
         return KINDS[RETIRED[name][0]]
     return KINDS["pattern"]
-
-
-def is_known(name: str | None) -> bool:
-    return name in KINDS or name in RETIRED

@@ -15,6 +15,7 @@ from typing import Any
 
 from prose.bounded import BoundExceeded, load_json
 from prose.errors import ProseSyntaxError
+from prose.lang.type_words import type_word
 from prose.lang.types import accepts, show, try_parse
 
 BASE_TYPES = frozenset({"string", "integer", "number", "boolean", "list", "object", "any"})
@@ -113,21 +114,7 @@ def types_compatible(first: str, second: str) -> bool:
 
 def describe(value: Any) -> str:
     """A short type word for messages: `string`, `integer`, `list`..."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return type_word(value)
 
 
 def find_close(text: str, start: int) -> int:

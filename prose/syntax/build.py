@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import fields
 from typing import Any
 from typing import Literal as TypingLiteral
 
@@ -17,6 +16,7 @@ from lark import Token, Transformer
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.code_conditions import code_problem
+from prose.syntax.walk import map_spans
 
 Item = Any  # a Token, a Node, a tuple of them, or None
 
@@ -40,6 +40,11 @@ class Builder(Transformer[Token, Any]):
 
     def _token_span(self, token: Token) -> Span:
         return Span(self.file, token.line, token.column, token.end_line, token.end_column)  # type: ignore[arg-type]
+
+    def _names(self, items: Sequence[Item]) -> tuple[list[Token], tuple[Span, ...]]:
+        """The NAME tokens among `items` and where each is written (a node's `bound_at`)."""
+        tokens = [item for item in items if isinstance(item, Token) and item.type == "NAME"]
+        return tokens, tuple(self._token_span(token) for token in tokens)
 
     # --- program -----------------------------------------------------------
 
@@ -184,13 +189,16 @@ class Builder(Transformer[Token, Any]):
         return n.Stage(op, ("item",), items[-1], span=self._span(items))  # type: ignore[arg-type]
 
     def reduce_stage(self, items: list[Item]) -> n.Stage:
-        return n.Stage("reduce", (str(items[2]), str(items[3])), items[-1], span=self._span(items))
+        _, bound_at = self._names(items[2:4])
+        return n.Stage("reduce", (str(items[2]), str(items[3])), items[-1], span=self._span(items),
+                       bound_at=bound_at)
 
     def use_stmt(self, items: list[Item]) -> n.Use:
         path: n.String = items[1]
         # `use "std/evals/inspector"` alone is `as inspector`: the path's last part.
         alias = str(items[3]) if len(items) > 3 else default_alias(path.text)
-        return n.Use(path.text, alias, span=self._span(items))
+        _, bound_at = self._names(items[3:4])
+        return n.Use(path.text, alias, span=self._span(items), bound_at=bound_at)
 
     # --- loops and parallel ------------------------------------------------
 
@@ -198,20 +206,21 @@ class Builder(Transformer[Token, Any]):
         parallel = _is(items[0], "PARALLEL")
         rest = items[1:] if parallel else items
         count = rest[1]
-        var = None
         modifiers: tuple[n.Modifier, ...] = ()
         for item in rest[2:-1]:
-            if isinstance(item, Token) and item.type == "NAME":
-                var = str(item)
-            elif isinstance(item, Modifiers):
+            if isinstance(item, Modifiers):
                 modifiers = item.items
-        return n.Repeat(count, var, rest[-1], parallel, modifiers, span=self._span(items))
+        names, bound_at = self._names(rest[2:-1])
+        var = str(names[0]) if names else None
+        return n.Repeat(count, var, rest[-1], parallel, modifiers, span=self._span(items),
+                        bound_at=bound_at)
 
     def for_stmt(self, items: list[Item]) -> n.For:
         parallel = _is(items[0], "PARALLEL")
         rest = items[1:] if parallel else items
-        names = [str(item) for item in rest if isinstance(item, Token) and item.type == "NAME"]
         in_at = next(i for i, item in enumerate(rest) if _is(item, "IN"))
+        tokens, bound_at = self._names(rest[:in_at])
+        names = [str(token) for token in tokens]
         iterable = rest[in_at + 1]
         modifiers = rest[in_at + 2].items if isinstance(rest[in_at + 2], Modifiers) else ()
         index_var = names[1] if len(names) > 1 else None
@@ -222,29 +231,30 @@ class Builder(Transformer[Token, Any]):
         if at is not None:
             modifiers = modifiers[:at] + modifiers[at + 1:]
         return n.For(names[0], index_var, iterable, rest[-1], parallel, modifiers, max=maximum,
-                     span=self._span(items))
+                     span=self._span(items), bound_at=bound_at)
 
     def loop_stmt(self, items: list[Item]) -> n.Loop:
         kind: TypingLiteral["until", "while"] | None = None
         condition = None
         maximum = None
-        var = None
         for item in items[1:-1]:
             if isinstance(item, LoopCondition):
                 kind, condition = item.kind, item.condition
             elif isinstance(item, LoopMax):
                 maximum = item.value
-            elif isinstance(item, Token) and item.type == "NAME":
-                var = str(item)
-        return n.Loop(kind, condition, maximum, var, items[-1], span=self._span(items))
+        names, bound_at = self._names(items[1:-1])
+        var = str(names[0]) if names else None
+        return n.Loop(kind, condition, maximum, var, items[-1], span=self._span(items),
+                      bound_at=bound_at)
 
     def loop_each(self, items: list[Item]) -> n.For:
-        names = [str(item) for item in items if isinstance(item, Token) and item.type == "NAME"]
         in_at = next(i for i, item in enumerate(items) if _is(item, "IN"))
+        tokens, bound_at = self._names(items[:in_at])
+        names = [str(token) for token in tokens]
         maximum = next((item.value for item in items if isinstance(item, LoopMax)), None)
         index_var = names[1] if len(names) > 1 else None
         return n.For(names[0], index_var, items[in_at + 1], items[-1], max=maximum, each=True,
-                     span=self._span(items))
+                     span=self._span(items), bound_at=bound_at)
 
     def loop_condition(self, items: list[Item]) -> LoopCondition:
         kind: TypingLiteral["until", "while"] = "until" if str(items[0]) == "until" else "while"
@@ -282,7 +292,8 @@ class Builder(Transformer[Token, Any]):
 
     def catch_part(self, items: list[Item]) -> Clause:
         name = str(items[2]) if len(items) == 4 else None
-        return Clause("catch", None, items[-1], self._span(items), name)
+        _, name_at = self._names(items[2:3]) if name is not None else (None, ())
+        return Clause("catch", None, items[-1], self._span(items), name, name_at)
 
     def finally_part(self, items: list[Item]) -> Clause:
         return Clause("finally", None, items[1], self._span(items))
@@ -296,10 +307,10 @@ class Builder(Transformer[Token, Any]):
         return n.Option(label.text, items[2], span=self._span(items))
 
     def block_def(self, items: list[Item]) -> n.BlockDef:
-        params = tuple(
-            str(item) for item in items[2:-1] if isinstance(item, Token) and item.type == "NAME"
-        )
-        return n.BlockDef(str(items[1]), params, items[-1], span=self._span(items))
+        tokens, bound_at = self._names(items[2:-1])
+        params = tuple(str(token) for token in tokens)
+        return n.BlockDef(str(items[1]), params, items[-1], span=self._span(items),
+                          bound_at=bound_at)
 
     # --- expressions -------------------------------------------------------
 
@@ -455,7 +466,7 @@ class Builder(Transformer[Token, Any]):
 class Clause:
     """An `if`/`elif`/`else`/`try`/`catch`/`finally` part before joining."""
 
-    __slots__ = ("body", "condition", "keyword", "name", "span")
+    __slots__ = ("body", "condition", "keyword", "name", "name_at", "span")
 
     def __init__(
         self,
@@ -464,12 +475,14 @@ class Clause:
         body: tuple[n.Stmt, ...],
         span: Span,
         name: str | None = None,
+        name_at: tuple[Span, ...] = (),
     ) -> None:
         self.keyword = keyword
         self.condition = condition
         self.body = body
         self.span = span
         self.name = name
+        self.name_at = name_at
 
 
 class LoopCondition:
@@ -532,22 +545,25 @@ def join_clauses(items: Sequence[Item]) -> tuple[n.Stmt, ...]:
             out.append(n.If(tuple(branches), orelse, span=item.span.to(end)))
         elif item.keyword == "try":
             catch_var = None
+            catch_at: tuple[Span, ...] = ()
             handler = None
             final = None
             end = item.span
             while index < count and isinstance(items[index], Clause):
                 part = items[index]
                 if part.keyword == "catch" and handler is None and final is None:
-                    catch_var, handler = part.name, part.body
+                    catch_var, handler, catch_at = part.name, part.body, part.name_at
                 elif part.keyword == "finally" and final is None:
                     final = part.body
                 else:
                     break
                 end = part.span
                 index += 1
-            out.append(n.Try(item.body, catch_var, handler, final, span=item.span.to(end)))
+            out.append(n.Try(item.body, catch_var, handler, final, span=item.span.to(end),
+                             bound_at=catch_at))
         else:
-            out.append(n.Orphan(item.keyword, item.body, item.condition, item.name, span=item.span))
+            out.append(n.Orphan(item.keyword, item.body, item.condition, item.name, span=item.span,
+                                bound_at=item.name_at))
     return tuple(out)
 
 
@@ -623,24 +639,8 @@ def shift(node: Any, lines: int, columns: int) -> Any:
     Predicates are parsed from the condition text alone (line 1, column 1);
     they are a single line, so every span moves by the same amount.
     """
-    if isinstance(node, tuple):
-        return tuple(shift(item, lines, columns) for item in node)
-    if not isinstance(node, n.Node):
-        return node
-    changes = {
-        f.name: shift(getattr(node, f.name), lines, columns)
-        for f in fields(node)
-        if f.name != "span"
-    }
-    old = node.span
-    span = Span(
-        old.file,
-        old.line + lines,
-        old.column + columns,
-        old.end_line + lines,
-        old.end_column + columns,
-    )
-    return type(node)(**changes, span=span)
+    return map_spans(node, lambda old: Span(old.file, old.line + lines, old.column + columns,
+                                            old.end_line + lines, old.end_column + columns))
 
 
 def _no_predicates(text: str, line: int, column: int) -> n.Expr | None:

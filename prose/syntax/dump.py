@@ -21,7 +21,7 @@ def dump(node: Any, *, positions: bool = True) -> Any:
         return node
     out: dict[str, Any] = {"type": type(node).__name__}
     for f in fields(node):
-        if f.name in ("span", "source", "head"):
+        if f.name in ("span", "source", "head", "bound_at"):
             continue
         value = getattr(node, f.name)
         if isinstance(value, tuple | list):

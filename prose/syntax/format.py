@@ -252,7 +252,7 @@ def _flat(expr: n.Expr, forced: set[int]) -> str:
         return _session_head(expr)
     if isinstance(expr, n.Do) and expr.name is not None:
         return f"do {expr.name}(" + ", ".join(_flat(arg, forced) for arg in expr.args) + ")"
-    raise ValueError(f"a {type(expr).__name__} does not fit on one line")
+    raise _no_rule(expr)
 
 
 _OR, _AND, _NOT, _COMPARE, _SUM, _TERM, _POSTFIX = range(1, 8)
@@ -304,7 +304,7 @@ def _operator_pieces(expr: n.Expr) -> list[str | n.Expr]:
         for index, prop in enumerate(expr.keywords):
             parts += ([", "] if index or expr.args else []) + [f"{prop.name}: ", prop.value]
         return [*parts, ")"]
-    raise ValueError(f"a {type(expr).__name__} does not fit on one line")
+    raise _no_rule(expr)
 
 
 def _operand(expr: n.Expr, level: int, forced: set[int]) -> str:
@@ -704,7 +704,12 @@ def _simple(stmt: n.Stmt) -> list[Piece]:
         return [_session_head(stmt)]
     if isinstance(stmt, n.Use):
         return [f"use {_text(stmt.path)} as {stmt.alias}"]
-    raise UnknownNode(stmt, f"the formatter has no rule for a `{type(stmt).__name__}` node")
+    raise _no_rule(stmt)
+
+
+def _no_rule(node: n.Node) -> UnknownNode:
+    """The one refusal of a node the formatter cannot write, statement or expression."""
+    return UnknownNode(node, f"the formatter has no rule for a `{type(node).__name__}` node")
 
 
 def _session_head(session: n.Session) -> str:

@@ -8,13 +8,20 @@ programs that differ only in layout compare equal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 from typing import Literal as TypingLiteral
-from typing import TypeAlias
 
 from prose.lang.properties import RESERVED_PROPERTIES as RESERVED_PROPERTIES
 from prose.source import Span
 
 NO_SPAN = Span("<none>", 0, 0, 0, 0)
+
+# `bound_at` of a node that binds names (a loop's variables, a `catch as` name, a block's or
+# a `reduce`'s parameters, a `use` alias): where each is written, in the order the node
+# names them (empty for a node built by hand, or a name the source does not write, as
+# `map`'s `item`). The LSP's definitions read it; it is no part of the node's value.
+def _bound_at() -> Any:
+    return field(default=(), compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +305,7 @@ class Repeat(Node):
     body: tuple[Stmt, ...]
     parallel: bool = False
     modifiers: tuple[Modifier, ...] = ()
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +322,7 @@ class For(Node):
     modifiers: tuple[Modifier, ...] = ()
     max: Expr | None = None
     each: bool = False
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +334,7 @@ class Loop(Node):
     max: Expr | None
     var: str | None
     body: tuple[Stmt, ...]
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +371,7 @@ class Orphan(Node):
     body: tuple[Stmt, ...]
     condition: Condition | None = None
     var: str | None = None  # the `as err` of a stray `catch`
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +392,7 @@ class Try(Node):
     catch_var: str | None = None
     handler: tuple[Stmt, ...] | None = None
     final: tuple[Stmt, ...] | None = None
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,6 +424,7 @@ class BlockDef(Node):
     name: str
     params: tuple[str, ...]
     body: tuple[Stmt, ...]
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,6 +440,7 @@ class Do(Node):
 class Use(Node):
     path: str
     alias: str
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)
@@ -472,6 +486,7 @@ class Stage(Node):
     op: TypingLiteral["map", "pmap", "filter", "reduce"]
     params: tuple[str, ...]
     body: tuple[Stmt, ...]
+    bound_at: tuple[Span, ...] = _bound_at()
 
 
 @dataclass(frozen=True, slots=True)

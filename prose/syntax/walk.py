@@ -13,10 +13,11 @@ from __future__ import annotations
 import types
 import typing
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from prose.source import Span
 from prose.syntax import nodes as n
 
 
@@ -96,6 +97,63 @@ def find_all(node: n.Node, cls: type[N] | tuple[type[N], ...]) -> Iterator[N]:
         if isinstance(current, cls):
             yield current
         stack.extend(reversed(list(children(current))))
+
+
+def contains(tree: n.Node | tuple[n.Node, ...], cls: type[n.Node] | tuple[type[n.Node], ...]
+             ) -> bool:
+    """Whether a node of class `cls` is anywhere in `tree` (a node or a body), itself
+    included."""
+    items = tree if isinstance(tree, tuple) else (tree,)
+    return any(next(find_all(item, cls), None) is not None for item in items)
+
+
+SpanMove = Callable[[Span], Span]
+
+
+def map_spans(tree: Any, move: SpanMove) -> Any:
+    """A copy of `tree` (a node, a tuple of them, a span, or anything else, returned as it
+    is) with `move` applied to every position in it: each node's `span` and any other
+    field that holds a span (bound names' spans, a session's `head`).
+
+    Nodes are frozen: the copy is built without `__init__` (fields copied, positions
+    moved), so moving every statement below a new line of a long program stays cheap. A
+    predicate parsed on its own is moved to where its text sits (`prose.syntax.build`),
+    and the LSP's pieces that only moved are reused (`prose.lsp.incremental`)."""
+    if isinstance(tree, Span):
+        return move(tree)
+    if isinstance(tree, tuple):
+        return tuple([map_spans(item, move) for item in tree]) if tree else tree
+    if isinstance(tree, n.Node):
+        cls = type(tree)
+        copy = object.__new__(cls)
+        for name, positioned in _positions(cls):
+            value = getattr(tree, name)
+            object.__setattr__(copy, name, map_spans(value, move) if positioned else value)
+        return copy
+    return tree  # text, a number, None: no position in it
+
+
+_POSITIONS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def _positions(cls: type[n.Node]) -> tuple[tuple[str, bool], ...]:
+    """Every field of a node class, and whether it may hold a position (a span or nodes)."""
+    found = _POSITIONS.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls)
+        found = _POSITIONS[cls] = tuple(
+            (field.name, _holds_position(hints[field.name])) for field in fields(cls))
+    return found
+
+
+def _holds_position(hint: object) -> bool:
+    for option in _union(hint):
+        if option is Span or _is_node(option):
+            return True
+        if typing.get_origin(option) is tuple and any(
+                _holds_position(item) for item in typing.get_args(option) if item is not Ellipsis):
+            return True
+    return False
 
 
 def child_nodes(node: n.Node) -> Iterator[tuple[n.Node, bool]]:

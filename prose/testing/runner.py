@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prose.lang.type_words import VALUE_WORDS, type_word, with_article
 from prose.testing.model import (
     SUFFIX,
     PatternTest,
@@ -279,19 +280,10 @@ def shown(value: Any) -> str:
 
 
 def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list | tuple):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
+    word = type_word(value)
+    if word not in VALUE_WORDS:
+        return word
+    return with_article("number" if word == "integer" else word)
 
 
 def _equal(expected: Any, actual: Any) -> bool:

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from prose.check.findings import ReadOnlyAssigned
-from prose.check.rule import CheckContext, Rule, rule
-from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.check.rule import FindingRule, rule
+from prose.diagnostics.model import Severity
 
 
 @rule
-class AssignmentToReadOnly(Rule):
+class AssignmentToReadOnly(FindingRule):
     """A slot, config key, parameter, `const`, loop or catch variable is assigned.
 
     ## What it does
@@ -35,17 +33,7 @@ class AssignmentToReadOnly(Rule):
     ```
     """
 
-    code = "PN103"
+    finding = ReadOnlyAssigned
     name = "assignment-to-read-only"
     category = "names"
     severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(ReadOnlyAssigned):
-            secondary = [Label(finding.bound, f"`{finding.name}` is bound here")] if finding.bound else []
-            yield self.diagnostic(
-                finding.span,
-                f"cannot assign `{finding.name}`: it is a {finding.what}",
-                secondary=secondary,
-                help="bind a new variable with `let` instead",
-            )

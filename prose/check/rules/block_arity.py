@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from prose.check.findings import ArityMismatch
-from prose.check.rule import CheckContext, Rule, rule
-from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.check.rule import FindingRule, rule
+from prose.diagnostics.model import Severity
 
 
 @rule
-class BlockArity(Rule):
+class BlockArity(FindingRule):
     """`do name(args)` passes a different number of arguments than the block takes.
 
     ## What it does
@@ -33,15 +31,7 @@ class BlockArity(Rule):
     ```
     """
 
-    code = "PN108"
+    finding = ArityMismatch
     name = "block-arity"
     category = "names"
     severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(ArityMismatch):
-            yield self.diagnostic(
-                finding.span,
-                f"block `{finding.name}` takes {finding.wanted} argument(s), {finding.given} given",
-                secondary=[Label(finding.block, "block defined here")],
-            )

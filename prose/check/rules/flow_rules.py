@@ -12,13 +12,13 @@ from prose.check.findings import (
     StrayClause,
     Unreachable,
 )
-from prose.check.rule import CheckContext, Rule, rule
+from prose.check.rule import CheckContext, FindingRule, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.source import Span
 
 
 @rule
-class LoopControlOutsideLoop(Rule):
+class LoopControlOutsideLoop(FindingRule):
     """`continue` or `break` outside a loop.
 
     ## What it does
@@ -41,18 +41,14 @@ class LoopControlOutsideLoop(Rule):
     ```
     """
 
-    code = "PF201"
+    finding = LoopControlMisplaced
     name = "loop-control-outside-loop"
     category = "flow"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(LoopControlMisplaced):
-            yield self.diagnostic(finding.span, f"`{finding.keyword}` outside a loop")
-
 
 @rule
-class OrphanClause(Rule):
+class OrphanClause(FindingRule):
     """`else`/`elif` without `if`, or `catch`/`finally` without `try`.
 
     ## What it does
@@ -79,23 +75,14 @@ class OrphanClause(Rule):
     Put the `else` right after the `if` body, at the `if`'s indentation.
     """
 
-    code = "PF202"
+    finding = StrayClause
     name = "orphan-clause"
     category = "flow"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(StrayClause):
-            owner = "`try`" if finding.keyword in ("catch", "finally") else "`if`"
-            yield self.diagnostic(
-                finding.span,
-                f"`{finding.keyword}` without {owner}",
-                help=f"place it directly after the {owner} block, at the same indentation",
-            )
-
 
 @rule
-class BranchResultBeforeJoin(Rule):
+class BranchResultBeforeJoin(FindingRule):
     """A `parallel:` branch reads a name that a sibling branch binds.
 
     ## What it does
@@ -125,22 +112,14 @@ class BranchResultBeforeJoin(Rule):
     ```
     """
 
-    code = "PF203"
+    finding = ReadBeforeJoin
     name = "branch-result-before-join"
     category = "flow"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(ReadBeforeJoin):
-            yield self.diagnostic(
-                finding.span,
-                f"`{finding.name}` is bound by another parallel branch and is not available before the join",
-                secondary=[Label(finding.bound, "bound here")],
-            )
-
 
 @rule
-class ParallelSameName(Rule):
+class ParallelSameName(FindingRule):
     """Two branches of a `parallel:` block bind the same name.
 
     ## What it does
@@ -170,22 +149,14 @@ class ParallelSameName(Rule):
     ```
     """
 
-    code = "PF204"
+    finding = SiblingsBindSameName
     name = "parallel-same-name"
     category = "flow"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(SiblingsBindSameName):
-            yield self.diagnostic(
-                finding.span,
-                f"`{finding.name}` is bound by two parallel branches",
-                secondary=[Label(finding.first, "first bound here")],
-            )
-
 
 @rule
-class ParallelRace(Rule):
+class ParallelRace(FindingRule):
     """A parallel branch assigns, records or appends into an outer variable.
 
     ## What it does
@@ -215,23 +186,14 @@ class ParallelRace(Rule):
     ```
     """
 
-    code = "PF205"
+    finding = BranchWritesOuter
     name = "parallel-race"
     category = "flow"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(BranchWritesOuter):
-            yield self.diagnostic(
-                finding.span,
-                f"a parallel branch {finding.verb} outer variable `{finding.name}` (a race)",
-                secondary=[Label(finding.bound, "bound outside the branch here")],
-                help="collect branch values with `let xs = parallel for ...` instead",
-            )
-
 
 @rule
-class UnreachableCode(Rule):
+class UnreachableCode(FindingRule):
     """Statements after an unconditional `return`, `throw`, `break` or `continue`.
 
     ## What it does
@@ -252,18 +214,10 @@ class UnreachableCode(Rule):
     Move the statement before the `return`, or remove it.
     """
 
-    code = "PF206"
+    finding = Unreachable
     name = "unreachable-code"
     category = "flow"
     severity = Severity.WARNING
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(Unreachable):
-            yield self.diagnostic(
-                finding.span,
-                f"unreachable: this follows an unconditional `{finding.keyword}`",
-                secondary=[Label(finding.exit, f"`{finding.keyword}` here")],
-            )
 
 
 @rule

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from prose.check.invariant_checks import (
     SiteViolation,
@@ -28,6 +28,23 @@ def _leak(ctx: CheckContext, found: SiteViolation, transitive: bool = False) -> 
 
 def _channel(found: SiteViolation) -> str:
     return found.violation.channel or "the call"
+
+
+class LeakRule(Rule):
+    """A rule that reports each violation of one policy rule where a slot receives what it
+    must not (the path the value took, then the invariant): a subclass names the policy
+    rule and writes the message, nothing else."""
+
+    policy_rule: ClassVar[str]
+    transitive: ClassVar[bool] = False  # the path may run through derived values
+
+    def message(self, found: SiteViolation) -> str:
+        raise NotImplementedError
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        for found in of_rule(ctx, self.policy_rule):
+            yield self.diagnostic(where(found), self.message(found),
+                                  secondary=_leak(ctx, found, transitive=self.transitive))
 
 
 @rule
@@ -76,7 +93,7 @@ class SeesOnlyViolated(Rule):
             )
 
 @rule
-class NeverSeesViolated(Rule):
+class NeverSeesViolated(LeakRule):
     """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
 
     ## What it does
@@ -110,14 +127,11 @@ class NeverSeesViolated(Rule):
     category = "information-hiding"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.NEVER_SEES):
-            yield self.diagnostic(
-                where(found),
-                f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
-                f"`{_channel(found)}`",
-                secondary=_leak(ctx, found),
-            )
+    policy_rule = rules.NEVER_SEES
+
+    def message(self, found: SiteViolation) -> str:
+        return (f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
+                f"`{_channel(found)}`")
 
 @rule
 class IndependenceViolated(Rule):
@@ -167,7 +181,7 @@ class IndependenceViolated(Rule):
             )
 
 @rule
-class NeverSeesIndirectlyViolated(Rule):
+class NeverSeesIndirectlyViolated(LeakRule):
     """A value influenced by `B`, even through other calls, reaches `A`.
 
     ## What it does
@@ -197,14 +211,12 @@ class NeverSeesIndirectlyViolated(Rule):
     category = "information-hiding"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.NEVER_SEES_INDIRECTLY):
-            yield self.diagnostic(
-                where(found),
-                f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
-                f"through `{_channel(found)}`",
-                secondary=_leak(ctx, found, transitive=True),
-            )
+    policy_rule = rules.NEVER_SEES_INDIRECTLY
+    transitive = True
+
+    def message(self, found: SiteViolation) -> str:
+        return (f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
+                f"through `{_channel(found)}`")
 
 @rule
 class UnawareOfViolated(Rule):
@@ -278,7 +290,7 @@ class UnawareOfViolated(Rule):
         return prop.span, None
 
 @rule
-class OwnChainViolated(Rule):
+class OwnChainViolated(LeakRule):
     """A call of `A` receives another `A` chain's output.
 
     ## What it does
@@ -323,18 +335,15 @@ class OwnChainViolated(Rule):
     category = "information-hiding"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.OWN_CHAIN):
-            yield self.diagnostic(
-                where(found),
-                f"`{found.slot}` receives another `{found.slot}` chain's output through "
-                f"`{_channel(found)}`",
-                secondary=_leak(ctx, found),
-            )
+    policy_rule = rules.OWN_CHAIN
+
+    def message(self, found: SiteViolation) -> str:
+        return (f"`{found.slot}` receives another `{found.slot}` chain's output through "
+                f"`{_channel(found)}`")
 
 
 @rule
-class PredecessorViolated(Rule):
+class PredecessorViolated(LeakRule):
     """A service of a list-valued slot receives an output other than its predecessor's.
 
     ## What it does
@@ -375,14 +384,11 @@ class PredecessorViolated(Rule):
     category = "information-hiding"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for found in of_rule(ctx, rules.PREDECESSOR):
-            yield self.diagnostic(
-                where(found),
-                f"a service of `{found.slot}` receives an output of `{found.slot}` that is not "
-                f"its predecessor's, through `{_channel(found)}`",
-                secondary=_leak(ctx, found),
-            )
+    policy_rule = rules.PREDECESSOR
+
+    def message(self, found: SiteViolation) -> str:
+        return (f"a service of `{found.slot}` receives an output of `{found.slot}` that is not "
+                f"its predecessor's, through `{_channel(found)}`")
 
 
 @rule

@@ -1,14 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from prose.check.findings import LetRepeated
-from prose.check.rule import CheckContext, Rule, rule
-from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.check.rule import FindingRule, rule
+from prose.diagnostics.model import Severity
 
 
 @rule
-class SecondLet(Rule):
+class SecondLet(FindingRule):
     """A second `let` statement binds a name that is already bound.
 
     ## What it does
@@ -40,17 +38,8 @@ class SecondLet(Rule):
     ```
     """
 
-    code = "PN104"
+    finding = LetRepeated
     name = "second-let"
     category = "names"
     severity = Severity.WARNING
     compat_only = True
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for finding in ctx.model.findings_of(LetRepeated):
-            yield self.diagnostic(
-                finding.span,
-                f"`{finding.name}` is already bound; this `let` assigns it",
-                secondary=[Label(finding.first, "first bound here")],
-                help=f"write `{finding.name} = ...` to make the update explicit",
-            )

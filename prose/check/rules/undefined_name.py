@@ -37,24 +37,15 @@ class UndefinedName(Rule):
     ```
     """
 
-    code = "PN101"
+    code = NameUndefined.code
     name = "undefined-name"
     category = "names"
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for finding in ctx.model.findings_of(NameUndefined):
-            where = {
-                "interpolation": " in string interpolation",
-                "assignment": " (assigned before any `let`)",
-            }.get(finding.context, "")
-            help = None
-            if finding.context == "assignment":
-                help = f"bind it first with `let {finding.name} = ...`"
             guess = did_you_mean(finding.name, known_names(ctx))
-            yield self.diagnostic(
-                finding.span, f"undefined name `{finding.name}`{where}{guess}", help=help
-            )
+            yield self.diagnostic(finding.span, finding.message + guess, help=finding.help)
 
 
 def known_names(ctx: CheckContext) -> set[str]:

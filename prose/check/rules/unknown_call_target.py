@@ -36,7 +36,7 @@ class UnknownCallTarget(Rule):
     ```
     """
 
-    code = "PN102"
+    code = BadCallTarget.code
     name = "unknown-call-target"
     category = "names"
     severity = Severity.ERROR
@@ -44,11 +44,7 @@ class UnknownCallTarget(Rule):
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
         for finding in ctx.model.findings_of(BadCallTarget):
-            if finding.name:
-                message = f"`{finding.name}` is not a slot, service variable, `use` alias or block"
-            else:
-                message = "a call target must be a name"
-            yield self.diagnostic(finding.span, message, help=f"declared slots: {slots}")
+            yield self.diagnostic(finding.span, finding.message, help=f"declared slots: {slots}")
         for site in ctx.model.calls:
             if site.target != "service-variable" or site.bound is None:
                 continue
