@@ -100,8 +100,8 @@ def test_the_gate_report_loads_shows_every_call_and_opens_one(gate_page: Path, c
         assert "You try to disprove results." in text
         source = (ROOT / "patterns" / "two-reviewer-gate.prose.md").read_text().splitlines()
         line = next(i for i, text_line in enumerate(source, start=1)
-                    if "let review_b = call reviewer_b" in text_line)
-        assert f"{line} | let review_b = call reviewer_b" in text
+                    if text_line.strip() == "review_b = call reviewer_b")
+        assert f"{line} | review_b = call reviewer_b" in text
         assert "held (re-checked by prose audit)" in text
         assert page.locator("#detail .message").count() == 2
         page.screenshot(path=str(ARTIFACTS / "report-two-reviewer-gate-call.png"))
