@@ -92,6 +92,12 @@ def test_the_evaluator_is_the_languages() -> None:
     wrong = evaluate_now(broken_results((ResultRule("passes > 1", 3),), {"passes": "two"}))
     assert len(wrong) == 1 and "cannot be evaluated" in wrong[0].message
     assert parse_result_expression("do x()").problem
+    # A parameter or config key the rule names reads the run's value; a result key wins.
+    threshold = ResultRule("not met or score >= threshold", 4, given=("threshold",))
+    assert evaluate_now(broken_results((threshold,), {"met": True, "score": 0.9,
+                                                      "threshold": 0.1}, {"threshold": 0.8})) == []
+    assert evaluate_now(broken_results((threshold,), {"met": True, "score": 0.7},
+                                       {"threshold": 0.8}))
 
 
 def test_the_policy_records_the_rule_and_reads_it_back(tmp_path: Path) -> None:
@@ -102,6 +108,7 @@ def test_the_policy_records_the_rule_and_reads_it_back(tmp_path: Path) -> None:
     assert [rule.expression for rule in policy.results] == [
         "winner is not null or (result is null and length(failures) == attempts)"]
     assert Policy.from_dict(json.loads(json.dumps(policy.to_dict()))) == policy
+    assert policy.results[0].given == ()
 
 
 def test_a_returned_result_that_breaks_it_fails_the_run(tmp_path: Path) -> None:

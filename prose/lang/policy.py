@@ -108,7 +108,7 @@ from prose.lang.policy_model import (
 from prose.lang.policy_model import (
     Violation as Violation,
 )
-from prose.lang.results import ResultRule
+from prose.lang.results import ResultRule, given_names
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
@@ -289,7 +289,8 @@ class Policy:
         return cls(data.get("pattern", ""), slots, independent, unmerged,
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
                    Gates.from_dict(data.get("gates")),
-                   tuple(ResultRule(**item) for item in data.get("results", ())))
+                   tuple(ResultRule(**{**item, "given": tuple(item.get("given", ()))})
+                         for item in data.get("results", ())))
 
 
 @lru_cache(maxsize=4096)
@@ -495,6 +496,10 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     exclusive: list[Exclusive] = []
     one_of: list[OneOf] = []
     results: list[ResultRule] = []
+    # What `the result satisfies` may name besides the result's keys (read, not required:
+    # a policy source need not have these sections).
+    returned = {key.name for key in getattr(spec, "returns", ())}
+    given = {item.name for item in (*getattr(spec, "parameters", ()), *getattr(spec, "config", ()))}
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -573,7 +578,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 predecessors.setdefault(form.slot, line)
             case ResultSatisfies():
                 if not form.problem:  # PH638 reports an expression that is none
-                    results.append(ResultRule(form.expression, line, text))
+                    results.append(ResultRule(form.expression, line, text, given_names(
+                        form.names, returned, given)))
             case LoopsBoundedBy():
                 pass  # a static property of the program (PT304), nothing to enforce per call
             case _:

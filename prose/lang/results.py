@@ -6,11 +6,12 @@ proves them on the program. This one is about the value the program returns, and
 after the program returns (a false one fails the run, R061), and `prose audit`
 evaluates it again on the result the trace's `run_end` records. The linter checks only
 that the expression is one (pure: no call, `do` or `shuffle`) and that it names only the
-keys of `### Returns` (PH638).
+keys of `### Returns`, parameters and config keys (PH638).
 
 The expression is the language's own (`prose.syntax.parser.parse_expression`): the same
 operators and built-ins as a program's conditions. Each name is a key of the returned
-object (a key the object lacks is null). An implication is written `not A or B`.
+object (a key the object lacks is null); a name that is no key of `### Returns` but a
+parameter or config key is the run's value of it (`threshold`). An implication is written `not A or B`.
 """
 
 from __future__ import annotations
@@ -80,3 +81,12 @@ class ResultRule:
     expression: str
     line: int = 0
     text: str = ""
+    # The names that are not keys of `### Returns` but parameters or config keys: they read
+    # the run's own values (what `run_start` records), the others the returned object's.
+    given: tuple[str, ...] = ()
+
+
+def given_names(names: tuple[str, ...], returns: set[str], given: set[str]) -> tuple[str, ...]:
+    """The names of an expression read from the run's parameters and config: those that
+    are not keys of the result (a result key wins a clash)."""
+    return tuple(name for name in names if name not in returns and name in given)

@@ -9,7 +9,8 @@ forbids, its hash chain recomputed) is a finding. A run that did not finish with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from prose.lang.results import RESULT_SATISFIES, ResultRule
 from prose.ledger.trace_file import LoadedTrace
@@ -24,7 +25,12 @@ def result_findings(trace: LoadedTrace, rules: tuple[ResultRule, ...]
         return
     start = trace.run_start
     pattern = str(start.event.get("pattern", "")) if start is not None else ""
-    for broken in evaluate_now(broken_results(rules, end.event.get("result"))):
+    run_values: dict[str, Any] = {}
+    if start is not None:  # the run's parameters and config, as `run_start` records them
+        for key in ("config", "inputs"):
+            recorded = start.event.get(key)
+            run_values.update(recorded if isinstance(recorded, Mapping) else {})
+    for broken in evaluate_now(broken_results(rules, end.event.get("result"), run_values)):
         where = f"{pattern}:{broken.rule.line}" if pattern and broken.rule.line else None
         yield (RESULT_SATISFIES, f"the recorded result breaks an invariant: {broken.message}",
                end.number, None, None, where)

@@ -107,12 +107,15 @@ class BrokenResult:
     message: str
 
 
-def result_scope(result: Any, names: tuple[str, ...]) -> Scope:
-    """Each name bound to that key of the returned object (null when it has none)."""
+def result_scope(result: Any, names: tuple[str, ...], rule: ResultRule,
+                 run_values: Mapping[str, Any]) -> Scope:
+    """Each name bound to that key of the returned object (null when it has none), or, for
+    a parameter or config key the rule reads (`rule.given`), to the run's value of it."""
     scope = Scope()
     fields = result if isinstance(result, Mapping) else {}
     for name in names:
-        scope.bindings[name] = Binding(v.wrap(fields.get(name)), Kind.CONST)
+        value = run_values.get(name) if name in rule.given else fields.get(name)
+        scope.bindings[name] = Binding(v.wrap(value), Kind.CONST)
     return scope
 
 
@@ -121,16 +124,18 @@ def _shown(value: Value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-async def broken_results(rules: tuple[ResultRule, ...], result: Any) -> list[BrokenResult]:
+async def broken_results(rules: tuple[ResultRule, ...], result: Any,
+                         run_values: Mapping[str, Any] | None = None) -> list[BrokenResult]:
     """The rules the returned object `result` (plain data) breaks: false, or an expression
-    that cannot be evaluated on it (a wrong type, say), which is no proof that it holds."""
+    that cannot be evaluated on it (a wrong type, say), which is no proof that it holds.
+    `run_values`: the run's parameters and config keys, by name."""
     broken: list[BrokenResult] = []
     for rule in rules:
         parsed = parse_result_expression(rule.expression)
         if parsed.expr is None:
             broken.append(BrokenResult(rule, parsed.problem))
             continue
-        scope = result_scope(result, root_names(parsed.expr))
+        scope = result_scope(result, root_names(parsed.expr), rule, run_values or {})
         try:
             holds = v.truthy(await evaluate(parsed.expr, scope))
         except ProseError as error:

@@ -456,7 +456,7 @@ async def _execute(
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
-        await _judge_result(ctx, value)
+        await _judge_result(ctx, value, {**config, **inputs})
     except ProseRuntimeError as error:
         failure = error
     except ProseError as error:  # not a run-time error of the program: say whose it is
@@ -701,10 +701,10 @@ def _unmasked_part(value: Any) -> Any:
     return value
 
 
-async def _judge_result(ctx: RunContext, value: Any) -> None:
+async def _judge_result(ctx: RunContext, value: Any, run_values: Mapping[str, Any]) -> None:
     """`the result satisfies` (R061): the returned object against each such invariant, at
     the first broken one's line (the `error` event and `run_end` record it)."""
-    broken = await broken_results(ctx.policy.results, value)
+    broken = await broken_results(ctx.policy.results, value, run_values)
     if broken:
         first = broken[0].rule
         line = ctx.source.splitlines()[first.line - 1] if 0 < first.line <= len(

@@ -68,7 +68,10 @@ class ResultSatisfiesUnsound(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        returns = [key.name for key in ctx.spec.returns] if ctx.spec is not None else []
+        spec = ctx.spec
+        returns = [key.name for key in spec.returns] if spec is not None else []
+        given = ({item.name for item in spec.parameters} | {item.name for item in spec.config}
+                 if spec is not None else set())
         for invariant in ctx.decl.invariants:
             form = invariant.form
             if not isinstance(form, ResultSatisfies):
@@ -82,10 +85,10 @@ class ResultSatisfiesUnsound(Rule):
                 continue
             keys = ", ".join(f"`{name}`" for name in returns) or "none"
             for name in form.names:
-                if name not in returns:
+                if name not in returns and name not in given:
                     yield self.diagnostic(
                         _name_span(invariant.span, invariant.text, name),
                         f"`{name}` in `{form.expression}` is not a key of `### Returns` "
-                        f"(its keys: {keys})",
+                        f"(its keys: {keys}), a parameter or a config key",
                         help="name a key of the returned object; declare it under "
                         "`### Returns` if the pattern returns it")
