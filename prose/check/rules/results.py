@@ -31,7 +31,8 @@ class ResultSatisfiesUnsound(Rule):
     parentheses), checks that `EXPR` parses as an expression of the language
     (the operators and built-ins of a program's conditions) that holds no
     call, `do` or `shuffle`, and that every name it reads is a key of the
-    pattern's `### Returns` section. Reported at the bullet.
+    pattern's `### Returns` section, a parameter or a config key (those read
+    the run's own value: `threshold`). Reported at the bullet.
 
     The property itself is not proven by the linter: the run time evaluates
     the expression on the object the program returns and fails the run when
