@@ -147,3 +147,15 @@ def test_the_clean_twin_runs_and_a_forged_result_is_found(tmp_path: Path) -> Non
     assert [f["rule"] for f in findings] == ["result-satisfies"], findings
     assert findings[0]["line"] == len(events)
     assert "`winner` = null" in findings[0]["message"]
+
+
+def test_explain_says_it_is_checked_at_run_time_not_proven(tmp_path: Path) -> None:
+    pattern = _pattern(tmp_path, "null")
+    shown = run_prose_in_process("explain", str(pattern)).stdout
+    assert f"[checked at run time and by the audit] {INVARIANT}" in shown
+    pattern.write_text(pattern.read_text(encoding="utf-8").replace(
+        "length(failures)", "length(failurez)"), encoding="utf-8")
+    assert "[invalid form] the result satisfies" in run_prose_in_process(
+        "explain", str(pattern)).stdout
+    linted = run_prose_in_process("lint", str(pattern))
+    assert linted.code == 1 and "PH638" in linted.output and "`failurez`" in linted.output
