@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from prose.check.rule import CheckContext, Rule, rule
+from prose.check.rules.expressions import impossible_operation
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.invariants import ResultSatisfies
+from prose.lang.results import parse_result_expression
 from prose.source import Span
+from prose.syntax import nodes as n
+from prose.syntax.walk import find_all
 
 
 def _name_span(span: Span, text: str, name: str) -> Span:
@@ -32,7 +37,9 @@ class ResultSatisfiesUnsound(Rule):
     (the operators and built-ins of a program's conditions) that holds no
     call, `do` or `shuffle`, and that every name it reads is a key of the
     pattern's `### Returns` section, a parameter or a config key (those read
-    the run's own value: `threshold`). Reported at the bullet.
+    the run's own value: `threshold`), and that no operator or built-in in it
+    is given operands of types it never takes (as PT310: `length(xs) + "s"`).
+    Reported at the bullet.
 
     The property itself is not proven by the linter: the run time evaluates
     the expression on the object the program returns and fails the run when
@@ -84,6 +91,16 @@ class ResultSatisfiesUnsound(Rule):
                     "`### Returns`, as in a condition: `not (result is null) or "
                     "length(history) > 0`")
                 continue
+            # A result key is no config key, even of the same name (the result's wins).
+            typed = replace(ctx.decl, config={name: info for name, info in ctx.decl.config.items()
+                                              if name not in returns})
+            parsed = parse_result_expression(form.expression)
+            for node in find_all(parsed.expr, (n.BinOp, n.Compare, n.Builtin)) if parsed.expr else ():
+                problem = impossible_operation(node, typed)
+                if problem is not None:
+                    yield self.diagnostic(
+                        invariant.span, f"`{form.expression}` can never be evaluated: {problem}",
+                        help="the run would fail on every result (R061)")
             keys = ", ".join(f"`{name}`" for name in returns) or "none"
             for name in form.names:
                 if name not in returns and name not in given:
