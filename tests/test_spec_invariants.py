@@ -132,7 +132,7 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "`a` runs only after `b` returns `approved` == true", "`a` gets the same `p` `b` got",
         "at most one of `a`, `b` runs", "`a` is blind to the source of `b`",
         "each `a` never sees its own round", "no call receives `a`", "`a` is never told `w`",
-        "`a` returns `x` as one of \"y\", \"z\"",
+        "`a` returns `x` as one of \"y\", \"z\"", "the result satisfies `result is not null`",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)
@@ -144,6 +144,7 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
     assert spec is not None and [type(i.form) for i in spec.invariants] == list(map(type, parsed))
     policy = compile_policy(spec)
     assert policy.only_grows == ("h",) and [(u.a, u.b) for u in policy.unmerged] == [("a", "b")]
+    assert [rule.expression for rule in policy.results] == ["result is not null"]
 
 
 SPEC = """---

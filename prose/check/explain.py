@@ -10,6 +10,7 @@ from prose.check.lint import LintResult
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
 from prose.diagnostics.model import Severity
+from prose.lang.invariants import ResultSatisfies
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
                    "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637")
@@ -46,7 +47,9 @@ class JudgeReport:
 class InvariantReport:
     line: int
     text: str
-    status: str  # "holds", "violated", "prose-only", "invalid"
+    # "holds", "violated", "prose-only", "invalid", or "run-time": `the result satisfies`,
+    # which the linter does not prove (the run time and the audit judge the result)
+    status: str
     findings: list[str] = field(default_factory=list)
 
 
@@ -143,7 +146,8 @@ def explain(result: LintResult) -> Explanation:
                     f"{diagnostic.span.line}:{diagnostic.span.column}: {diagnostic.message}"
                 )
     invalid_lines = {
-        d.span.line for d in result.diagnostics if d.code in ("PS150", "PS151") and d.severity is Severity.ERROR
+        d.span.line for d in result.diagnostics
+        if d.code in ("PS150", "PS151", "PH638") and d.severity is Severity.ERROR
     }
     for invariant in context.decl.invariants:
         line = invariant.span.line
@@ -153,6 +157,8 @@ def explain(result: LintResult) -> Explanation:
             status = "invalid"
         elif line in by_invariant:
             status = "violated"
+        elif isinstance(invariant.form, ResultSatisfies):
+            status = "run-time"
         else:
             status = "holds"
         invariants.append(InvariantReport(line, invariant.text.strip(), status, by_invariant.get(line, [])))

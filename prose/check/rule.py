@@ -10,6 +10,7 @@ from prose.check.declarations import Declarations
 from prose.check.findings import Finding
 from prose.check.semantic import SemanticModel
 from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.lang.invariants import ResultSatisfies
 from prose.source import Span
 from prose.syntax import nodes as n
 
@@ -67,7 +68,9 @@ class CheckContext:
 
     def invariant_coverage(self) -> tuple[int, int]:
         """(invariants in a checkable form, invariants that are prose only)."""
-        checked = sum(1 for invariant in self.decl.invariants if invariant.form is not None)
+        # A `the result satisfies` whose expression is none (PH638) checks nothing.
+        checked = sum(1 for invariant in self.decl.invariants if invariant.form is not None
+                      and not (isinstance(invariant.form, ResultSatisfies) and invariant.form.problem))
         return checked, len(self.decl.invariants) - checked
 
     def invariants_explained(self) -> int:

@@ -92,7 +92,8 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
                 click.echo(f"      sees {name:<16} carrying {carried}")
     click.echo("\nInvariants:")
     marks = {"holds": "checked, holds", "violated": "checked, VIOLATED",
-             "prose-only": "not machine-checked", "invalid": "invalid form"}
+             "prose-only": "not machine-checked", "invalid": "invalid form",
+             "run-time": "checked at run time and by the audit"}
     for invariant in explanation.invariants:
         click.echo(f"  {invariant.line}: [{marks[invariant.status]}] {invariant.text}")
         for finding in invariant.findings:

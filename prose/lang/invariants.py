@@ -273,6 +273,22 @@ class AtMostOne:
         return self.slots
 
 
+@dataclass(frozen=True, slots=True)
+class ResultSatisfies:
+    """`` the result satisfies `EXPR` ``: a pure expression of the language over the keys of
+    `### Returns` holds of the returned object. Not proven statically: the run time
+    evaluates it when the program returns (R061) and the audit on the recorded result
+    (`prose.lang.results`). `problem` says why `expression` is not a pure expression
+    (PH638 reports it; the policy skips the form)."""
+
+    expression: str
+    names: tuple[str, ...] = ()
+    problem: str = ""
+
+    def slot_names(self) -> tuple[str, ...]:
+        return ()
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -294,6 +310,7 @@ InvariantForm: TypeAlias = (
     | RunsOnlyAfter
     | SameInput
     | AtMostOne
+    | ResultSatisfies
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -301,5 +318,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
-    ReturnsOneOf,
+    ReturnsOneOf, ResultSatisfies,
 )

@@ -42,6 +42,7 @@ from prose.lang.invariants import (
     OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ResultSatisfies,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
@@ -107,6 +108,7 @@ from prose.lang.policy_model import (
 from prose.lang.policy_model import (
     Violation as Violation,
 )
+from prose.lang.results import ResultRule, given_names
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
@@ -130,6 +132,9 @@ class Policy:
     # When slots may run (`runs only if`, `runs only after`, `at most one of`): judged from
     # the run's history (`prose.lang.gates`), not from what one call sends.
     gates: Gates = field(default_factory=Gates)
+    # What the returned object must satisfy (`the result satisfies`): judged once the
+    # program returns, by the run time and by the audit (`prose.lang.results`).
+    results: tuple[ResultRule, ...] = ()
 
     def violations(self, slot: str, channels: Sequence[Channel],
                    branch: BranchPath = (), index: int = NO_INDEX,
@@ -194,7 +199,7 @@ class Policy:
         if strict == self.strict:
             return self
         return Policy(self.pattern, self.slots, self.independent, self.unmerged,
-                      self.only_grows, strict, self.gates)
+                      self.only_grows, strict, self.gates, self.results)
 
     def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
         slot, name = rules.slot, channel.name
@@ -252,6 +257,7 @@ class Policy:
             "only_grows": list(self.only_grows),
             "strict": self.strict,
             **({"gates": self.gates.to_dict()} if self.gates else {}),
+            **({"results": [asdict(rule) for rule in self.results]} if self.results else {}),
         }
 
     @classmethod
@@ -282,7 +288,9 @@ class Policy:
         unmerged = tuple(Unmerged(**item) for item in data.get("unmerged", ()))
         return cls(data.get("pattern", ""), slots, independent, unmerged,
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
-                   Gates.from_dict(data.get("gates")))
+                   Gates.from_dict(data.get("gates")),
+                   tuple(ResultRule(**{**item, "given": tuple(item.get("given", ()))})
+                         for item in data.get("results", ())))
 
 
 @lru_cache(maxsize=4096)
@@ -487,6 +495,11 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     same: list[SameGiven] = []
     exclusive: list[Exclusive] = []
     one_of: list[OneOf] = []
+    results: list[ResultRule] = []
+    # What `the result satisfies` may name besides the result's keys (read, not required:
+    # a policy source need not have these sections).
+    returned = {key.name for key in getattr(spec, "returns", ())}
+    given = {item.name for item in (*getattr(spec, "parameters", ()), *getattr(spec, "config", ()))}
     pattern = spec.name or ""
 
     def hide(slot: str, other: str, form: str, line: int, text: str) -> None:
@@ -563,6 +576,10 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                     forbid(told, form.word, form.word, line, text)
             case Predecessor():
                 predecessors.setdefault(form.slot, line)
+            case ResultSatisfies():
+                if not form.problem:  # PH638 reports an expression that is none
+                    results.append(ResultRule(form.expression, line, text, given_names(
+                        form.names, returned, given)))
             case LoopsBoundedBy():
                 pass  # a static property of the program (PT304), nothing to enforce per call
             case _:
@@ -587,4 +604,4 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
         strict = strict_requested(spec.frontmatter or {})
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
-                  gates)
+                  gates, tuple(results))

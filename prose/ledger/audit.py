@@ -16,7 +16,8 @@ alone (plus the pattern file when it is at hand):
    the recorded provenance), and its output against its recorded sha256;
 4. the control-flow invariants (`runs only if`, `runs only after`, `gets the same`,
    `at most one of`), judged again over the recorded calls in order (`prose.ledger.gates`);
-5. every answer a person gave records who gave it and when, and that person
+5. the result `run_end` records, against `the result satisfies` (`prose.ledger.results`);
+6. every answer a person gave records who gave it and when, and that person
    may answer for the slot (`prose.ledger.people`).
 """
 
@@ -116,6 +117,9 @@ def audit_trace(path: str | Path, pattern: str | Path | None = None,
     from prose.ledger.gates import gate_findings
 
     report.findings.extend(Finding(*found) for found in gate_findings(trace, policy.gates))
+    from prose.ledger.results import result_findings
+
+    report.findings.extend(Finding(*found) for found in result_findings(trace, policy.results))
     from prose.ledger.people import person_findings
 
     report.findings.extend(Finding(*found) for found in person_findings(trace))

@@ -97,7 +97,8 @@ def slot_text(analysis: Analysis, name: str) -> str | None:
     explanation = analysis.explanation
     statuses = {item.line: item.status for item in explanation.invariants} if explanation else {}
     marks = {"holds": "checked, holds", "violated": "checked, **violated**",
-             "prose-only": "not machine-checked", "invalid": "invalid form"}
+             "prose-only": "not machine-checked", "invalid": "invalid form",
+             "run-time": "checked at run time and by the audit"}
     invariants = [item for item in spec.invariants if name in item.name_spans
                   or re.search(rf"\b{re.escape(name)}\b", item.text)]
     if invariants:

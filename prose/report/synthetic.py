@@ -20,6 +20,7 @@ from prose.runtime.trace import CallEvent, JudgeEvent, RunEnd, RunStart, Trace, 
 
 SITES = {"worker": (82, 15), "reviewer_a": (88, 18), "reviewer_b": (105, 20)}
 LOOP = "/repeat@81:1"
+BEGIN = 1_800_000_000.0
 TASK = "Write `median(xs)` for a list of numbers, with tests."
 
 
@@ -38,18 +39,34 @@ def write_synthetic_trace(path: str | Path, calls: int, seed: int = 7) -> Path:
     pattern = pattern_path()
     source = pattern_source(read_pattern(pattern))
     assert source is not None, "the library's two-reviewer gate must load"
-    rng = random.Random(seed)
+    # Every review fails, so the run ends blocked at its ceiling of versions: a dry pass (the
+    # same seed, no file) counts them, and the run records that ceiling as `max_versions`
+    # (the pattern's `the result satisfies` holds of the recorded result).
+    versions = _rounds(Trace(None, "synthetic-count"), random.Random(seed), calls)[2]
     trace = Trace(path, "synthetic-run")
-    begin = 1_800_000_000.0
-    trace.emit(RunStart(time=begin, pattern=str(pattern),
+    trace.emit(RunStart(time=BEGIN, pattern=str(pattern),
                         pattern_sha256=sha256_text(read_text(str(pattern))),
-                        inputs={"task_brief": TASK}, config={"max_versions": calls},
+                        inputs={"task_brief": TASK}, config={"max_versions": versions},
                         bindings={s: {"kind": "model", "model": f"synthetic/{s}"} for s in SITES},
                         models={"limits": {"max_calls": calls * 2, "max_tokens": None,
                                            "max_cost": 5.0, "timeout": None}},
                         policy=source.policy.to_dict()))
-    clock, made, version = begin, 0, 0
-    spent = [0, 0, 0.0]
+    clock, made, version, spent = _rounds(trace, random.Random(seed), calls)
+    trace.emit(RunEnd(time=clock + 0.01, status="ok", exit_code=0,
+                      result={"status": "blocked", "result": None, "versions": version},
+                      totals={"calls": made, "prompt_tokens": spent[0],
+                              "completion_tokens": spent[1],
+                              "total_tokens": spent[0] + spent[1], "cost_usd": spent[2],
+                              "seconds": round(clock - BEGIN, 3)}))
+    trace.close()
+    return Path(path)
+
+
+def _rounds(trace: Trace, rng: random.Random, calls: int) -> tuple[float, int, int, list[Any]]:
+    """The rounds of about `calls` call attempts: when the last ended, the calls made, the
+    versions, and the tokens and cost spent."""
+    clock, made, version = BEGIN, 0, 0
+    spent: list[Any] = [0, 0, 0.0]
     while made < calls:
         version += 1
         loop = f"{LOOP}#{version - 1}"
@@ -65,14 +82,7 @@ def write_synthetic_trace(path: str | Path, calls: int, seed: int = 7) -> Path:
                                   path=loop, model="synthetic/judge", decision=False,
                                   reason="reviewer_b still has findings", latency_ms=120.0))
             clock += 0.12
-    trace.emit(RunEnd(time=clock + 0.01, status="ok", exit_code=0,
-                      result={"status": "complete", "versions": version},
-                      totals={"calls": made, "prompt_tokens": spent[0],
-                              "completion_tokens": spent[1],
-                              "total_tokens": spent[0] + spent[1], "cost_usd": spent[2],
-                              "seconds": round(clock - begin, 3)}))
-    trace.close()
-    return Path(path)
+    return clock, made, version, spent
 
 
 def _call(trace: Trace, rng: random.Random, slot: str, loop: str, clock: float, made: int,

@@ -57,6 +57,7 @@ CODES: dict[str, str] = {
     "R043": "a condition written as code that is not an expression (never a judge call)",
     "R060": "a call a control-flow invariant forbids (`runs only if`, `runs only after`, "
             "`gets the same`, `at most one of`): the run stops before it",
+    "R061": "a returned result that breaks a `the result satisfies` invariant: the run fails",
 }
 
 
@@ -252,6 +253,13 @@ class InvariantBroken(ProseRuntimeError):
     code = "R016"
     kind = "invariant"
     catchable = False
+
+
+class ResultBroken(InvariantBroken):
+    """The program returned a result that a `` the result satisfies `EXPR` `` invariant
+    says it must not (`prose.runtime.results`): the run fails at the invariant's line."""
+
+    code = "R061"
 
 
 class ResumeRefused(InputError):

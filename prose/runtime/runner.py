@@ -49,6 +49,7 @@ from prose.runtime.errors import (
     InputError,
     ModelNotGranted,
     ProseRuntimeError,
+    ResultBroken,
     RunIOError,
     WaitingForPerson,
 )
@@ -63,6 +64,7 @@ from prose.runtime.loading import (
     uses,
 )
 from prose.runtime.mcp_client import McpServers, McpToolSpec
+from prose.runtime.results import broken_results
 from prose.runtime.scope import Scope
 from prose.runtime.services import (
     ModelService,
@@ -82,6 +84,7 @@ from prose.runtime.trace import (
 )
 from prose.runtime.trace_writer import TraceUnwritable
 from prose.runtime.values import Value, plain
+from prose.source import Span
 from prose.syntax import nodes as n
 from prose.uses import MAX_NESTING, use_roots
 
@@ -455,6 +458,7 @@ async def _execute(
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
+        await _judge_result(ctx, value, {**config, **inputs})
     except ProseRuntimeError as error:
         failure = error
     except ProseError as error:  # not a run-time error of the program: say whose it is
@@ -727,6 +731,20 @@ def _unmasked_part(value: Any) -> Any:
     if isinstance(value, list):
         return [_unmasked_part(item) for item in value]
     return value
+
+
+async def _judge_result(ctx: RunContext, value: Any, run_values: Mapping[str, Any]) -> None:
+    """`the result satisfies` (R061): the returned object against each such invariant, at
+    the first broken one's line (the `error` event and `run_end` record it)."""
+    broken = await broken_results(ctx.policy.results, value, run_values)
+    if broken:
+        first = broken[0].rule
+        line = ctx.source.splitlines()[first.line - 1] if 0 < first.line <= len(
+            ctx.source.splitlines()) else ""
+        column = len(line) - len(line.lstrip(" -*")) + 1
+        span = Span(ctx.filename, first.line, column, first.line, max(len(line), column) + 1)
+        raise ResultBroken("the result breaks an invariant: " + "; ".join(
+            item.message for item in broken), span, source=ctx.source)
 
 
 def _compare_returns(ctx: RunContext, value: Any) -> None:

@@ -25,6 +25,7 @@ from prose.lang.invariants import (
     OwnRound,
     PairwiseIndependent,
     Predecessor,
+    ResultSatisfies,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
@@ -33,6 +34,7 @@ from prose.lang.invariants import (
     SeesOnly,
     UnawareOf,
 )
+from prose.lang.results import parse_result_expression, root_names
 
 __all__ = [
     "AtMostOne",
@@ -49,6 +51,7 @@ __all__ = [
     "OwnRound",
     "PairwiseIndependent",
     "Predecessor",
+    "ResultSatisfies",
     "ReturnsOneOf",
     "ReturnsUnmerged",
     "RunsOnlyAfter",
@@ -132,6 +135,21 @@ _RUNS_ONCE = re.compile(
 )
 
 
+# `` the result satisfies `EXPR` `` and an optional gloss in parentheses after it (never a
+# `(not machine-checked: ...)`, which marks a prose-only bullet).
+_SATISFIES = re.compile(
+    r"^the\s+(?:returned\s+)?result\s+satisfies\s+`([^`]+)`"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+
+
+def _satisfies(expression: str) -> ResultSatisfies:
+    expression = " ".join(expression.split())
+    parsed = parse_result_expression(expression)
+    if parsed.expr is None:
+        return ResultSatisfies(expression, (), parsed.problem)
+    return ResultSatisfies(expression, root_names(parsed.expr))
+
+
 def _literal(text: str) -> bool | int | float | str | None:
     lowered = text.lower()
     if lowered in ("true", "false"):
@@ -212,6 +230,8 @@ def _parse_gate(text: str) -> InvariantForm | None:
     if match := _SAME_EVERY_CALL.match(text):
         slot = match.group(1) or match.group(2)
         return SameInput(slot=slot, input=match.group(3), approver=slot)
+    if match := _SATISFIES.match(text):
+        return _satisfies(match.group(1))
     if match := _RUNS_ONCE.match(text):
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
@@ -244,6 +264,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{*}` are never told `{}`",
     "at most one of `{*}` runs",
     "`{}` runs at most once",
+    "the result satisfies `{}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

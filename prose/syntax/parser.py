@@ -100,6 +100,30 @@ class _Parser:
         return result
 
 
+def parse_expression(text: str) -> n.Expr:
+    """One expression of the language on its own (an invariant's `` the result satisfies
+    `EXPR` ``). Raises ValueError saying where it stops parsing."""
+    parser = _parser()
+    with parser.lock:
+        outer = parser.indenter.state
+        try:
+            result: n.Expr = parser.lark.parse(text, start="predicate_start")  # type: ignore[assignment]
+        except NestingTooDeep:
+            raise ValueError("the expression is nested too deeply") from None
+        except UnexpectedEOF:
+            raise ValueError("the expression ends too early") from None
+        except UnexpectedInput as error:
+            column = getattr(error, "column", 0) or 0
+            near = text[max(column - 1, 0):][:12] if column else ""
+            raise ValueError(f"it does not parse at column {column}"
+                             + (f" (near `{near}`)" if near else "")) from None
+        except IndentationProblem:
+            raise ValueError("it does not parse (unbalanced brackets)") from None
+        finally:
+            parser.indenter.state = outer
+    return result
+
+
 @lru_cache(maxsize=1)
 def _parser() -> _Parser:
     return _Parser()

@@ -16,6 +16,7 @@ from prose.check.rules import gates as gates
 from prose.check.rules import invariants as invariants
 from prose.check.rules import model_choice as model_choice
 from prose.check.rules import requires as requires
+from prose.check.rules import results as results
 from prose.check.rules import returns as returns
 from prose.check.rules import second_let as second_let
 from prose.check.rules import structure_invariants as structure_invariants

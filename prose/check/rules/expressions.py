@@ -173,6 +173,12 @@ _CONFIG_TYPES = {"string": "string", "integer": "number", "number": "number",
                  "boolean": "boolean", "list": "list", "object": "object"}
 
 
+def impossible_operation(node: n.Node, decl: Declarations) -> str | None:
+    """Why an operator, comparison or built-in can never be computed on operands of the
+    types the linter knows (PT310; `the result satisfies` asks it too, PH638)."""
+    return _problem(node, decl)
+
+
 def _problem(node: n.Node, decl: Declarations) -> str | None:
     if isinstance(node, n.BinOp | n.Compare):
         left, right = type_of(node.left, decl), type_of(node.right, decl)
