@@ -15,9 +15,15 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from llm_server import FakeLLMServer
+from sandbox_fixtures import MODES
+
+if TYPE_CHECKING:
+    from prose.runtime.sandbox import Isolation
+    from prose.runtime.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -141,3 +147,24 @@ def server(module_server: FakeLLMServer) -> FakeLLMServer:
     """The module's loopback server, its queues, requests and delays forgotten."""
     module_server.reset()
     return module_server
+
+
+@pytest.fixture(params=MODES)
+def mode(request: pytest.FixtureRequest) -> Isolation:
+    """Each isolation mode of a sandbox test; bubblewrap is skipped where it is not usable."""
+    from prose.runtime.sandbox import isolation_mode
+
+    wanted: Isolation = request.param
+    if wanted == "bwrap" and isolation_mode() != "bwrap":
+        pytest.skip("bubblewrap is not usable on this machine")
+    return wanted
+
+
+@pytest.fixture
+def workspace() -> Iterator[Workspace]:
+    """A laid-out workspace for a sandbox test: a file and a task."""
+    from prose.runtime.workspace import lay_out
+
+    space = lay_out({"files": {"a.py": "x = 1\n"}, "task": "t"})
+    yield space
+    space.remove()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,11 @@ from prose.lang.tools import DEFAULT_MAX_DISK
 from prose.llm.script import Script
 from prose.runtime import RunOptions, run_pattern
 from prose.runtime.sandbox import Isolation, isolation_mode
-from prose.runtime.toolbox import CommandSpec, Tool, ToolOutcome, run_tool
-from prose.runtime.workspace import Workspace, lay_out
+from prose.runtime.toolbox import CommandSpec, Tool
+from prose.runtime.workspace import Workspace
 from prose.spec.instance_loader import load_instance
+from tests.sandbox_fixtures import call
 
-MODES: list[Isolation] = ["bwrap", "context-only"]
 QUOTA = 2 * 1024 * 1024
 # Python, so the same program runs in both modes: it writes until something stops it.
 ONE_BIG_FILE = ("import sys\nwith open(sys.argv[1], 'wb') as f:\n"
@@ -35,29 +34,9 @@ MANY_FILES = ("import sys, os\nos.makedirs(sys.argv[1], exist_ok=True)\n"
               "        f.write(b'x' * 65536)\nprint('wrote it all')")
 
 
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest) -> Isolation:
-    wanted: Isolation = request.param
-    if wanted == "bwrap" and isolation_mode() != "bwrap":
-        pytest.skip("bubblewrap is not usable on this machine")
-    return wanted
-
-
-@pytest.fixture
-def workspace() -> Iterator[Workspace]:
-    space = lay_out({"files": {"a.py": "x = 1\n"}, "task": "t"})
-    yield space
-    space.remove()
-
-
 def filler(program: str, target: str) -> Tool:
     spec = CommandSpec(("python", "-c", program, target), {}, timeout=60, max_disk=QUOTA)
     return Tool("cli:fill", "command", True, spec)
-
-
-def call(tool: Tool, args: dict[str, object], workspace: Workspace,
-         mode: Isolation) -> ToolOutcome:
-    return asyncio.run(run_tool(tool, json.dumps(args), workspace, mode))
 
 
 @pytest.mark.parametrize("program", [ONE_BIG_FILE, MANY_FILES], ids=["one-file", "many-files"])

@@ -9,46 +9,22 @@ mode promises it.
 
 from __future__ import annotations
 
-import asyncio
 import http.server
-import json
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from prose.runtime.sandbox import Isolation, isolation_mode
-from prose.runtime.toolbox import CommandSpec, Tool, ToolOutcome, run_tool
-from prose.runtime.workspace import Workspace, lay_out
-
-MODES: list[Isolation] = ["bwrap", "context-only"]
-
-
-@pytest.fixture(params=MODES)
-def mode(request: pytest.FixtureRequest) -> Isolation:
-    wanted: Isolation = request.param
-    if wanted == "bwrap" and isolation_mode() != "bwrap":
-        pytest.skip("bubblewrap is not usable on this machine")
-    return wanted
-
-
-@pytest.fixture
-def workspace() -> Iterator[Workspace]:
-    space = lay_out({"files": {"a.py": "x = 1\n"}, "task": "t"})
-    yield space
-    space.remove()
+from prose.runtime.toolbox import CommandSpec, Tool
+from prose.runtime.workspace import Workspace
+from tests.sandbox_fixtures import call
 
 
 def command(*argv: str, params: dict[str, str] | None = None, timeout: float = 60,
             max_output: int = 65536) -> Tool:
     spec = CommandSpec(tuple(argv), params or {}, timeout, max_output)
     return Tool("cli:test", "command", True, spec)
-
-
-def call(tool: Tool, args: dict[str, object], workspace: Workspace,
-         mode: Isolation) -> ToolOutcome:
-    return asyncio.run(run_tool(tool, json.dumps(args), workspace, mode))
 
 
 READ = Tool("read", "workspace", False)
