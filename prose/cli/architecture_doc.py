@@ -333,10 +333,11 @@ ROUTE: list[tuple[tuple[str, ...], str]] = [
         decisions, goes through `exchange`: the cache, the budget's admission (a
         budget stop is exit 3), the run's cap on calls in flight, then
         `client.complete(ChatRequest)` and the usage and cost meters."""),
-    (("prose.llm.router_client", "prose.llm.loader", "prose.llm.error_mapping"), """
+    (("prose.llm.router_client", "prose.llm.direct", "prose.llm.error_mapping"), """
         `RouterClient.complete` imports LiteLLM on its first call, builds a
-        `litellm.Router` from the config, sends `acompletion` with the retry policy,
-        turns LiteLLM's exceptions into `LLMError`s (a failure is exit 4) and returns
+        `litellm.Router` from the config, sends `acompletion` with the retry policy
+        (through the router, or for a model group with nothing to route straight
+        to `litellm.acompletion` with its deployment's parameters), turns LiteLLM's exceptions into `LLMError`s (a failure is exit 4) and returns
         a `ChatResponse` with usage and cost. A script is served by the same router
         through a provider of its own (`prose.llm.script_provider`)."""),
     (("prose.runtime.trace",), """

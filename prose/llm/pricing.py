@@ -47,10 +47,10 @@ def _free(params: dict[str, Any], litellm: ModuleType) -> bool:
         return False
     if model.startswith(OWN_PROVIDERS):
         return True
-    return bool(params.get("api_base")) and not _has_price(model, litellm)
+    return bool(params.get("api_base")) and not has_price(model, litellm)
 
 
-def _has_price(model: str, litellm: ModuleType) -> bool:
+def has_price(model: str, litellm: ModuleType) -> bool:
     """Whether LiteLLM knows a price for `model` (a router it built may have registered the
     model with no price: that is not one)."""
     try:

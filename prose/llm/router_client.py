@@ -1,13 +1,16 @@
-"""`RouterClient`: every model call goes through one `litellm.Router`.
+"""`RouterClient`: every model call goes through one `litellm.Router`, or, when it has
+nothing to route, straight to `litellm.acompletion` with its deployment's parameters
+(`direct.py`).
 
-Real models and the scripted model (`prose-script/<key>`) are routed by the
-same router, so fallbacks, exception conversion, retries, structured output,
-usage and cost work the same way for both.
+Real models and the scripted model (`prose-script/<key>`) take the same paths,
+so fallbacks, exception conversion, retries, structured output, usage and cost
+work the same way for both.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import importlib
 import time
 import weakref
@@ -16,6 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from prose.llm.config import LLMConfig, bare_deployment
+from prose.llm.direct import direct_params
 from prose.llm.error_mapping import clean_message, no_reply_within, to_llm_error
 from prose.llm.errors import (
     BadRequestError,
@@ -83,6 +87,9 @@ class RouterClient:
         self._litellm: ModuleType | None = None
         self._router: Any = None
         self._routed: set[str] = set()
+        # The router's deployments, and per model the direct call's parameters (or None).
+        self._deployments: list[dict[str, Any]] = []
+        self._direct: dict[str, dict[str, Any] | None] = {}
         self.router_build_seconds: float | None = None
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
@@ -188,8 +195,12 @@ class RouterClient:
             arguments["response_format"] = response_format(
                 request.schema, name=request.schema_name, strict=request.strict
             )
+        direct = self._direct.get(model)
         try:
             async with asyncio.timeout(timeout + max(_GRACE_MIN_S, timeout * _GRACE_FACTOR)):
+                if direct is not None:
+                    return await self._module().acompletion(**{**direct, **arguments,
+                                                               "model": direct["model"]})
                 return await router.acompletion(**arguments)
         except TimeoutError:
             raise ModelTimeoutError(no_reply_within(timeout), model=model) from None
@@ -257,6 +268,9 @@ class RouterClient:
             if not self._config.defines(model):
                 self._add_deployment(model)
             self._routed.add(model)
+        if model not in self._direct:
+            self._direct[model] = direct_params(self._config, model, self._deployments,
+                                                self._module())
         return self._router
 
     def _build_router(self) -> Any:
@@ -268,6 +282,7 @@ class RouterClient:
                 deployments.append(bare_deployment(name))
                 self._routed.add(name)
         deployments = with_zero_prices(deployments, litellm)
+        self._deployments = copy.deepcopy(deployments)  # the router may change its own
         started = time.perf_counter()
         try:
             router = litellm.Router(model_list=deployments, **self._config.router_kwargs())
@@ -282,6 +297,7 @@ class RouterClient:
         try:
             [entry] = with_zero_prices([bare_deployment(model)], self._module())
             self._router.add_deployment(deployment_class(**entry))
+            self._deployments.append(copy.deepcopy(entry))
         except Exception as error:
             message = self._redact(clean_message(str(error)))
             raise BadRequestError(f"cannot route model `{model}`: {message}", model=model) from None
