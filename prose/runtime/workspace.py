@@ -77,18 +77,34 @@ class Workspace:
         return target
 
     def files(self, under: Path | None = None) -> Iterator[Path]:
-        """Every regular file inside (sorted), never following a link out of the folder."""
-        start = under or self.root
-        for folder, dirs, names in os.walk(start, followlinks=False):
-            dirs.sort()
-            for name in sorted(names):
-                path = Path(folder) / name
+        """Every regular file inside (sorted: a folder's files, then its folders'), never
+        following a link out of the folder."""
+        yield from self._files(under or self.root)
+
+    def _files(self, folder: Path) -> Iterator[Path]:
+        # Walked without following links, a regular file is inside by construction: only a
+        # link (to a file) needs resolving; a link to a folder is never entered, as os.walk.
+        try:
+            with os.scandir(folder) as found:
+                entries = sorted(found, key=lambda entry: entry.name)
+        except OSError:
+            return
+        folders = []
+        for entry in entries:
+            if entry.is_symlink():
+                path = Path(entry.path)
                 try:
                     real = path.resolve()
                 except OSError:
                     continue
-                if real.is_relative_to(self.root) and real.is_file():
+                if not entry.is_dir() and real.is_relative_to(self.root) and real.is_file():
                     yield path
+            elif entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+            elif entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
+        for inner in folders:
+            yield from self._files(Path(inner))
 
     def size(self) -> int:
         """Bytes of every file inside (links not followed): what the disk quota counts."""
@@ -161,30 +177,38 @@ def folder_size(root: Path) -> int:
     return total
 
 
-def _write(root: Path, relative: str, text: str) -> None:
+def _write(root: Path, relative: str, text: str) -> bytes:
+    """Write one laid-out file; the bytes written."""
     target = root / relative
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    target.write_bytes(data[:MAX_FILE_BYTES])
+    data = text.encode("utf-8")[:MAX_FILE_BYTES]
+    target.write_bytes(data)
+    return data
 
 
 def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
     """A fresh workspace holding `inputs` (plain values) and its manifest."""
     root = Path(tempfile.mkdtemp(prefix=prefix)).resolve()
     os.chmod(root, 0o700)
+    # The manifest and the quota's base come from the bytes written, not a walk that reads
+    # them back: the folder is new and private (0700) and nothing else runs in it yet.
+    written: dict[str, bytes] = {}
     for name, value in inputs.items():
         if not safe_relative(name) or "/" in name:
             continue  # an input name is an identifier; anything else is not laid out
         if is_file_map(value):
             for relative, text in value.items():
-                _write(root, f"{name}/{relative}", text)
+                written[f"{name}/{relative}"] = _write(root, f"{name}/{relative}", text)
         elif isinstance(value, str):
-            _write(root, f"{name}.txt", value)
+            written[f"{name}.txt"] = _write(root, f"{name}.txt", value)
         else:
-            _write(root, f"{name}.json", json.dumps(value, ensure_ascii=False, indent=2,
-                                                    default=str))
+            written[f"{name}.json"] = _write(root, f"{name}.json", json.dumps(
+                value, ensure_ascii=False, indent=2, default=str))
     workspace = Workspace(root)
-    workspace.manifest = workspace.digests()
-    (root / MANIFEST).write_text(workspace.manifest_text(), encoding="utf-8")
-    workspace.laid_out_size = workspace.size()
+    workspace.manifest = {path: hashlib.sha256(data).hexdigest()
+                          for path, data in written.items() if path != MANIFEST}
+    manifest = workspace.manifest_text().encode("utf-8")
+    (root / MANIFEST).write_bytes(manifest)
+    workspace.laid_out_size = sum(len(data) for path, data in written.items()
+                                  if path != MANIFEST) + len(manifest)
     return workspace
