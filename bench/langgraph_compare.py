@@ -35,6 +35,7 @@ from bench.runtime import (
     MODEL,
     Sample,
     Side,
+    UnroutedCaller,
     as_prose_runs,
     call_count,
     direct_router,
@@ -152,9 +153,13 @@ def build_graph(router: Any, timeout_s: float) -> Any:
     return graph.compile()
 
 
-async def langgraph_run(config: LLMConfig, items: list[str]) -> dict[str, Any]:
-    """Build the router and the graph (as prose builds its router and loads its pattern), run."""
-    app = build_graph(direct_router(config), config.timeout_s)
+async def langgraph_run(config: LLMConfig, items: list[str], *, routed: bool = True
+                        ) -> dict[str, Any]:
+    """Build the router and the graph (as prose builds its router and loads its pattern), run.
+    `routed=False`: the nodes call `litellm.acompletion` with the deployment's parameters,
+    as prose does for a model with nothing to route (`bench.runtime.UnroutedCaller`)."""
+    caller = direct_router(config) if routed else UnroutedCaller(config)
+    app = build_graph(caller, config.timeout_s)
     state: dict[str, Any] = await app.ainvoke(
         {"task_brief": BRIEF, "chunks": items, "mapper_results": []},
         config={"max_concurrency": CAP},

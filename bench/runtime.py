@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.report import ROOT, stamp, write_section
 from bench.stub import StubServer
 from prose.llm import ChatRequest, ChatResponse, LLMConfig, Message, RouterClient, Usage, collector
+from prose.llm.direct import direct_params
 from prose.llm.event_loop import PrepInline
 from prose.llm.loader import load_litellm
 from prose.llm.pricing import with_zero_prices
@@ -122,6 +123,27 @@ def direct_router(config: LLMConfig) -> Any:
     litellm = load_litellm()
     deployments = with_zero_prices(config.deployments(), litellm)
     return litellm.Router(model_list=deployments, **config.router_kwargs())
+
+
+class UnroutedCaller:
+    """`acompletion` as a router offers it, made with `litellm.acompletion` and the model's
+    deployment parameters: what `RouterClient` does for a model with nothing to route
+    (`prose.llm.direct`), for a peer to do the same."""
+
+    def __init__(self, config: LLMConfig) -> None:
+        self._litellm = load_litellm()
+        self._config = config
+        self._deployments = with_zero_prices(config.deployments(), self._litellm)
+        self._params: dict[str, dict[str, Any]] = {}
+
+    async def acompletion(self, *, model: str, **arguments: Any) -> Any:
+        params = self._params.get(model)
+        if params is None:
+            found = direct_params(self._config, model, self._deployments, self._litellm)
+            if found is None:
+                raise ValueError(f"`{model}` has something to route: use the router")
+            params = self._params[model] = found
+        return await self._litellm.acompletion(**{**params, **arguments})
 
 
 async def direct_calls(
