@@ -143,6 +143,19 @@ class Workspace:
     def manifest_text(self) -> str:
         return "".join(f"{digest}  {path}\n" for path, digest in sorted(self.manifest.items()))
 
+    def restore(self, folder: str, files: Mapping[str, Any]) -> None:
+        """Make `folder` hold exactly `files` (paths inside it to text): a resumed agent's
+        recorded value, written back without running what first wrote it. A path that is
+        not a safe relative one, or a content that is not text, is left out."""
+        start = self.root / folder
+        if start.is_symlink() or start.is_file():
+            start.unlink()
+        shutil.rmtree(start, ignore_errors=True)
+        start.mkdir(parents=True, exist_ok=True)
+        for relative, text in files.items():
+            if isinstance(relative, str) and isinstance(text, str) and safe_relative(relative):
+                _write(start, relative, text)
+
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
