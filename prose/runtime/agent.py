@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from prose.lang import error_kinds
 from prose.lang import tools as rules
 from prose.lang.flows import Label
+from prose.lang.manifest import value_digest
 from prose.llm.types import Message, ToolCall
 from prose.runtime import pc
 from prose.runtime.content import check_messages
@@ -131,9 +132,12 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
         messages.insert(0, Message.system(AGENT_INSTRUCTIONS))
     tools = await _listed(ctx, tools)
     offered = [tool.openai() for tool in tools.values()]
+    # What the agent read, input by input: `digest(x)` of each (`prose.lang.manifest`), so
+    # that a record of its review can name the candidate's digest it was given.
+    read = {name: value_digest(plain(value)) for name, value in payload.inputs.items()}
     info: dict[str, Any] = {"tools": describe_tools(tools), "isolation": shared.isolation,
-                            "manifest_sha256": workspace.manifest_sha256(), "turns": 0,
-                            "tool_calls": 0}
+                            "manifest_sha256": workspace.manifest_sha256(),
+                            "inputs_sha256": read, "turns": 0, "tool_calls": 0}
     event.agent = info
     total = Usage()
     try:

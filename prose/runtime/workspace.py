@@ -11,7 +11,6 @@ call the folder is hashed again (`changes`) and removed unless the run keeps it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -21,27 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from prose.lang.manifest import is_file_map, manifest_text, safe_relative, value_text
+
 MANIFEST = "manifest.sha256"
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a single laid-out file
 
 
 class PathRefused(Exception):
     """A path a tool may not reach; the message says why (the tool result tells the model)."""
-
-
-def is_file_map(value: Any) -> bool:
-    """Whether an input is a map of relative paths to text contents (laid out as files)."""
-    if not isinstance(value, Mapping) or not value:
-        return False
-    return all(isinstance(key, str) and isinstance(text, str) and safe_relative(key)
-               and ("." in key or "/" in key) for key, text in value.items())
-
-
-def safe_relative(path: str) -> bool:
-    """A relative POSIX path with no `..`, no empty or absolute part."""
-    pure = PurePosixPath(path)
-    return (bool(path) and not pure.is_absolute() and "\\" not in path and "\0" not in path
-            and all(part not in ("..", "") for part in pure.parts))
 
 
 def _digest(path: Path) -> str:
@@ -141,7 +127,7 @@ class Workspace:
         return hashlib.sha256(self.manifest_text().encode()).hexdigest()
 
     def manifest_text(self) -> str:
-        return "".join(f"{digest}  {path}\n" for path, digest in sorted(self.manifest.items()))
+        return manifest_text(self.manifest)
 
     def restore(self, folder: str, files: Mapping[str, Any]) -> None:
         """Make `folder` hold exactly `files` (paths inside it to text): a resumed agent's
@@ -188,14 +174,12 @@ def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
     for name, value in inputs.items():
         if not safe_relative(name) or "/" in name:
             continue  # an input name is an identifier; anything else is not laid out
-        if is_file_map(value):
+        if is_file_map(value):  # the files of `prose.lang.manifest.as_files`
             for relative, text in value.items():
                 _write(root, f"{name}/{relative}", text)
-        elif isinstance(value, str):
-            _write(root, f"{name}.txt", value)
         else:
-            _write(root, f"{name}.json", json.dumps(value, ensure_ascii=False, indent=2,
-                                                    default=str))
+            _write(root, f"{name}.txt" if isinstance(value, str) else f"{name}.json",
+                   value_text(value))
     workspace = Workspace(root)
     workspace.manifest = workspace.digests()
     (root / MANIFEST).write_text(workspace.manifest_text(), encoding="utf-8")
