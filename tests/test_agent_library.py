@@ -60,7 +60,7 @@ def test_the_gate_reviews_the_candidate_as_files_by_running_its_tests(
     assert value["status"] == "complete" and value["versions"] == 2
     assert [(e["version"], e["reviewer"], e["verdict"]) for e in value["ledger"]] == [
         (1, "reviewer_a", "FAIL"), (2, "reviewer_a", "DONE"), (2, "reviewer_b", "DONE")]
-    tools = events(trace, "tool")
+    tools = [t for t in events(trace, "tool") if t["slot"] != "worker"]
     listed, read, check = tools[:3]
     assert "candidate/inventory.py" in listed["output"] and "task_brief.txt" in listed["output"]
     assert "items[1:]" in read["output"]
@@ -110,6 +110,10 @@ def test_each_ledger_entry_names_the_digest_its_reviewer_read(
         c["agent"]["inputs_sha256"]["candidate"] for c in reviews]
     first, second, third = value["ledger"]
     assert first["digest"] != second["digest"] == third["digest"]
+    # the worker wrote each version (`written files`): its value is what the reviews read
+    workers = [c for c in events(trace, "call") if c["slot"] == "worker"]
+    assert [w["agent"]["written"] for w in workers] == [sorted(w["output"]) for w in workers]
+    assert [value_digest(w["output"]) for w in workers] == [first["digest"], third["digest"]]
     assert third["digest"] == value_digest(value["result"])
     # the candidate's digest is its files' manifest: the workspace's lines under candidate/
     files = value["result"]
@@ -140,7 +144,8 @@ def test_a_decision_on_another_candidate_than_the_one_reviewed_is_refused(
     instance["pattern"] = "gate.prose.md"
     script = yaml.safe_load((EXAMPLE / "gate.script.yaml").read_text(encoding="utf-8"))
     worker = script["slots"]["worker"]
-    script["slots"]["worker"] = [*worker, {**worker[-1], "inventory.py": "# changed\n"}]
+    script["slots"]["worker"] = [*worker, {"tool": "write", "args": {
+        "path": "out/inventory.py", "content": "# changed\n"}}, "changed it after the passes"]
     result, trace = run(tmp_path, write_yaml(tmp_path / "gate.yaml", instance),
                         write_yaml(tmp_path / "gate.script.yaml", script), "--no-check")
     assert result.code == 1, result.output
