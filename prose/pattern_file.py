@@ -37,7 +37,7 @@ class PatternFile:
     # What was worked out from this file once, for every later stage of the command:
     # `prose.check.lint` keeps the file's checking context and default lint here, so
     # `prose run --report`'s gate, audit and graph analyse the program once.
-    analyses: dict[tuple[str, bool], Any] = field(default_factory=dict, compare=False, repr=False)
+    analyses: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def spec(self) -> PatternSpec | None:

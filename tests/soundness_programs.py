@@ -273,6 +273,7 @@ EXPRESSIONS: dict[str, list[tuple[int, _Make]]] = {
         _made("built-in", "lower(trim({str}))"),
         _made("built-in", "upper({str})"),
         _made("built-in", "mode({list:str!})"),
+        _made("built-in", "digest({list:obj})"),
     ],
     "num": [
         _made("operator", "{num} * 2 + {num} % 3"),

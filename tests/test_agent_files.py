@@ -73,7 +73,7 @@ def write_pattern(tmp_path: Path, tools: str = "list, read, write") -> Path:
 def run(path: Path, worker: list[Any], reviewer: list[Any], **options: Any) -> RunResult:
     script = Script.from_mapping({"slots": {"worker": worker, "reviewer": reviewer}})
     opts = RunOptions(inputs={"task": "fix the adder and test it", "start": START},
-                      script=script, tools={"cli:check": CHECK},
+                      script=script, tools=options.pop("tools", {"cli:check": CHECK}),
                       trace_path=path.parent / "trace.jsonl", **options)
     return asyncio.run(run_pattern(path, opts))
 
@@ -168,3 +168,37 @@ def test_resume_writes_the_files_again(tmp_path: Path) -> None:
     assert again.value["repo"]["calc.py"] == FIXED
     [worker] = [c for c in events(again, "call") if c["slot"] == "worker"]
     assert worker["cache_hit"] is True
+
+
+# A command that writes a file no other run could write the same (a fresh uuid).
+GENERATE = CommandSpec(("python", "-c", "import pathlib, uuid; "
+                        "pathlib.Path('out/made.txt').write_text(str(uuid.uuid4()))"), {})
+
+
+def test_resume_restores_the_files_a_command_wrote_without_running_it(tmp_path: Path) -> None:
+    path = write_pattern(tmp_path, "list, read, write, cli:generate (writes)")
+    tools = {"cli:check": CHECK, "cli:generate": GENERATE}
+    worker = [{"tool": "cli:generate", "args": {}},
+              {"tool": "write", "args": {"path": "out/calc.py", "content": FIXED}},
+              "generated a file and fixed the adder"]
+    first = run(path, worker, REVIEWER[:1], tools=tools)  # the reviewer's script runs out
+    assert first.exit_code == 1 and first.error is not None and first.error.code == "R013"
+    [made] = [c for c in events(first, "call") if c["slot"] == "worker"]
+    token = made["output"]["made.txt"]
+    assert len(token) == 36 and made["output"]["calc.py"] == FIXED
+    (tmp_path / "first.jsonl").write_bytes((tmp_path / "trace.jsonl").read_bytes())
+    (tmp_path / "first.jsonl.sha256").write_bytes(
+        (tmp_path / "trace.jsonl.sha256").read_bytes())
+    again = run(path, worker, REVIEWER, tools=tools, resume_trace=tmp_path / "first.jsonl")
+    assert again.exit_code == 0, again.error and again.error.format()
+    # The same files, the command's own (its uuid) included: it did not run again.
+    assert again.value["repo"] == made["output"]
+    [generated] = [t for t in events(again, "tool") if t["tool"] == "cli:generate"]
+    assert generated["replayed"] is True
+    [worker_call] = [c for c in events(again, "call") if c["slot"] == "worker"]
+    assert worker_call["agent"]["restored"] is True and worker_call["output"]["made.txt"] == token
+    assert worker_call["agent"]["changes"]["added"] == ["out/made.txt"]
+    # and the reviewer's workspace held them: its listing names the command's file
+    listed = next(t for t in events(again, "tool") if t["slot"] == "reviewer"
+                  and t["tool"] == "list")
+    assert "repo/made.txt" in listed["output"]

@@ -60,7 +60,7 @@ def test_the_gate_reviews_the_candidate_as_files_by_running_its_tests(
     assert value["status"] == "complete" and value["versions"] == 2
     assert [(e["version"], e["reviewer"], e["verdict"]) for e in value["ledger"]] == [
         (1, "reviewer_a", "FAIL"), (2, "reviewer_a", "DONE"), (2, "reviewer_b", "DONE")]
-    tools = events(trace, "tool")
+    tools = [t for t in events(trace, "tool") if t["slot"] != "worker"]
     listed, read, check = tools[:3]
     assert "candidate/inventory.py" in listed["output"] and "task_brief.txt" in listed["output"]
     assert "items[1:]" in read["output"]
@@ -94,6 +94,64 @@ def test_both_reviewers_of_a_version_read_one_unchanged_candidate(
     assert report.code == 0, report.output
     page = (gate[1].parent / "report.html").read_text(encoding="utf-8")
     assert '"tool":"cli:check"' in page and "1 failed, 1 passed" in page
+
+
+def test_each_ledger_entry_names_the_digest_its_reviewer_read(
+        gate: tuple[Result, Path]) -> None:
+    """Seed 002: each review is bound to the candidate's manifest digest. The ledger's
+    `digest` is the one the reviewer's call recorded for the candidate it was given
+    (`agent.inputs_sha256.candidate`), and both passes name the result's digest."""
+    from prose.lang.manifest import value_digest
+
+    result, trace = gate
+    value = json.loads(result.stdout)
+    reviews = [c for c in events(trace, "call") if c["slot"].startswith("reviewer")]
+    assert [e["digest"] for e in value["ledger"]] == [
+        c["agent"]["inputs_sha256"]["candidate"] for c in reviews]
+    first, second, third = value["ledger"]
+    assert first["digest"] != second["digest"] == third["digest"]
+    # the worker wrote each version (`written files`): its value is what the reviews read
+    workers = [c for c in events(trace, "call") if c["slot"] == "worker"]
+    assert [w["agent"]["written"] for w in workers] == [sorted(w["output"]) for w in workers]
+    assert [value_digest(w["output"]) for w in workers] == [first["digest"], third["digest"]]
+    assert third["digest"] == value_digest(value["result"])
+    # the candidate's digest is its files' manifest: the workspace's lines under candidate/
+    files = value["result"]
+    assert sorted(files) == sorted(p.removeprefix("candidate/") for p in files_read(trace))
+
+
+def files_read(trace: Path) -> list[str]:
+    """The candidate's files the last review listed (its workspace's `list` output)."""
+    listed = [t for t in events(trace, "tool") if t["tool"] == "list"][-1]["output"]
+    return [line.split()[0] for line in listed.splitlines()
+            if line.startswith("candidate/")]
+
+
+def test_a_decision_on_another_candidate_than_the_one_reviewed_is_refused(
+        gate: tuple[Result, Path], tmp_path: Path) -> None:
+    """The gate's program changed to return a candidate other than the reviewed one (the
+    worker asked again after the two passes): the result's `digest` is not the reviews',
+    and the run fails at the result invariant (R061) instead of returning complete."""
+    text = (PATTERNS / "two-reviewer-gate.prose.md").read_text(encoding="utf-8")
+    reviewed = "      return {\n        status: \"complete\",\n        result: candidate,"
+    assert reviewed in text
+    changed = text.replace(reviewed, (
+        "      let changed = call worker\n        task_brief: task_brief\n"
+        "        previous_candidate: candidate\n        findings: []\n"
+        "      return {\n        status: \"complete\",\n        result: changed,"))
+    (tmp_path / "gate.prose.md").write_text(changed, encoding="utf-8")
+    instance = yaml.safe_load((EXAMPLE / "gate.yaml").read_text(encoding="utf-8"))
+    instance["pattern"] = "gate.prose.md"
+    script = yaml.safe_load((EXAMPLE / "gate.script.yaml").read_text(encoding="utf-8"))
+    worker = script["slots"]["worker"]
+    script["slots"]["worker"] = [*worker, {"tool": "write", "args": {
+        "path": "out/inventory.py", "content": "# changed\n"}}, "changed it after the passes"]
+    result, trace = run(tmp_path, write_yaml(tmp_path / "gate.yaml", instance),
+                        write_yaml(tmp_path / "gate.script.yaml", script), "--no-check")
+    assert result.code == 1, result.output
+    assert "R061" in result.output and "digest(result)" in result.output
+    [stopped] = events(trace, "error")
+    assert stopped["code"] == "R061"
 
 
 def tampering_gate(folder: Path) -> tuple[Path, Path]:

@@ -49,7 +49,8 @@ LEAK_SECTIONS: dict[str, str | None] = {
 # and the tool calls a slot's first scripted turns make.
 FILE_KEYS = {"channel", "description", "name", "fail", "services", "people", "leak", "clean",
              "tools", "script", *SECTIONS}
-TWIN_KEYS = {"program", "expect", "xfail", *SECTIONS}  # a twin may override a section
+# A twin may override a section, and the instance's `tools` (a tool bound `separate`).
+TWIN_KEYS = {"program", "expect", "xfail", "tools", *SECTIONS}
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ class Twin:
     expect: tuple[Leak, ...] = ()
     xfail: str | None = None
     description: str = field(default="", compare=False)
+    # The external tools the twin's instance binds `separate` (a server per slot).
+    separate_tools: frozenset[str] = frozenset()
 
     def build(self) -> PatternFile:
         return build_pattern(self.program, {**LEAK_SECTIONS, **self.sections}, self.pattern_name)
@@ -115,9 +118,12 @@ def load_leak_fixture(path: Path) -> list[Twin]:
         sections = {**shared, **{key: raw[key] for key in SECTIONS if key in raw}}
         if (kind == "leak") != bool(expect):
             raise ValueError(f"{path.name}: the leak expects diagnostics, the clean twin none")
+        tools = raw.get("tools", data.get("tools")) or {}
+        apart = frozenset(name for name, tool in tools.items()
+                          if isinstance(tool, dict) and tool.get("separate"))
         twins.append(Twin(data["channel"], kind, raw["program"], sections,
                           data.get("name", "fixture"), expect, raw.get("xfail"),
-                          data.get("description", "")))
+                          data.get("description", ""), apart))
     return twins
 
 
@@ -141,7 +147,7 @@ def hiding_diagnostics(twin: Twin) -> tuple[PatternFile, list[Diagnostic]]:
     pattern = twin.build()
     spec_errors = [d for d in load_spec(pattern.text, PATH).diagnostics if d.severity is Severity.ERROR]
     assert not spec_errors, [f"{d.code} {d.message}" for d in spec_errors]
-    result = lint_text(pattern.text, PATH)
+    result = lint_text(pattern.text, PATH, separate_tools=twin.separate_tools)
     assert not [d for d in result.diagnostics if d.code == "PS001"], "the program does not parse"
     return pattern, [d for d in result.diagnostics if d.category == CATEGORY]
 

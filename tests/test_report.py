@@ -32,11 +32,13 @@ def gate_run(folder: Path, script: Path = SCRIPT) -> Path:
 
 
 def hostile_script(folder: Path) -> Path:
-    """The gate's script with a worker whose first reply is HTML that would run script."""
+    """The gate's script with a worker that first writes a file of HTML that would run script
+    (its value, the files it wrote, holds it)."""
     text = SCRIPT.read_text(encoding="utf-8")
-    first = text.index('    - "def median')
+    first = text.index("    - { tool: write")
+    write = {"tool": "write", "args": {"path": "out/page.html", "content": HOSTILE}}
     script = folder / "hostile.script.yaml"
-    script.write_text(text[:first] + f"    - {json.dumps(HOSTILE)}\n" + text[first:], encoding="utf-8")
+    script.write_text(text[:first] + f"    - {json.dumps(write)}\n" + text[first:], encoding="utf-8")
     return script
 
 
@@ -90,7 +92,9 @@ def test_a_reply_holding_html_is_text_in_the_page(tmp_path: Path) -> None:
     assert "<script>window.pwned" not in page and "<img src=x" not in page
     data = re.search(r'<script type="application/json" id="run-data">(.*?)</script>', page, re.S)
     assert data is not None and "<" not in data.group(1)
-    assert HOSTILE in json.loads(data.group(1))["steps"][0]["out"]
+    out = json.loads(data.group(1))["steps"][0]["out"]
+    shown = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+    assert "</script><script>window.pwned = 1</script>" in shown
 
 
 def test_script_json_cannot_close_its_element() -> None:
@@ -101,13 +105,14 @@ def test_script_json_cannot_close_its_element() -> None:
 
 def test_a_tampered_trace_says_so_at_the_top(gate: Path, tmp_path: Path) -> None:
     lines = gate.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[2] = lines[2].replace('"DONE"', '"FAIL"', 1)
+    first = next(i for i, line in enumerate(lines) if '"DONE"' in line)
+    lines[first] = lines[first].replace('"DONE"', '"FAIL"', 1)
     tampered = tmp_path / "trace.jsonl"
     tampered.write_text("".join(lines), encoding="utf-8")
     page = render_html(read_run(tampered))
     banner = page[page.index('<div class="banner'):]
     assert banner.startswith('<div class="banner bad" id="integrity" data-state="tampered">')
-    assert "BROKEN at line 4" in banner[:400]
+    assert f"BROKEN at line {first + 2}" in banner[:400]  # the next line's link
     assert page.index('id="integrity"') < page.index('id="title"')
 
 

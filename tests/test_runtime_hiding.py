@@ -478,7 +478,8 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     path = _shared_pattern(fixture, leak, tmp_path, fixture["leak"])
     script = _shared_script(path, leak, fail, fixture.get("services"), fixture.get("script"))
     people = _people(fixture)
-    result = run_file(path, tmp_path, script, bindings=people, tools=_tools(fixture))
+    result = run_file(path, tmp_path, script, bindings=people,
+                      tools=_tools(fixture, fixture["leak"]))
     assert result.exit_code == 5, result.error and result.error.format()
     # A slot bound to a person: the question was never written (nor recorded as asked).
     assert not (tmp_path / "pending.json").exists()
@@ -500,7 +501,7 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     path = _shared_pattern(fixture, clean, tmp_path, fixture["clean"])
     twin = run_file(path, tmp_path, _shared_script(path, clean, fail, fixture.get("services"),
                                                    fixture.get("script")),
-                    bindings=people, tools=_tools(fixture))
+                    bindings=people, tools=_tools(fixture, fixture["clean"]))
     assert twin.exit_code != 5, twin.error and twin.error.format()
     if people:  # the twin asks its person, and the question shows nothing hidden
         assert twin.exit_code == 6, twin.error and twin.error.format()
@@ -508,15 +509,17 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
         assert shown and not any(f"from {slot}" in shown for slot in ("critic", "adversary"))
 
 
-def _tools(fixture: dict[str, Any]) -> dict[str, Any]:
-    """The fixture's `tools`, read as an instance file's `tools:` is (docs/agents.md)."""
+def _tools(fixture: dict[str, Any], twin: dict[str, Any]) -> dict[str, Any]:
+    """The twin's (else the fixture's) `tools`, read as an instance file's `tools:` is
+    (docs/agents.md)."""
     from prose.runtime.tool_setup import providers_from_instance
     from prose.spec.instance_tools import read_tools
     from prose.spec.yaml_nodes import compose
 
-    if not fixture.get("tools"):
+    tools = twin.get("tools", fixture.get("tools"))
+    if not tools:
         return {}
-    document = compose(yaml.safe_dump({"tools": fixture["tools"]}))
+    document = compose(yaml.safe_dump({"tools": tools}))
     assert not isinstance(document, Exception) and document.node is not None
     found: list[Any] = []
     tools = read_tools(document.node.value[0][1], "fixture.yaml", found)
@@ -548,7 +551,7 @@ def test_audit_gives_the_run_times_verdict_on_every_fixture_trace(
         result = run_file(path, folder, _shared_script(path, program, fixture.get("fail"),
                                                           fixture.get("services"),
                                                           fixture.get("script")),
-                          tools=_tools(fixture))
+                          tools=_tools(fixture, fixture[kind]))
         report = audit_trace(folder / "trace.jsonl", pattern=path)
         rules = sorted(set(result.error.rules)) if result.exit_code == 5 else []  # type: ignore[union-attr]
         assert [f.to_dict() for f in report.findings] == [], report.findings

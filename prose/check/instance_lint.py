@@ -7,6 +7,11 @@ how the outer pattern *calls* a nested pattern: this module adds that. For every
 bound to a nested pattern, each `call SLOT` of the outer program must pass (after the
 binding's `rename:`) only inputs the nested pattern takes and every input it needs
 (PS221): the run would otherwise stop at that call (R012).
+
+It also judges the channels through external tools as this instance binds them
+(PH620, PH621, `prose.lang.tools`): a tool the instance serves `separate` (a server
+per slot) is no channel, a shared one is, whatever the pattern alone says; `prose run`
+of the instance refuses the same findings.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prose.check.lint import lint_text
+from prose.check.lint import lint_pattern
 from prose.diagnostics.model import Diagnostic, Label
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
@@ -22,11 +27,15 @@ from prose.lang.properties import is_input
 from prose.spec.codes import make
 from prose.spec.instance import Binding, PatternService
 from prose.spec.instance_loader import load_instance_file
+from prose.spec.instance_tools import separate_tools
 from prose.spec.loader import load_spec_file
 from prose.spec.model import PatternSpec
 from prose.spelling import closest, did_you_mean
 from prose.syntax import nodes as n
 from prose.syntax.walk import find_all
+
+# The rules whose verdict depends on how the instance binds the tools.
+TOOL_CHANNEL_CODES = ("PH620", "PH621")
 
 
 @dataclass
@@ -53,13 +62,19 @@ def lint_instance(path: str) -> InstanceLint:
         text = read_text(pattern_path)
     except (InputReadError, ProseSyntaxError):
         return out  # the loader reported the pattern it could not read
-    result = lint_text(text, pattern_path)
+    from prose.pattern_file import pattern_from_text  # as `lint_text` does: a lazy edge
+
+    pattern = pattern_from_text(text, pattern_path)
+    result = lint_pattern(pattern)
     if result.program is None or result.spec is None:
         return out
     nested = _nested_call_problems(result.program, instance.bindings)
-    if nested:
+    channels = [d for d in lint_pattern(pattern, select=TOOL_CHANNEL_CODES,
+                                        separate_tools=separate_tools(instance.tools)).diagnostics
+                if d.code in TOOL_CHANNEL_CODES]
+    if nested or channels:
         out.sources[pattern_path] = text
-        out.diagnostics.extend(nested)
+        out.diagnostics.extend([*nested, *channels])
     return out
 
 

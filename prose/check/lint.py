@@ -70,15 +70,16 @@ def _selected(code: str, select: Collection[str] | None, ignore: Collection[str]
 
 def lint_text(text: str, path: str, *, profile: str = "compat",
               select: Collection[str] | None = None, ignore: Collection[str] = (),
-              strict_flow: bool = False) -> LintResult:
+              strict_flow: bool = False,
+              separate_tools: frozenset[str] = frozenset()) -> LintResult:
     """Lint a pattern file's text: spec problems, syntax errors and rule findings.
 
     `strict_flow` checks implicit flows too (`prose.lang.flows`), whatever the
-    pattern's own `flow:` says."""
+    pattern's own `flow:` says; `separate_tools` as for `lint_pattern`."""
     from prose.pattern_file import pattern_from_text
 
     return lint_pattern(pattern_from_text(text, path), profile=profile, select=select,
-                        ignore=ignore, strict_flow=strict_flow)
+                        ignore=ignore, strict_flow=strict_flow, separate_tools=separate_tools)
 
 
 def check_context(pattern: PatternFile, strict_flow: bool = False) -> CheckContext | None:
@@ -99,15 +100,17 @@ def check_context(pattern: PatternFile, strict_flow: bool = False) -> CheckConte
 
 def lint_pattern(pattern: PatternFile, *, profile: str = "compat",
                  select: Collection[str] | None = None, ignore: Collection[str] = (),
-                 strict_flow: bool = False) -> LintResult:
+                 strict_flow: bool = False,
+                 separate_tools: frozenset[str] = frozenset()) -> LintResult:
     """Lint a pattern file already read, loaded and parsed (`prose.pattern_file`).
 
     The full lint (every rule, the `compat` profile) is kept on the file: the run's lint
-    gate, the audit and the report's graph of one command share it."""
+    gate, the audit and the report's graph of one command share it. `separate_tools` are
+    the external tools an instance binds `separate` (docs/agents.md): no channel."""
     from prose.diagnostics import from_syntax_error
 
     whole = profile == "compat" and not select and not ignore
-    key = ("lint", strict_flow)
+    key = ("lint", strict_flow, separate_tools)
     if whole and key in pattern.analyses:
         kept: LintResult = pattern.analyses[key]
         return kept
@@ -118,6 +121,8 @@ def lint_pattern(pattern: PatternFile, *, profile: str = "compat",
     if pattern.syntax_error is not None:
         diagnostics.extend(from_syntax_error(pattern.syntax_error))
     context = check_context(pattern, strict_flow)
+    if context is not None and separate_tools:
+        context = replace(context, separate_tools=separate_tools)  # its analyses are shared
     if context is not None:
         diagnostics.extend(_rules(context, select, ignore))
         result.context = context

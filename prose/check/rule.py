@@ -33,6 +33,9 @@ class CheckContext:
     spec: PatternSpec | None = None
     # Strict mode for implicit flows, besides the pattern's own `flow: strict`.
     strict_flow: bool = False
+    # The external tools an instance binds `separate` (a server or store per slot,
+    # `prose.lang.tools.ToolUse.separate`): no channel between the slots using them.
+    separate_tools: frozenset[str] = frozenset()
     _flow: FlowAnalysis | None = field(default=None, repr=False)
     _policy: Policy | None = field(default=None, repr=False)
     _violations: list[SiteViolation] | None = field(default=None, repr=False)

@@ -162,7 +162,13 @@ def _batch(options: BatchCommandOptions) -> int:
     from prose.batch.rows import RowError, RowSource, parse_map
     from prose.cli.model_aliases import resolve_command_aliases
     from prose.cli.run_inputs import apply_options, read_llm_config
-    from prose.cli.targets import checked_pattern, resolve_target, resolve_tools, use_cache
+    from prose.cli.targets import (
+        checked_pattern,
+        resolve_target,
+        resolve_tools,
+        separate_tools,
+        use_cache,
+    )
     from prose.llm import event_loop
     from prose.llm.resolve import NoModelError, resolve_default_model
     from prose.pattern_file import PatternFiles
@@ -175,11 +181,12 @@ def _batch(options: BatchCommandOptions) -> int:
     project = Path.cwd()
     files = PatternFiles()
     path, bindings, config, fixed, allowed = resolve_target(options.target, files)
-    pattern = checked_pattern(path, files, options.no_check, options.strict_flow)
+    tools = resolve_tools(options.target, files)
+    pattern = checked_pattern(path, files, options.no_check, options.strict_flow,
+                              separate_tools(tools))
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, fixed, config, bindings)
-    tools = resolve_tools(options.target, files)
     _check_tools(spec, tools, pattern.text, options.require_sandbox)
     if options.executor == "local" and (options.address or options.workers):
         _fail("--address and --workers go with --executor ray", EXIT_USAGE)

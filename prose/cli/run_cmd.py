@@ -304,7 +304,13 @@ EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the run
 
 def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]) -> int:
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
-    from prose.cli.targets import checked_pattern, resolve_target, resolve_tools, use_cache
+    from prose.cli.targets import (
+        checked_pattern,
+        resolve_target,
+        resolve_tools,
+        separate_tools,
+        use_cache,
+    )
     from prose.llm import event_loop
     from prose.llm.redact import redact, run_secrets
     from prose.pattern_file import PatternFiles
@@ -321,7 +327,8 @@ def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]
     files = PatternFiles()  # the pattern is read, loaded and parsed once, here or by the instance
     path, bindings, config, inputs, allowed = resolve_target(target, files)
     tools = resolve_tools(target, files)
-    pattern = checked_pattern(path, files, options.no_check, options.strict_flow)
+    pattern = checked_pattern(path, files, options.no_check, options.strict_flow,
+                              separate_tools(tools))
     spec = pattern.spec
     assert spec is not None  # _checked exits otherwise
     apply_options(spec, options, inputs, config, bindings)

@@ -77,8 +77,17 @@ def resolve_tools(target: str, files: PatternFiles) -> dict[str, Any]:
         fail(f"{target}: {error.message}", 1)
 
 
-def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow: bool) -> PatternFile:
-    """The pattern file, read once; unless --no-check, refuse one with lint errors (exit 1)."""
+def separate_tools(tools: dict[str, Any]) -> frozenset[str]:
+    """The external tools the instance binds `separate` (a server per slot): no channel
+    between the slots using them (`prose.lang.tools.ToolUse.separate`)."""
+    return frozenset(spelling for spelling, tool in tools.items()
+                     if getattr(tool, "separate", False))
+
+
+def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow: bool,
+                    separate: frozenset[str] = frozenset()) -> PatternFile:
+    """The pattern file, read once; unless --no-check, refuse one with lint errors (exit 1),
+    judging the channels through tools with the instance's `separate` ones (`separate`)."""
     from prose.errors import InputReadError, ProseSyntaxError
 
     try:
@@ -95,7 +104,7 @@ def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow:
         from prose.diagnostics import Summary, render_full
         from prose.diagnostics.model import Severity
 
-        result = lint_pattern(pattern, strict_flow=strict_flow)
+        result = lint_pattern(pattern, strict_flow=strict_flow, separate_tools=separate)
         errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
         if errors:
             summary = Summary.of(errors, files=1)

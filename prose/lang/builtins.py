@@ -90,6 +90,10 @@ BUILTINS: dict[str, BuiltinSpec] = {
         BuiltinSpec("lower", 1, 1, (), "lower(s)", "a string in lower case"),
         BuiltinSpec("upper", 1, 1, (), "upper(s)", "a string in upper case"),
         BuiltinSpec("trim", 1, 1, (), "trim(s)", "a string without white space at either end"),
+        BuiltinSpec("digest", 1, 1, (), "digest(x)",
+                    "the SHA-256 of the manifest of the files `x` is laid out as in an agent's "
+                    "workspace (a map of paths to text: its files; any other value: one file), "
+                    "the digest the agent's call records (docs/agents.md)"),
     )
 }
 

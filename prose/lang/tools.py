@@ -24,7 +24,9 @@ One definition of each rule, for the linter (`prose.check`), the run time
   later call given them (a reviewer's workspace) is judged by that label as for any
   input, so a hidden input cannot reach a reader by way of a file;
 - channels: an external tool declared for two slots, one of which may write
-  through it, lets the writer's text reach the reader (`shared_channels`).
+  through it, lets the writer's text reach the reader (`shared_channels`), unless
+  the instance binds it `separate`: each slot then reaches a server (a store) of its
+  own, and no declaration of that tool reaches another slot's (`ToolUse.separate`).
 """
 
 from __future__ import annotations
@@ -136,11 +138,30 @@ def result_label(kind: ToolKind, spelling: str, workspace_label: Label) -> Label
 
 @dataclass(frozen=True, slots=True)
 class ToolUse:
-    """One slot's declaration of one tool: `writes` when it may write through it."""
+    """One slot's declaration of one tool: `writes` when it may write through it;
+    `separate` when the instance gives each slot its own server or store for the tool
+    (`separate: true`), so that this declaration shares the tool with no other slot."""
 
     slot: str
     spelling: str
     writes: bool
+    separate: bool = False
+
+
+def declared_uses(declarations: Iterable[tuple[str, str, bool]],
+                  separate: Iterable[str] = ()) -> list[ToolUse]:
+    """The uses of `(slot, spelling, writes)` declarations, given the external tools the
+    instance binds `separate` (a server or store per slot)."""
+    apart = frozenset(separate)
+    return [ToolUse(slot, spelling, writes, spelling in apart)
+            for slot, spelling, writes in declarations]
+
+
+def reach_one_store(first: ToolUse, second: ToolUse) -> bool:
+    """Whether two declarations of two slots reach one store: the same external tool,
+    not bound `separate` by the instance."""
+    return (first.spelling == second.spelling and first.slot != second.slot
+            and not (first.separate or second.separate))
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +175,8 @@ class Channel:
 
 def shared_channels(uses: Iterable[ToolUse]) -> list[Channel]:
     """Every (writer, reader) pair of distinct slots sharing an external tool, where the
-    writer may write through it. Workspace tools and commands are per call: never shared."""
+    writer may write through it. Workspace tools and commands are per call: never shared;
+    nor is a tool the instance binds `separate` (a server or store per slot)."""
     by_tool: dict[str, list[ToolUse]] = {}
     for use in uses:
         found = parse_tool_name(use.spelling)
@@ -166,14 +188,16 @@ def shared_channels(uses: Iterable[ToolUse]) -> list[Channel]:
             if not writer.writes:
                 continue
             for reader in declared:
-                if reader.slot != writer.slot:
+                if reach_one_store(writer, reader):
                     out.append(Channel(tool, writer.slot, reader.slot))
     return out
 
 
 def readers_of(tool: str, uses: Iterable[ToolUse], besides: str) -> list[str]:
-    """The slots other than `besides` that declare the external tool `tool`."""
-    return sorted({use.slot for use in uses if use.spelling == tool and use.slot != besides})
+    """The slots other than `besides` that declare the external tool `tool` and reach the
+    same store through it (none when the instance binds the tool `separate`)."""
+    return sorted({use.slot for use in uses if use.spelling == tool and use.slot != besides
+                   and not use.separate})
 
 
 def refused_call(

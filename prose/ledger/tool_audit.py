@@ -24,7 +24,8 @@ def recorded_uses(run_start: Mapping[str, Any]) -> list[ToolUse]:
     out = []
     for item in run_start.get("tools") or ():
         if isinstance(item, Mapping) and item.get("slot") and item.get("tool"):
-            out.append(ToolUse(str(item["slot"]), str(item["tool"]), bool(item.get("writes"))))
+            out.append(ToolUse(str(item["slot"]), str(item["tool"]), bool(item.get("writes")),
+                               bool(item.get("separate"))))
     return out
 
 

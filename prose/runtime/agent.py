@@ -21,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prose.lang import error_kinds
 from prose.lang import tools as rules
 from prose.lang.flows import Label
+from prose.lang.manifest import value_digest
 from prose.llm.types import Message, ToolCall
 from prose.runtime import pc
 from prose.runtime.content import check_messages
@@ -34,7 +36,15 @@ from prose.runtime.errors import CallFailed, InformationHidingViolation
 from prose.runtime.exchange import Answer, Exchange, exchange
 from prose.runtime.integrity import output_sha256
 from prose.runtime.mcp_client import McpToolSpec, McpUnavailable
-from prose.runtime.toolbox import Tool, ToolOutcome, describe_tools, run_tool, slot_tools, tool_for
+from prose.runtime.toolbox import (
+    Tool,
+    ToolOutcome,
+    describe_tools,
+    run_tool,
+    separate_providers,
+    slot_tools,
+    tool_for,
+)
 from prose.runtime.trace import CallEvent, ErrorEvent, ToolEvent, Usage
 from prose.runtime.values import plain
 from prose.runtime.workspace import lay_out
@@ -86,14 +96,15 @@ def declared_tools(ctx: RunContext, slot: str) -> dict[str, Tool]:
         return {}
     return slot_tools([(t.spelling, t.writes) for t in spec_slot.tools
                        if not (t.optional and t.spelling not in ctx.shared.tools)],
-                      ctx.shared.tools)
+                      ctx.shared.tools, owner=slot)
 
 
 def tool_uses(ctx: RunContext) -> list[rules.ToolUse]:
     """Every slot's declaration of every tool (for the channel rules)."""
     slots = ctx.spec.slots if ctx.spec is not None else []
-    return [rules.ToolUse(slot.name, tool.spelling, tool.writes)
-            for slot in slots for tool in slot.tools]
+    return rules.declared_uses(((slot.name, tool.spelling, tool.writes)
+                                for slot in slots for tool in slot.tools),
+                               separate_providers(ctx.shared.tools))
 
 
 def hidden_from(ctx: RunContext) -> dict[str, frozenset[str]]:
@@ -121,9 +132,12 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
         messages.insert(0, Message.system(AGENT_INSTRUCTIONS))
     tools = await _listed(ctx, tools)
     offered = [tool.openai() for tool in tools.values()]
+    # What the agent read, input by input: `digest(x)` of each (`prose.lang.manifest`), so
+    # that a record of its review can name the candidate's digest it was given.
+    read = {name: value_digest(plain(value)) for name, value in payload.inputs.items()}
     info: dict[str, Any] = {"tools": describe_tools(tools), "isolation": shared.isolation,
-                            "manifest_sha256": workspace.manifest_sha256(), "turns": 0,
-                            "tool_calls": 0}
+                            "manifest_sha256": workspace.manifest_sha256(),
+                            "inputs_sha256": read, "turns": 0, "tool_calls": 0}
     event.agent = info
     total = Usage()
     try:
@@ -143,6 +157,12 @@ async def run_agent(ctx: RunContext, node: n.Call, slot: str, request: Exchange,
             event.messages = record.messages
             info["turns"] = turn
             if not answer.tool_calls:
+                if returns_files and answer.cached and isinstance(answer.parsed, Mapping) \
+                        and hasattr(shared.cache, "tool_result"):
+                    # `--resume` of a finished call: its recorded value is the files it
+                    # wrote, a command's too, though the replayed commands did not run.
+                    workspace.restore(rules.OUT_FOLDER, answer.parsed)
+                    info["restored"] = True
                 info["changes"] = workspace.changes()
                 _check_unchanged(ctx, node, slot, tools, info["changes"])
                 if returns_files:  # its value is what it wrote (`rules.written_files_label`)

@@ -19,6 +19,7 @@ from typing import Any
 from prose.lang import builtins as spec
 from prose.lang.builtins import MAX_INT_BITS, MAX_LIST_ITEMS, MAX_PATTERN_CHARS, MAX_TEXT_CHARS
 from prose.lang.flows import CONCRETE
+from prose.lang.manifest import value_digest
 from prose.runtime import values as v
 from prose.runtime.errors import ProseRuntimeError, ValueTypeError
 from prose.runtime.values import Value
@@ -429,10 +430,16 @@ def _trim(args: list[Value], kw: dict[str, Value], step: Step) -> Any:
     return _text(args[0], "trim").strip()
 
 
+def _digest(args: list[Value], kw: dict[str, Value], step: Step) -> Any:
+    data = v.plain(args[0])
+    step(1 + len(json.dumps(data, default=str)) // 1000)  # as a string's size is charged
+    return value_digest(data)
+
+
 _BUILTINS: dict[str, Callable[[list[Value], dict[str, Value], Step], Any]] = {
     "length": _length, "count": _count, "sum": _sum, "min": _min, "max": _max, "mode": _mode,
     "sort": _sort, "top": _top, "unique": _unique, "flatten": _flatten, "keys": _keys,
     "values": _values, "zip": _zip, "range": _range, "join": _join, "split": _split,
-    "lower": _lower, "upper": _upper, "trim": _trim,
+    "lower": _lower, "upper": _upper, "trim": _trim, "digest": _digest,
 }  # fmt: skip
 assert set(_BUILTINS) == set(spec.BUILTINS), "every built-in of prose.lang.builtins runs here"

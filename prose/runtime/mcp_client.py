@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from prose.runtime.sandbox import resolve_program
+
 START_TIMEOUT_S = 30.0
 
 
@@ -37,6 +39,9 @@ class McpToolSpec:
     cwd: str | None = None
     timeout: float = 30.0
     url: str | None = None
+    # `separate`: a process per slot (`owner`), so no slot reads what another stored.
+    separate: bool = False
+    owner: str | None = None
 
 
 _Request = tuple[str, Any, "asyncio.Future[Any]"]
@@ -65,7 +70,12 @@ class _Server:
                         ClientSession(streams[0], streams[1]) as session:
                     await self._start(session)
             else:
-                params = StdioServerParameters(command=self.command[0],
+                # A bare program name is looked up as a command's is: the run's Python
+                # first (`python` is the interpreter prose runs in), then the system.
+                program = self.command[0]
+                if "/" not in program:
+                    program = resolve_program(program) or program
+                params = StdioServerParameters(command=program,
                                                args=list(self.command[1:]), cwd=self.cwd)
                 with open(os.devnull, "w", encoding="utf-8") as quiet:
                     async with stdio_client(params, errlog=quiet) as (read, write), \
@@ -134,13 +144,15 @@ def _reason(error: BaseException) -> str:
 
 
 class McpServers:
-    """The MCP servers of one run, by command line and folder (one process each)."""
+    """The MCP servers of one run, by command line and folder (one process each), and by
+    slot for a `separate` tool (a process per slot)."""
 
     def __init__(self) -> None:
-        self._servers: dict[tuple[tuple[str, ...], str | None, str | None], _Server] = {}
+        self._servers: dict[tuple[tuple[str, ...], str | None, str | None, str | None],
+                            _Server] = {}
 
     def _server(self, spec: McpToolSpec) -> _Server:
-        key = (spec.server, spec.cwd, spec.url)
+        key = (spec.server, spec.cwd, spec.url, spec.owner if spec.separate else None)
         if key not in self._servers:
             self._servers[key] = _Server(spec.server, spec.cwd, spec.url)
         return self._servers[key]

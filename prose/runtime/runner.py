@@ -73,6 +73,7 @@ from prose.runtime.services import (
     describe_bindings,
 )
 from prose.runtime.tool_setup import check_tools
+from prose.runtime.toolbox import separate_providers
 from prose.runtime.trace import (
     CallEvent,
     ErrorEvent,
@@ -321,6 +322,7 @@ async def run_pattern(
         else None,
     )
     ctx = instance.context(shared, loaded, ancestry=(Path(loaded.path).resolve(),))
+    apart = separate_providers(options.tools)  # a server per slot (docs/agents.md)
     start = RunStart(
             pattern=loaded.path,
             pattern_sha256=hashlib.sha256(loaded.text.encode()).hexdigest(),
@@ -335,7 +337,8 @@ async def run_pattern(
             policy=memo(resources, ("policy",), instance.policy.to_dict,
                         owner=instance.policy),
             resumed_from=str(options.resume_trace) if options.resume_trace else None,
-            tools=[{"slot": slot.name, "tool": tool.spelling, "writes": tool.writes}
+            tools=[{"slot": slot.name, "tool": tool.spelling, "writes": tool.writes,
+                    **({"separate": True} if tool.spelling in apart else {})}
                    for slot in loaded.spec.slots for tool in slot.tools] or None,
         )
     try:  # written through to the file (a checkpoint) before anything is sent

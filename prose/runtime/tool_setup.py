@@ -35,7 +35,8 @@ def providers_from_instance(tools: Mapping[str, Any], base_dir: Path) -> dict[st
                                         tool.max_output, tool.max_disk)
         elif getattr(tool, "kind", None) == "mcp":
             out[spelling] = McpToolSpec(tuple(tool.server), tool.server_tool, str(base_dir),
-                                        tool.timeout, url=tool.url)
+                                        tool.timeout, url=tool.url,
+                                        separate=tool.separate)
         elif getattr(tool, "kind", None) == "python":
             out[spelling] = PythonToolSpec(tool.python, import_callable(tool.python, base_dir),
                                            tool.description, dict(tool.parameters))

@@ -16,7 +16,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -343,17 +343,29 @@ def describe_tools(tools: Mapping[str, Tool]) -> list[dict[str, Any]]:
             entry["mcp"] = ({"url": tool.provider.url} if tool.provider.url is not None
                             else {"server": list(tool.provider.server)})
             entry["mcp"]["tool"] = tool.provider.tool
+            if tool.provider.separate:
+                entry["mcp"]["separate"] = True
         out.append(entry)
     return out
 
 
-def slot_tools(declared: list[tuple[str, bool]], providers: Mapping[str, Provider]) -> dict[
-        str, Tool]:
-    """A slot's tools from its declarations `(spelling, writes)` and the run's providers."""
+def slot_tools(declared: list[tuple[str, bool]], providers: Mapping[str, Provider],
+               owner: str | None = None) -> dict[str, Tool]:
+    """A slot's tools from its declarations `(spelling, writes)` and the run's providers;
+    a `separate` MCP tool is `owner`'s own server."""
     out: dict[str, Tool] = {}
     for spelling, writes in declared:
         found = parse_tool_name(spelling)
         if found is None:
             continue
-        out[spelling] = Tool(spelling, found.kind, writes, providers.get(spelling))
+        provider = providers.get(spelling)
+        if isinstance(provider, McpToolSpec) and provider.separate:
+            provider = replace(provider, owner=owner)
+        out[spelling] = Tool(spelling, found.kind, writes, provider)
     return out
+
+
+def separate_providers(providers: Mapping[str, Provider]) -> frozenset[str]:
+    """The external tools this run serves `separate`ly: a server process per slot."""
+    return frozenset(spelling for spelling, provider in providers.items()
+                     if isinstance(provider, McpToolSpec) and provider.separate)

@@ -11,7 +11,6 @@ call the folder is hashed again (`changes`) and removed unless the run keeps it.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -21,27 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from prose.lang.manifest import is_file_map, manifest_text, safe_relative, value_text
+
 MANIFEST = "manifest.sha256"
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a single laid-out file
 
 
 class PathRefused(Exception):
     """A path a tool may not reach; the message says why (the tool result tells the model)."""
-
-
-def is_file_map(value: Any) -> bool:
-    """Whether an input is a map of relative paths to text contents (laid out as files)."""
-    if not isinstance(value, Mapping) or not value:
-        return False
-    return all(isinstance(key, str) and isinstance(text, str) and safe_relative(key)
-               and ("." in key or "/" in key) for key, text in value.items())
-
-
-def safe_relative(path: str) -> bool:
-    """A relative POSIX path with no `..`, no empty or absolute part."""
-    pure = PurePosixPath(path)
-    return (bool(path) and not pure.is_absolute() and "\\" not in path and "\0" not in path
-            and all(part not in ("..", "") for part in pure.parts))
 
 
 def _digest(path: Path) -> str:
@@ -157,7 +143,20 @@ class Workspace:
         return hashlib.sha256(self.manifest_text().encode()).hexdigest()
 
     def manifest_text(self) -> str:
-        return "".join(f"{digest}  {path}\n" for path, digest in sorted(self.manifest.items()))
+        return manifest_text(self.manifest)
+
+    def restore(self, folder: str, files: Mapping[str, Any]) -> None:
+        """Make `folder` hold exactly `files` (paths inside it to text): a resumed agent's
+        recorded value, written back without running what first wrote it. A path that is
+        not a safe relative one, or a content that is not text, is left out."""
+        start = self.root / folder
+        if start.is_symlink() or start.is_file():
+            start.unlink()
+        shutil.rmtree(start, ignore_errors=True)
+        start.mkdir(parents=True, exist_ok=True)
+        for relative, text in files.items():
+            if isinstance(relative, str) and isinstance(text, str) and safe_relative(relative):
+                _write(start, relative, text)
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -196,14 +195,12 @@ def lay_out(inputs: Mapping[str, Any], prefix: str = "prose-ws-") -> Workspace:
     for name, value in inputs.items():
         if not safe_relative(name) or "/" in name:
             continue  # an input name is an identifier; anything else is not laid out
-        if is_file_map(value):
+        if is_file_map(value):  # the files of `prose.lang.manifest.as_files`
             for relative, text in value.items():
                 written[f"{name}/{relative}"] = _write(root, f"{name}/{relative}", text)
-        elif isinstance(value, str):
-            written[f"{name}.txt"] = _write(root, f"{name}.txt", value)
         else:
-            written[f"{name}.json"] = _write(root, f"{name}.json", json.dumps(
-                value, ensure_ascii=False, indent=2, default=str))
+            relative = f"{name}.txt" if isinstance(value, str) else f"{name}.json"
+            written[relative] = _write(root, relative, value_text(value))
     workspace = Workspace(root)
     workspace.manifest = {path: hashlib.sha256(data).hexdigest()
                           for path, data in written.items() if path != MANIFEST}

@@ -178,7 +178,8 @@ class PythonTool(_Frozen):
 class McpTool(_Frozen):
     """`mcp:NAME: {server: [PROGRAM, ARG...], tool: TOOL, timeout: S}`: the tool `TOOL`
     (default NAME) of an MCP server started over stdio in the instance's folder; or
-    `{url: http://HOST:PORT/PATH, ...}`: of the server listening there (streamable HTTP)."""
+    `{url: http://HOST:PORT/PATH, ...}`: of the server listening there (streamable HTTP).
+    `separate: true` (stdio only): each slot gets a process of its own."""
 
     kind: Literal["mcp"] = "mcp"
     tool: str
@@ -186,6 +187,9 @@ class McpTool(_Frozen):
     url: str | None = None
     server_tool: str
     timeout: float = 30.0
+    # `separate: true`: a server process per slot using the tool, so that what one slot
+    # stores no other reads (`prose.lang.tools.ToolUse.separate`).
+    separate: bool = False
     span: Span
 
 

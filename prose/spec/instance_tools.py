@@ -139,15 +139,26 @@ def _command(name: str, data: dict[str, object], span: Span,
                        max_output=cap, max_disk=disk, span=span)
 
 
-_MCP_KEYS = frozenset({"server", "url", "tool", "timeout"})
+_MCP_KEYS = frozenset({"server", "url", "tool", "timeout", "separate"})
 
 
 def _mcp(name: str, data: dict[str, object], span: Span,
          bad: Callable[[str, str], None]) -> McpTool | None:
     unknown = sorted(set(data) - _MCP_KEYS)
     if unknown:
-        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, url, tool, timeout)",
-            unknown[0])
+        bad(f"unknown key `{unknown[0]}` in `{name}` (known: server, url, tool, timeout, "
+            "separate)", unknown[0])
+        return None
+    separate = data.get("separate", False)
+    if not isinstance(separate, bool):
+        bad(f"`separate` of `{name}` is true (a server per slot) or false", "separate")
+        return None
+    if separate and "url" in data:
+        # One address is one server whatever the sessions: prose cannot make it a store
+        # per slot. A process per slot it starts itself can be.
+        bad(f"`separate` of `{name}` needs a `server:` command line (prose starts one "
+            "process per slot); a `url:` is one server for every slot: give each slot a "
+            "tool of its own instead", "separate")
         return None
     url = data.get("url")
     server = data.get("server")
@@ -175,12 +186,17 @@ def _mcp(name: str, data: dict[str, object], span: Span,
         return None
     return McpTool(tool=name, server=list(server) if isinstance(server, list) else [],
                    url=url if isinstance(url, str) else None, server_tool=tool,
-                   timeout=float(timeout), span=span)
+                   timeout=float(timeout), separate=separate, span=span)
 
 
 def _python(name: str, data: dict[str, object], span: Span,
             bad: Callable[[str, str], None]) -> PythonTool | None:
     unknown = sorted(set(data) - _PYTHON_KEYS)
+    if "separate" in data and "python" in data:
+        bad(f"`separate` of `{name}`: a Python tool shares the run's process, so it cannot "
+            "be a store per slot; bind an MCP `server:` or give each slot a tool of its own",
+            "separate")
+        return None
     if unknown or "python" not in data:
         key = unknown[0] if unknown else "python"
         bad(f"the implementation of `{name}` is `{{python: pkg.mod:func}}` (with optional "
@@ -226,6 +242,11 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
             out.append(make("PS194", f"the instance provides the tool `{spelling}`, which no "
                             "slot of the pattern declares", provided.span))
     return out
+
+
+def separate_tools(tools: Mapping[str, ToolProvider]) -> frozenset[str]:
+    """The external tools an instance binds `separate` (a server per slot, no channel)."""
+    return frozenset(name for name, tool in tools.items() if getattr(tool, "separate", False))
 
 
 def optional_tools(spec: PatternSpec) -> set[str]:

@@ -167,7 +167,7 @@ _RESULTS = {
     "length": "number", "count": "number", "sum": "number", "sort": "list", "top": "list",
     "unique": "list", "flatten": "list", "keys": "list", "values": "list", "zip": "list",
     "range": "list", "join": "string", "split": "list", "lower": "string", "upper": "string",
-    "trim": "string",
+    "trim": "string", "digest": "string",
 }  # fmt: skip
 _CONFIG_TYPES = {"string": "string", "integer": "number", "number": "number",
                  "boolean": "boolean", "list": "list", "object": "object"}

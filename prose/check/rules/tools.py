@@ -12,9 +12,9 @@ from prose.lang.properties import is_input
 from prose.spec.model import PatternSpec
 
 
-def _uses(spec: PatternSpec) -> list[rules.ToolUse]:
-    return [rules.ToolUse(slot.name, tool.spelling, tool.writes)
-            for slot in spec.slots for tool in slot.tools]
+def _uses(spec: PatternSpec, separate: frozenset[str]) -> list[rules.ToolUse]:
+    return rules.declared_uses(((slot.name, tool.spelling, tool.writes)
+                                for slot in spec.slots for tool in slot.tools), separate)
 
 
 def _hidden_from(ctx: CheckContext) -> dict[str, frozenset[str]]:
@@ -47,8 +47,10 @@ class SharedToolChannel(Rule):
     with the invariant `` `reviewer_b` never sees `reviewer_a` ``.
 
     ## Use instead
-    Give each reviewer its own tool (`mcp:memory_a`, `mcp:memory_b`, bound to
-    separate servers or stores by the instance), or let only one of them use it.
+    Let the instance bind the tool to a server per slot (`separate: true` under
+    `mcp:memory`: each slot's calls go to a process of its own; `prose lint` of the
+    instance and `prose run` of it then find no channel), give each reviewer its own
+    tool (`mcp:memory_a`, `mcp:memory_b`), or let only one of them use it.
     """
 
     code = "PH620"
@@ -61,7 +63,7 @@ class SharedToolChannel(Rule):
         if spec is None:
             return
         hidden = _hidden_from(ctx)
-        for channel in rules.shared_channels(_uses(spec)):
+        for channel in rules.shared_channels(_uses(spec, ctx.separate_tools)):
             if channel.writer not in hidden.get(channel.reader, frozenset()):
                 continue
             reader = spec.slot(channel.reader)
@@ -119,7 +121,7 @@ class ToolArgumentsReachHidden(Rule):
         spec = ctx.spec
         if spec is None:
             return
-        uses = _uses(spec)
+        uses = _uses(spec, ctx.separate_tools)
         hidden = _hidden_from(ctx)
         external: dict[str, list[str]] = {}  # slot -> its shared external tools
         for use in uses:
