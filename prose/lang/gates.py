@@ -24,6 +24,8 @@ RUNS_ONLY_AFTER = "runs-only-after"
 SAME_INPUT = "same-input"
 AT_MOST_ONE = "at-most-one"
 RETURNS_ONE_OF = "returns-one-of"
+NEVER_AFTER = "never-after"
+BINDING_ORDER = "binding-order"
 
 Literal = bool | int | float | str | None
 
@@ -107,6 +109,38 @@ def _values_at(value: Any, path: tuple[str, ...], out: list[Any]) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class Stop:
+    """`` `w`, `c` never run after `c` returns `accept` == true `` (`field` None: after any
+    call of `stopper` that returned)."""
+
+    slots: tuple[str, ...]
+    stopper: str
+    field: str | None = None
+    value: Literal = None
+    line: int = 0
+    text: str = ""
+
+    def stops(self, output: Any) -> bool:
+        """Whether a call of the stopper that returned `output` ends the slots' calls."""
+        return self.field is None or matches(output, self.field, self.value)
+
+    def describe(self) -> str:
+        after = f"`{self.stopper}` returns" + (
+            "" if self.field is None else f" `{self.field}` == {json.dumps(self.value)}")
+        verb = "runs" if len(self.slots) == 1 else "run"
+        return f"{_names(self.slots)} never {verb} after {after}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ordered:
+    """`` `stages` run one at a time in binding order ``."""
+
+    slot: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class GateViolation:
     """One reason a call must not be made (it is not made: the run stops before it)."""
 
@@ -125,10 +159,16 @@ class Gates:
     same: tuple[SameGiven, ...] = ()
     exclusive: tuple[Exclusive, ...] = ()
     one_of: tuple[OneOf, ...] = ()  # judged on what a call returned, not before it
+    stops: tuple[Stop, ...] = ()
+    ordered: tuple[Ordered, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.guards or self.approvals or self.same or self.exclusive
-                    or self.one_of)
+                    or self.one_of or self.stops or self.ordered)
+
+    def ordered_slot(self, slot: str) -> Ordered | None:
+        """The `in binding order` rule about `slot`, if one is."""
+        return next((rule for rule in self.ordered if rule.slot == slot), None)
 
     def guards_of(self, slot: str) -> tuple[Guard, ...]:
         return tuple(guard for guard in self.guards if guard.slot == slot)
@@ -144,7 +184,9 @@ class Gates:
                 "approvals": [asdict(rule) for rule in self.approvals],
                 "same": [asdict(rule) for rule in self.same],
                 "exclusive": [asdict(rule) for rule in self.exclusive],
-                **({"one_of": [asdict(rule) for rule in self.one_of]} if self.one_of else {})}
+                **({"one_of": [asdict(rule) for rule in self.one_of]} if self.one_of else {}),
+                **({"stops": [asdict(rule) for rule in self.stops]} if self.stops else {}),
+                **({"ordered": [asdict(rule) for rule in self.ordered]} if self.ordered else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
@@ -159,6 +201,9 @@ class Gates:
                   for item in data.get("exclusive", ())),
             tuple(OneOf(**{**item, "path": tuple(item["path"]), "values": tuple(item["values"])})
                   for item in data.get("one_of", ())),
+            tuple(Stop(**{**item, "slots": tuple(item["slots"])})
+                  for item in data.get("stops", ())),
+            tuple(Ordered(**item) for item in data.get("ordered", ())),
         )
 
 
@@ -211,6 +256,10 @@ class GateHistory:
     # (slot, scope) -> input -> digest, of its latest call in that scope
     given: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     ran: dict[tuple[int, str], str] = field(default_factory=dict)  # (rule, scope) -> slot
+    stopped: set[int] = field(default_factory=set)  # the `never run after` rules in force
+    # `in binding order`: the calls of each ordered slot running now, and the next service
+    running: dict[str, int] = field(default_factory=dict)
+    next_index: dict[str, int] = field(default_factory=dict)
 
     @staticmethod
     def _latest(table: Mapping[tuple[str, str], Any], slot: str, path: str) -> Any:
@@ -222,13 +271,15 @@ class GateHistory:
         return _MISSING
 
     def violations(self, gates: Gates, slot: str, *, conditions: Mapping[str, Any],
-                   given: Mapping[str, str], path: str) -> list[GateViolation]:
+                   given: Mapping[str, str], path: str,
+                   index: int | None = None) -> list[GateViolation]:
         """Every control-flow invariant a call of `slot` made now would break.
 
         `conditions` holds each `runs only if` condition's value as the call site sees it
         (absent: it could not be evaluated), `given` the digests of the watched inputs the
-        call would send, `path` its trace path (for `per iteration`)."""
-        found: list[GateViolation] = []
+        call would send, `path` its trace path (for `per iteration`), `index` the position
+        of the service called in a list-valued slot (for `in binding order`)."""
+        found = self._order_violations(gates, slot, index)
         for guard in gates.guards_of(slot):
             value = conditions.get(guard.key, _MISSING)
             if value is _MISSING or not value:
@@ -274,8 +325,33 @@ class GateHistory:
                     f"`{first}` already ran {where}", exclusive.line))
         return found
 
-    def started(self, gates: Gates, slot: str, *, given: Mapping[str, str], path: str) -> None:
-        """A call of `slot` is made: record it for `at most one` and `gets the same`."""
+    def _order_violations(self, gates: Gates, slot: str,
+                          index: int | None) -> list[GateViolation]:
+        """`never run after` and `in binding order`: what the calls so far forbid now."""
+        found = [GateViolation(slot, NEVER_AFTER, f"{rule.describe()}, and it did", rule.line)
+                 for number, rule in enumerate(gates.stops)
+                 if number in self.stopped and slot in rule.slots]
+        order = gates.ordered_slot(slot)
+        if order is not None:
+            if self.running.get(slot, 0):
+                found.append(GateViolation(
+                    slot, BINDING_ORDER, f"`{slot}` run one at a time in binding order, and "
+                    "another call of it is running", order.line))
+            expected = self.next_index.get(slot, 0)
+            if index != expected:
+                shown = "no service of the list" if index is None else f"`{slot}[{index}]`"
+                found.append(GateViolation(
+                    slot, BINDING_ORDER, f"`{slot}` run one at a time in binding order: the "
+                    f"next call is of `{slot}[{expected}]`, not {shown}", order.line))
+        return found
+
+    def started(self, gates: Gates, slot: str, *, given: Mapping[str, str], path: str,
+                index: int | None = None) -> None:
+        """A call of `slot` is made: record it for `at most one`, `gets the same` and
+        `in binding order`."""
+        if gates.ordered_slot(slot) is not None:
+            self.running[slot] = self.running.get(slot, 0) + 1
+            self.next_index[slot] = (index if index is not None else -1) + 1
         for number, exclusive in enumerate(gates.exclusive):
             if slot in exclusive.slots:
                 scope = iteration_of(path) if exclusive.per_iteration else ""
@@ -287,9 +363,18 @@ class GateHistory:
     def returned(self, gates: Gates, slot: str, output: Any, path: str) -> None:
         """A call of `slot` at `path` returned `output`: an approver's decision, the latest
         in every iteration around the call."""
+        self.ended(gates, slot)
+        for number, rule in enumerate(gates.stops):
+            if rule.stopper == slot and rule.stops(output):
+                self.stopped.add(number)
         if any(approval.approver == slot for approval in gates.approvals):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
+
+    def ended(self, gates: Gates, slot: str) -> None:
+        """A call of `slot` is no longer running (it returned or failed)."""
+        if self.running.get(slot, 0) > 0:
+            self.running[slot] -= 1
 
     @staticmethod
     def unexpected(gates: Gates, slot: str, output: Any) -> list[GateViolation]:

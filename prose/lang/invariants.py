@@ -289,6 +289,50 @@ class ResultSatisfies:
         return ()
 
 
+@dataclass(frozen=True, slots=True)
+class NeverAfter:
+    """`` `worker` and `critic` never run after `critic` returns `accept` == true `` (without
+    the field, `` `chain` never runs after `chain` returns ``: after any call of it that
+    returned, a failed call not counting): once a call of `stopper` returned so, no call
+    of the slots is made for the rest of the run. Not proven statically: the run time
+    judges each call from the run's history and the audit from the recorded calls."""
+
+    slots: tuple[str, ...]
+    stopper: str
+    field: str | None = None
+    value: bool | int | float | str | None = None
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (*self.slots, self.stopper)
+
+
+@dataclass(frozen=True, slots=True)
+class InBindingOrder:
+    """`` `stages` run one at a time in binding order ``: the calls of a list-valued slot
+    are made one at a time (none while another is running), and the n-th call of the run
+    is of the n-th service of the binding (`stages[0]` first). Not proven statically:
+    judged by the run time before each call and by the audit from the recorded calls
+    (PH639 reports a slot that is not list-valued)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class OnlyReads:
+    """`` `checker` only reads `` (or `` `checker`'s tools only read ``): every tool the
+    slot declares is read-only (PH640 otherwise, a static property of the declarations),
+    so the run time's check that a read-only call left what it was given unchanged (R033)
+    applies to every call of it."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -311,6 +355,9 @@ InvariantForm: TypeAlias = (
     | SameInput
     | AtMostOne
     | ResultSatisfies
+    | NeverAfter
+    | InBindingOrder
+    | OnlyReads
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -318,5 +365,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
-    ReturnsOneOf, ResultSatisfies,
+    ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
 )

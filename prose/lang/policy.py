@@ -26,18 +26,21 @@ from prose.lang.flows import (
     same_round,
     strict_requested,
 )
-from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, SameGiven
+from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, Ordered, SameGiven, Stop
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
     DistinctModels,
     Independent,
+    InBindingOrder,
     InvariantForm,
     LoopsBoundedBy,
+    NeverAfter,
     NeverSees,
     NeverTold,
     NoCallReceives,
     OnlyGrows,
+    OnlyReads,
     OwnChain,
     OwnRound,
     PairwiseIndependent,
@@ -495,6 +498,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     same: list[SameGiven] = []
     exclusive: list[Exclusive] = []
     one_of: list[OneOf] = []
+    stops: list[Stop] = []
+    ordered: list[Ordered] = []
     results: list[ResultRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
     # a policy source need not have these sections).
@@ -580,6 +585,12 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 if not form.problem:  # PH638 reports an expression that is none
                     results.append(ResultRule(form.expression, line, text, given_names(
                         form.names, returned, given)))
+            case NeverAfter():
+                stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
+            case InBindingOrder():
+                ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case OnlyReads():
+                pass  # a static property of the slot's tools (PH640); R033 then holds per call
             case LoopsBoundedBy():
                 pass  # a static property of the program (PT304), nothing to enforce per call
             case _:
@@ -602,6 +613,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of))
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
+                  tuple(stops), tuple(ordered))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates, tuple(results))

@@ -42,7 +42,9 @@ def involved(gates: Gates, slot: str) -> bool:
             or any(slot in (rule.slot, rule.approver) for rule in gates.approvals)
             or any(slot in (rule.slot, rule.approver) for rule in gates.same)
             or any(slot in rule.slots for rule in gates.exclusive)
-            or any(slot == rule.slot for rule in gates.one_of))
+            or any(slot == rule.slot for rule in gates.one_of)
+            or any(slot in (*rule.slots, rule.stopper) for rule in gates.stops)
+            or gates.ordered_slot(slot) is not None)
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -66,7 +68,8 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
     given = {name: digest(v.plain(inputs[name])) for name in gates.watched_inputs(slot)
              if name in inputs}
     history = ctx.gate_history
-    found = history.violations(gates, slot, conditions=conditions, given=given, path=path)
+    found = history.violations(gates, slot, conditions=conditions, given=given, path=path,
+                               index=target.index)
     if found:
         message = "; ".join(dict.fromkeys(item.message for item in found))
         rules = list(dict.fromkeys(item.rule for item in found))
@@ -77,7 +80,7 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
             line=node.line, column=node.column, slot=slot, rules=rules,
             refused={"path": path, "gates": {"conditions": conditions, "given": given}}))
         raise error
-    history.started(gates, slot, given=given, path=path)
+    history.started(gates, slot, given=given, path=path, index=target.index)
     record: dict[str, Any] = {}
     if conditions:
         record["conditions"] = conditions
@@ -121,6 +124,7 @@ def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None
              path: str) -> None:
     """The call ended: an approver's decision (None: it failed) is its latest."""
     if output is None:
+        history.ended(gates, slot)
         history.failed(slot, path)
     else:
         history.returned(gates, slot, v.plain(output), path)

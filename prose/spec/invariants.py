@@ -12,6 +12,9 @@ import re
 
 from prose.lang.invariants import (
     AtMostOne,
+    InBindingOrder,
+    NeverAfter,
+    OnlyReads,
     BlindTo,
     DistinctModels,
     Independent,
@@ -41,12 +44,15 @@ __all__ = [
     "BlindTo",
     "DistinctModels",
     "Independent",
+    "InBindingOrder",
     "InvariantForm",
     "LoopsBoundedBy",
+    "NeverAfter",
     "NeverSees",
     "NeverTold",
     "NoCallReceives",
     "OnlyGrows",
+    "OnlyReads",
     "OwnChain",
     "OwnRound",
     "PairwiseIndependent",
@@ -133,6 +139,19 @@ _RUNS_ONCE = re.compile(
     r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
     re.I,
 )
+
+
+_NEVER_AFTER = re.compile(
+    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:never|no\s+longer)\s+runs?\s+"
+    rf"(?:again\s+)?(?:after|once)\s+{_NAME}\s+(?:returns|returned|has\s+returned)"
+    rf"(?:\s+(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?))?$",
+    re.I)
+_BINDING_ORDER = re.compile(
+    rf"^{_NAME}\s+(?:run|are\s+called|are\s+tried|runs)\s+one\s+at\s+a\s+time\s*,?\s*"
+    r"in\s+(?:their\s+)?binding\s+order$", re.I)
+_ONLY_READS = re.compile(
+    rf"^(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read)"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 
 
 # `` the result satisfies `EXPR` `` and an optional gloss in parentheses after it (never a
@@ -235,6 +254,23 @@ def _parse_gate(text: str) -> InvariantForm | None:
     if match := _RUNS_ONCE.match(text):
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
+    return _parse_order(text)
+
+
+def _parse_order(text: str) -> InvariantForm | None:
+    """The forms about the order of calls, and about a slot's tools."""
+    if match := _NEVER_AFTER.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        field = match.group(3) or match.group(5)
+        if field is None:
+            return NeverAfter(slots=names, stopper=match.group(2))
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return NeverAfter(slots=names, stopper=match.group(2), field=field,
+                          value=_literal(literal))
+    if match := _BINDING_ORDER.match(text):
+        return InBindingOrder(slot=match.group(1))
+    if match := _ONLY_READS.match(text):
+        return OnlyReads(slot=match.group(1) or match.group(2))
     return None
 
 
@@ -265,6 +301,9 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "at most one of `{*}` runs",
     "`{}` runs at most once",
     "the result satisfies `{}`",
+    "`{*}` never run after `{}` returns `{}` == true",
+    "`{}` run one at a time in binding order",
+    "`{}` only reads",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

@@ -15,6 +15,7 @@ from prose.check.rules import flow_rules as flow_rules
 from prose.check.rules import gates as gates
 from prose.check.rules import invariants as invariants
 from prose.check.rules import model_choice as model_choice
+from prose.check.rules import order as order
 from prose.check.rules import requires as requires
 from prose.check.rules import results as results
 from prose.check.rules import returns as returns

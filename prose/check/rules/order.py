@@ -1,0 +1,121 @@
+"""The order of calls and what a slot's tools may do: `in binding order` (PH639) and
+`only reads` (PH640).
+
+`` `S` run one at a time in binding order `` and `` `W` never runs after `A` returns ``
+are judged by the run time before each call and by the audit from the recorded calls
+(`prose.lang.gates`); the linter checks here only that the first names a list-valued
+slot. `` `C` only reads `` is a property of the slot's declared tools, which the
+linter proves whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prose.check.invariant_checks import forms
+from prose.check.rule import CheckContext, Rule, rule
+from prose.diagnostics.model import Diagnostic, Severity
+from prose.lang.invariants import InBindingOrder, OnlyReads
+
+
+@rule
+class BindingOrderNotAList(Rule):
+    """An `in binding order` invariant names a slot that is not list-valued.
+
+    ## What it does
+    For `` `S` run one at a time in binding order ``, reports the bullet when
+    `S` is not a list-valued slot (marked `(list)`, documented by a `T[]`
+    parameter, or iterated by `for s in S`).
+
+    The property itself is not proven by the linter: the run time judges
+    every call of `S` before it is made, from the run's history, and stops
+    the run (R060, nothing sent) when another call of `S` is still running
+    or when the service called is not the next of the binding (the first
+    call is of `S[0]`, the n-th of `S[n-1]`); `prose audit` judges the
+    recorded calls again in order (rule `binding-order`: the recorded service
+    indexes, and a call that started before an earlier one ended by the
+    recorded times).
+
+    ## Why is this bad
+    One service has no binding order: every call of it would break the
+    invariant at run time.
+
+    ## Example
+    ```markdown
+    - `writer` run one at a time in binding order
+    ```
+
+    ## Use instead
+    ```markdown
+    - `stages` run one at a time in binding order
+    ```
+    where `stages` is declared `(list)`.
+    """
+
+    code = "PH639"
+    name = "binding-order-not-a-list"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        listed = set(ctx.model.list_valued_slots)
+        if ctx.spec is not None:
+            listed |= ctx.spec.list_valued_slots()
+        for found in forms(ctx, InBindingOrder):
+            if found.form.slot not in listed:
+                yield self.diagnostic(
+                    found.span, f"`{found.form.slot}` is not a list-valued slot: it has no "
+                    "binding order",
+                    help="mark the slot `(list)`, or state the order of a list-valued slot")
+
+
+@rule
+class OnlyReadsButWrites(Rule):
+    """A slot said to only read declares a tool that writes.
+
+    ## What it does
+    For `` `C` only reads `` (or `` `C`'s tools only read ``), reports every
+    tool of C's `tools:` that may write: the built-in `write`, or a command or
+    external tool marked `(writes)`. A slot with no tools only reads.
+
+    A call of a slot none of whose tools writes is an inspection: the run time
+    hashes what its workspace was given again before its answer is taken, and a
+    call that changed or removed one of those files fails (R033); so the form
+    states, and the linter proves, that every call of C judges the files it
+    was given.
+
+    ## Why is this bad
+    A checker that can write can "repair" the candidate it was asked to judge
+    and then pass its own repair; a writing tool also takes the call out of
+    the run time's check that its inputs were left unchanged.
+
+    ## Example
+    ```markdown
+    - `checker`
+      - tools: read, grep, cli:format (writes)
+    ```
+    with the invariant `` `checker` only reads ``.
+
+    ## Use instead
+    ```markdown
+    - `checker`
+      - tools: read, grep, cli:pytest
+    ```
+    """
+
+    code = "PH640"
+    name = "only-reads-but-writes"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        if ctx.spec is None:
+            return
+        for found in forms(ctx, OnlyReads):
+            slot = ctx.spec.slot(found.form.slot)
+            for tool in slot.tools if slot is not None else ():
+                if tool.writes:
+                    yield self.diagnostic(
+                        found.span, f"`{found.form.slot}` only reads, but its tool "
+                        f"`{tool.spelling}` writes",
+                        help="remove the tool, or give the writing work to another slot")
