@@ -180,3 +180,35 @@ def test_a_session_is_gated_like_a_call(tmp_path: Path) -> None:
     result = _run(pattern, {"checker": [{"ok": False}], "writer": ["a draft"]},
                   tmp_path / "t.jsonl", "--no-check", "--allow-model", "fast")
     assert result.code == 5 and "R060" in result.output, result.output
+
+
+def test_never_after_any_return_counts_only_calls_that_returned() -> None:
+    """`` `chain` never runs after `chain` returns ``: a failed call stops nothing."""
+    from prose.lang.gates import NEVER_AFTER, Stop
+
+    gates = Gates(stops=(Stop(("chain",), "chain", line=3),))
+    history = GateHistory()
+    history.started(gates, "chain", given={}, path="")
+    history.failed("chain", "")
+    assert history.violations(gates, "chain", conditions={}, given={}, path="") == []
+    history.returned(gates, "chain", "an answer", "")
+    found = history.violations(gates, "chain", conditions={}, given={}, path="")
+    assert [(item.rule, item.line) for item in found] == [(NEVER_AFTER, 3)]
+    assert "`chain` never runs after `chain` returns" in found[0].message
+
+
+def test_binding_order_refuses_a_second_call_while_one_runs() -> None:
+    from prose.lang.gates import BINDING_ORDER, Ordered
+
+    gates = Gates(ordered=(Ordered("stages", line=2),))
+    assert Gates.from_dict(gates.to_dict()) == gates
+    history = GateHistory()
+    assert history.violations(gates, "stages", conditions={}, given={}, path="", index=0) == []
+    history.started(gates, "stages", given={}, path="", index=0)
+    running = history.violations(gates, "stages", conditions={}, given={}, path="", index=1)
+    assert [item.rule for item in running] == [BINDING_ORDER]
+    assert "another call of it is running" in running[0].message
+    history.ended(gates, "stages")
+    assert history.violations(gates, "stages", conditions={}, given={}, path="", index=1) == []
+    skipped = history.violations(gates, "stages", conditions={}, given={}, path="", index=2)
+    assert "the next call is of `stages[1]`, not `stages[2]`" in skipped[0].message
