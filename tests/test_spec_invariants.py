@@ -134,7 +134,7 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "each `a` never sees its own round", "no call receives `a`", "`a` is never told `w`",
         "`a` returns `x` as one of \"y\", \"z\"", "the result satisfies `result is not null`",
         "`a` never runs after `b` returns", "`a` run one at a time in binding order",
-        "`a` only reads",
+        "`a` only reads", "no model chooses `k`",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

@@ -284,6 +284,10 @@ class ResultSatisfies:
     expression: str
     names: tuple[str, ...] = ()
     problem: str = ""
+    # `` every `entry` of `ledger` satisfies `EXPR` ``: the expression holds of each item
+    # of the returned list `items`, bound to `item` (besides the result's keys).
+    item: str = ""
+    items: str = ""
 
     def slot_names(self) -> tuple[str, ...]:
         return ()
@@ -333,6 +337,21 @@ class OnlyReads:
         return (self.slot,)
 
 
+@dataclass(frozen=True, slots=True)
+class ChosenByCode:
+    """`` no model chooses `kept` ``: every binding of the name is computed by the program
+    (literals, operators, built-ins over values) from values none of which a call, `do`
+    or `choice` bound whole, and none is made under a condition a model decides (a
+    discretion condition, a `choice`). A static property of the program (PH641): the
+    values may hold model output (the scores `top` ranks), but which of them the name
+    holds is the program's decision."""
+
+    name: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return ()
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -358,6 +377,7 @@ InvariantForm: TypeAlias = (
     | NeverAfter
     | InBindingOrder
     | OnlyReads
+    | ChosenByCode
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -366,4 +386,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
     ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
+    ChosenByCode,
 )

@@ -30,6 +30,7 @@ from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, Ordered, 
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
+    ChosenByCode,
     DistinctModels,
     InBindingOrder,
     Independent,
@@ -584,11 +585,13 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             case ResultSatisfies():
                 if not form.problem:  # PH638 reports an expression that is none
                     results.append(ResultRule(form.expression, line, text, given_names(
-                        form.names, returned, given)))
+                        form.names, returned, given), form.item, form.items))
             case NeverAfter():
                 stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
             case InBindingOrder():
                 ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case ChosenByCode():
+                pass  # a static property of the program (PH641)
             case OnlyReads():
                 pass  # a static property of the slot's tools (PH640); R033 then holds per call
             case LoopsBoundedBy():

@@ -84,6 +84,10 @@ class ResultRule:
     # The names that are not keys of `### Returns` but parameters or config keys: they read
     # the run's own values (what `run_start` records), the others the returned object's.
     given: tuple[str, ...] = ()
+    # `` every `item` of `items` satisfies ``: the expression is judged once per item of
+    # the returned list `items`, the item bound to `item`.
+    item: str = ""
+    items: str = ""
 
 
 def given_names(names: tuple[str, ...], returns: set[str], given: set[str]) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ import re
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
+    ChosenByCode,
     DistinctModels,
     InBindingOrder,
     Independent,
@@ -42,6 +43,7 @@ from prose.lang.results import parse_result_expression, root_names
 __all__ = [
     "AtMostOne",
     "BlindTo",
+    "ChosenByCode",
     "DistinctModels",
     "InBindingOrder",
     "Independent",
@@ -149,6 +151,9 @@ _NEVER_AFTER = re.compile(
 _BINDING_ORDER = re.compile(
     rf"^{_NAME}\s+(?:run|are\s+called|are\s+tried|runs)\s+one\s+at\s+a\s+time\s*,?\s*"
     r"in\s+(?:their\s+)?binding\s+order$", re.I)
+_CHOSEN_BY_CODE = re.compile(
+    rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
+    r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 _ONLY_READS = re.compile(
     rf"^(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read)"
     r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
@@ -161,12 +166,24 @@ _SATISFIES = re.compile(
     r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 
 
-def _satisfies(expression: str) -> ResultSatisfies:
+# `` every `entry` of `ledger` satisfies `EXPR` ``: the same, for each item of a returned list.
+_EVERY_SATISFIES = re.compile(
+    r"^(?:every|each)\s+(?:item\s+)?`([A-Za-z_]\w*)`\s+(?:of|in)\s+(?:the\s+returned\s+)?"
+    r"`([A-Za-z_]\w*)`\s+satisfies\s+`([^`]+)`(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+
+
+def _satisfies(expression: str, item: str = "", items: str = "") -> ResultSatisfies:
     expression = " ".join(expression.split())
     parsed = parse_result_expression(expression)
     if parsed.expr is None:
-        return ResultSatisfies(expression, (), parsed.problem)
-    return ResultSatisfies(expression, root_names(parsed.expr))
+        return ResultSatisfies(expression, (), parsed.problem, item, items)
+    if item and item == items:
+        return ResultSatisfies(expression, (), f"`{item}` names both the item and the list",
+                               item, items)
+    names = tuple(name for name in root_names(parsed.expr) if name != item)
+    if items:
+        names = tuple(dict.fromkeys((items, *names)))
+    return ResultSatisfies(expression, names, "", item, items)
 
 
 def _literal(text: str) -> bool | int | float | str | None:
@@ -251,6 +268,8 @@ def _parse_gate(text: str) -> InvariantForm | None:
         return SameInput(slot=slot, input=match.group(3), approver=slot)
     if match := _SATISFIES.match(text):
         return _satisfies(match.group(1))
+    if match := _EVERY_SATISFIES.match(text):
+        return _satisfies(match.group(3), match.group(1), match.group(2))
     if match := _RUNS_ONCE.match(text):
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
@@ -271,6 +290,8 @@ def _parse_order(text: str) -> InvariantForm | None:
         return InBindingOrder(slot=match.group(1))
     if match := _ONLY_READS.match(text):
         return OnlyReads(slot=match.group(1) or match.group(2))
+    if match := _CHOSEN_BY_CODE.match(text):
+        return ChosenByCode(name=match.group(1))
     return None
 
 
@@ -301,9 +322,11 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "at most one of `{*}` runs",
     "`{}` runs at most once",
     "the result satisfies `{}`",
+    "every `{}` of `{}` satisfies `{}`",
     "`{*}` never run after `{}` returns `{}` == true",
     "`{}` run one at a time in binding order",
     "`{}` only reads",
+    "no model chooses `{}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from prose.check.invariant_checks import forms
 from prose.check.rule import CheckContext, Rule, rule
-from prose.diagnostics.model import Diagnostic, Severity
+from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang.invariants import InBindingOrder, OnlyReads
 
 
@@ -118,4 +118,5 @@ class OnlyReadsButWrites(Rule):
                     yield self.diagnostic(
                         found.span, f"`{found.form.slot}` only reads, but its tool "
                         f"`{tool.spelling}` writes",
+                        secondary=[Label(found.span, f"invariant: {found.text.strip()}")],
                         help="remove the tool, or give the writing work to another slot")
