@@ -201,3 +201,43 @@ def test_every_item_at_run_time_and_in_the_audit(tmp_path: Path) -> None:
     findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
     assert [f["rule"] for f in findings] == ["result-satisfies"], findings
     assert "`failures[1]`" in findings[0]["message"]
+
+
+CARRIES = {
+    "slots": ("- `mapper` (primary)\n  - ensures: a partial result\n"
+              "- `reducer`\n  - ensures: the merged result"),
+    "config": None,
+    "invariants": "- the returned `result` carries only `reducer` (the merged result is the reducer's)",
+    "parameters": "- `brief`: string -- the task",
+    "returns": "- `result`: the merged result\n- `partial`: the mapper's output",
+}
+CARRIES_PROGRAM = """\
+let partial = call mapper
+  brief: brief
+let merged = call reducer
+  partial: partial
+return { result: RESULT, partial: partial }
+"""
+
+
+def test_the_returned_key_carries_only_the_slots_named(tmp_path: Path) -> None:
+    """`the returned ... carries only`: the linter finds the return (PH642); a run under
+    `--no-check` is failed by the run time on the returned value's labels (R061)."""
+    path = tmp_path / "merge.prose.md"
+    script = tmp_path / "merge.script.yaml"
+    script.write_text(yaml.safe_dump({"slots": {"mapper": ["part"], "reducer": ["whole"]}}),
+                      encoding="utf-8")
+    path.write_text(build_pattern(CARRIES_PROGRAM.replace("RESULT", "partial"), CARRIES,
+                                  "merge").text, encoding="utf-8")
+    linted = run_prose_in_process("lint", str(path))
+    assert linted.code == 1 and "PH642" in linted.output
+    run = run_prose_in_process("run", str(path), "--script", str(script), "--input",
+                               "brief=go", "--no-check", "-q")
+    assert run.code == 1 and "R061" in run.output
+    assert "may carry the output of `mapper`" in run.output
+    path.write_text(build_pattern(CARRIES_PROGRAM.replace("RESULT", "merged"), CARRIES,
+                                  "merge").text, encoding="utf-8")
+    assert run_prose_in_process("lint", str(path)).code == 0
+    run = run_prose_in_process("run", str(path), "--script", str(script), "--input",
+                               "brief=go", "-q")
+    assert run.code == 0, run.output

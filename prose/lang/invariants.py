@@ -352,6 +352,23 @@ class ChosenByCode:
         return ()
 
 
+@dataclass(frozen=True, slots=True)
+class ReturnCarries:
+    """`` the returned `result` carries only `reducer` `` (`only`: of slots' outputs, the
+    returned object's key `key` carries only theirs, as copies: `provenance`) or `` the
+    returned `criterion_verdicts` never carries `holistic` `` (nothing computed from
+    their outputs, through calls too: `transitive`). Proven by the linter on every
+    `return` of the program (PH642) and judged by the run time on the returned value's
+    labels (R061)."""
+
+    key: str
+    slots: tuple[str, ...]
+    only: bool
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -378,6 +395,7 @@ InvariantForm: TypeAlias = (
     | InBindingOrder
     | OnlyReads
     | ChosenByCode
+    | ReturnCarries
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -386,5 +404,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
     ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
-    ChosenByCode,
+    ChosenByCode, ReturnCarries,
 )

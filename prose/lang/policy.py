@@ -47,6 +47,7 @@ from prose.lang.invariants import (
     PairwiseIndependent,
     Predecessor,
     ResultSatisfies,
+    ReturnCarries,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
@@ -112,7 +113,7 @@ from prose.lang.policy_model import (
 from prose.lang.policy_model import (
     Violation as Violation,
 )
-from prose.lang.results import ResultRule, given_names
+from prose.lang.results import CarryRule, ResultRule, given_names
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
@@ -139,6 +140,8 @@ class Policy:
     # What the returned object must satisfy (`the result satisfies`): judged once the
     # program returns, by the run time and by the audit (`prose.lang.results`).
     results: tuple[ResultRule, ...] = ()
+    # Which slots' outputs a returned key may carry (`the returned ... carries only`).
+    carries: tuple[CarryRule, ...] = ()
 
     def violations(self, slot: str, channels: Sequence[Channel],
                    branch: BranchPath = (), index: int = NO_INDEX,
@@ -203,7 +206,7 @@ class Policy:
         if strict == self.strict:
             return self
         return Policy(self.pattern, self.slots, self.independent, self.unmerged,
-                      self.only_grows, strict, self.gates, self.results)
+                      self.only_grows, strict, self.gates, self.results, self.carries)
 
     def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
         slot, name = rules.slot, channel.name
@@ -262,6 +265,7 @@ class Policy:
             "strict": self.strict,
             **({"gates": self.gates.to_dict()} if self.gates else {}),
             **({"results": [asdict(rule) for rule in self.results]} if self.results else {}),
+            **({"carries": [asdict(rule) for rule in self.carries]} if self.carries else {}),
         }
 
     @classmethod
@@ -294,7 +298,9 @@ class Policy:
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
                    Gates.from_dict(data.get("gates")),
                    tuple(ResultRule(**{**item, "given": tuple(item.get("given", ()))})
-                         for item in data.get("results", ())))
+                         for item in data.get("results", ())),
+                   tuple(CarryRule(**{**item, "slots": tuple(item["slots"])})
+                         for item in data.get("carries", ())))
 
 
 @lru_cache(maxsize=4096)
@@ -502,6 +508,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     stops: list[Stop] = []
     ordered: list[Ordered] = []
     results: list[ResultRule] = []
+    carries: list[CarryRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
     # a policy source need not have these sections).
     returned = {key.name for key in getattr(spec, "returns", ())}
@@ -590,6 +597,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
             case InBindingOrder():
                 ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case ReturnCarries():
+                carries.append(CarryRule(form.key, form.slots, form.only, line, text))
             case ChosenByCode():
                 pass  # a static property of the program (PH641)
             case OnlyReads():
@@ -619,4 +628,4 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
                   tuple(stops), tuple(ordered))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
-                  gates, tuple(results))
+                  gates, tuple(results), tuple(carries))

@@ -30,6 +30,7 @@ from prose.lang.invariants import (
     PairwiseIndependent,
     Predecessor,
     ResultSatisfies,
+    ReturnCarries,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
@@ -60,6 +61,7 @@ __all__ = [
     "PairwiseIndependent",
     "Predecessor",
     "ResultSatisfies",
+    "ReturnCarries",
     "ReturnsOneOf",
     "ReturnsUnmerged",
     "RunsOnlyAfter",
@@ -154,6 +156,14 @@ _BINDING_ORDER = re.compile(
 _CHOSEN_BY_CODE = re.compile(
     rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
     r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_CARRIES = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+(?:carries|holds)\s+(only|nothing\s+of|never)\s*(?:carries\s+|holds\s+)?"
+    rf"(?:the\s+outputs?\s+of\s+)?({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_CARRIES_NEVER = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+never\s+(?:carries|holds)\s+(?:the\s+outputs?\s+of\s+)?"
+    rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 _ONLY_READS = re.compile(
     rf"^(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read)"
     r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
@@ -290,6 +300,13 @@ def _parse_order(text: str) -> InvariantForm | None:
         return InBindingOrder(slot=match.group(1))
     if match := _ONLY_READS.match(text):
         return OnlyReads(slot=match.group(1) or match.group(2))
+    if match := _CARRIES.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(3))))
+        return ReturnCarries(key=match.group(1), slots=names,
+                             only=match.group(2).lower() == "only")
+    if match := _CARRIES_NEVER.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(2))))
+        return ReturnCarries(key=match.group(1), slots=names, only=False)
     if match := _CHOSEN_BY_CODE.match(text):
         return ChosenByCode(name=match.group(1))
     return None
@@ -327,6 +344,8 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` run one at a time in binding order",
     "`{}` only reads",
     "no model chooses `{}`",
+    "the returned `{}` carries only `{*}`",
+    "the returned `{}` never carries `{*}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

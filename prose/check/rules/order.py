@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from prose.check.flow import CONSTANT
 from prose.check.invariant_checks import forms
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
@@ -120,3 +121,63 @@ class OnlyReadsButWrites(Rule):
                         f"`{tool.spelling}` writes",
                         secondary=[Label(found.span, f"invariant: {found.text.strip()}")],
                         help="remove the tool, or give the writing work to another slot")
+
+
+@rule
+class ReturnCarriesViolated(Rule):
+    """A returned key may carry the output of a slot an invariant excludes.
+
+    ## What it does
+    For `` the returned `result` carries only `reducer` ``, reports every
+    `return` of the program whose object's `result` may carry a copy of
+    another slot's output (a call's output carries its own slot only, not
+    what the call was given: the reducer's merged answer is the reducer's).
+    For `` the returned `criterion_verdicts` never carries `holistic` ``,
+    reports every `return` whose `criterion_verdicts` may carry anything
+    computed from `holistic`'s output, through calls too. A return whose
+    value is not an object literal is judged whole.
+
+    The run time judges the returned value's labels again when the program
+    returns (R061, the run fails at the invariant's line). **Known gap:** the
+    trace records no labels of the result, so `prose audit` cannot judge it.
+
+    ## Why is this bad
+    A pattern that promises the merged result is the reducer's and returns a
+    mapper's answer instead (or a verdict the holistic pass rewrote) returns
+    something other than what its reader relies on.
+
+    ## Example
+    ```prose
+    let merged = call reducer
+      mapper_results: mapper_results
+    return { result: mapper_results[0] }
+    ```
+
+    ## Use instead
+    ```prose
+    return { result: merged, mapper_results: mapper_results }
+    ```
+    """
+
+    code = "PH642"
+    name = "return-carries-violated"
+    category = "information-hiding"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        rules = ctx.policy.carries
+        if not rules:
+            return
+        flow = ctx.flow
+        for statement, value in flow.returns:
+            for carry in rules:
+                part = value.fields.get(carry.key, CONSTANT) if value.fields is not None else value
+                problem = carry.problem(flow.provenance(part), flow.transitive(part))
+                if problem:
+                    invariant = next((item for item in ctx.decl.invariants
+                                      if item.span.line == carry.line), None)
+                    secondary = ([Label(invariant.span, f"invariant: {invariant.text.strip()}")]
+                                 if invariant is not None else [])
+                    yield self.diagnostic(statement.span, problem, secondary=secondary,
+                                          help="return that key from the slots the invariant "
+                                          "names only")
