@@ -212,3 +212,48 @@ def test_binding_order_refuses_a_second_call_while_one_runs() -> None:
     assert history.violations(gates, "stages", conditions={}, given={}, path="", index=1) == []
     skipped = history.violations(gates, "stages", conditions={}, given={}, path="", index=2)
     assert "the next call is of `stages[1]`, not `stages[2]`" in skipped[0].message
+
+
+GROWTH = {
+    "parameters": "- `brief`: string -- the request",
+    "returns": "- `result`: the certified steps",
+    "slots": ("- `advancer` (primary)\n  - ensures: object with `step` (string)\n"
+              "- `certifier`\n  - ensures: object with `certified` (boolean)"),
+    "invariants": "- `progress` grows only after `certifier` returns `certified` == true",
+}
+GROWTH_PROGRAM = """\
+let progress = []
+repeat 2:
+  let proposal = call advancer
+    brief: brief
+  let verdict = call certifier
+    step: proposal.step
+  GROW
+return { result: progress }
+"""
+
+
+def test_a_growth_the_certifier_refused_stops_the_run(tmp_path: Path) -> None:
+    """`grows only after`: PH643 at the `append`; under `--no-check` the run time stops the
+    run before the list grows (R060); the gated twin lints clean and runs."""
+    script = {"advancer": [{"step": "one"}, {"step": "two"}],
+              "certifier": [{"certified": True}, {"certified": False}]}
+    ungated = build_pattern(GROWTH_PROGRAM.replace("GROW", "append proposal.step to progress"),
+                            GROWTH, "ratchet")
+    assert [d.code for d in lint_text(ungated.text, "r.prose.md").diagnostics
+            if d.code.startswith("PH64")] == ["PH643"]
+    pattern = tmp_path / "ratchet.prose.md"
+    pattern.write_text(ungated.text, encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, script, trace, "--no-check")
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["grows-only-after"])]
+    assert "but its latest call did not" in errors[0]["message"]
+    gated = build_pattern(GROWTH_PROGRAM.replace(
+        "GROW", "if verdict.certified:\n    append proposal.step to progress"), GROWTH, "ratchet")
+    assert [d for d in lint_text(gated.text, "r.prose.md").diagnostics
+            if d.code.startswith("PH64")] == []
+    pattern.write_text(gated.text, encoding="utf-8")
+    result = _run(pattern, script, tmp_path / "t2.jsonl")
+    assert result.code == 0, result.output

@@ -14,7 +14,7 @@ from prose.lang.invariants import InBindingOrder, NeverAfter, ResultSatisfies
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
                    "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637",
-                   "PH640", "PH641", "PH642")
+                   "PH640", "PH641", "PH642", "PH643")
 
 
 @dataclass

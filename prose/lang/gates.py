@@ -26,6 +26,7 @@ AT_MOST_ONE = "at-most-one"
 RETURNS_ONE_OF = "returns-one-of"
 NEVER_AFTER = "never-after"
 BINDING_ORDER = "binding-order"
+GROWS_ONLY_AFTER = "grows-only-after"
 
 Literal = bool | int | float | str | None
 
@@ -132,6 +133,19 @@ class Stop:
 
 
 @dataclass(frozen=True, slots=True)
+class Growth:
+    """`` `progress` grows only after `certifier` returns `certified` == true `` (`name` a
+    variable of the program, not a slot)."""
+
+    name: str
+    approver: str
+    field: str
+    value: Literal
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Ordered:
     """`` `stages` run one at a time in binding order ``."""
 
@@ -161,10 +175,11 @@ class Gates:
     one_of: tuple[OneOf, ...] = ()  # judged on what a call returned, not before it
     stops: tuple[Stop, ...] = ()
     ordered: tuple[Ordered, ...] = ()
+    growths: tuple[Growth, ...] = ()  # judged before a `record`/`append`, not a call
 
     def __bool__(self) -> bool:
         return bool(self.guards or self.approvals or self.same or self.exclusive
-                    or self.one_of or self.stops or self.ordered)
+                    or self.one_of or self.stops or self.ordered or self.growths)
 
     def ordered_slot(self, slot: str) -> Ordered | None:
         """The `in binding order` rule about `slot`, if one is."""
@@ -186,7 +201,8 @@ class Gates:
                 "exclusive": [asdict(rule) for rule in self.exclusive],
                 **({"one_of": [asdict(rule) for rule in self.one_of]} if self.one_of else {}),
                 **({"stops": [asdict(rule) for rule in self.stops]} if self.stops else {}),
-                **({"ordered": [asdict(rule) for rule in self.ordered]} if self.ordered else {})}
+                **({"ordered": [asdict(rule) for rule in self.ordered]} if self.ordered else {}),
+                **({"growths": [asdict(rule) for rule in self.growths]} if self.growths else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
@@ -204,6 +220,7 @@ class Gates:
             tuple(Stop(**{**item, "slots": tuple(item["slots"])})
                   for item in data.get("stops", ())),
             tuple(Ordered(**item) for item in data.get("ordered", ())),
+            tuple(Growth(**item) for item in data.get("growths", ())),
         )
 
 
@@ -367,9 +384,26 @@ class GateHistory:
         for number, rule in enumerate(gates.stops):
             if rule.stopper == slot and rule.stops(output):
                 self.stopped.add(number)
-        if any(approval.approver == slot for approval in gates.approvals):
+        if (any(rule.approver == slot for rule in gates.approvals)
+                or any(rule.approver == slot for rule in gates.growths)):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
+
+    def growth_violations(self, gates: Gates, name: str, path: str) -> list[GateViolation]:
+        """`` `name` grows only after ... returns ``: the approver's latest call, as seen
+        from the statement at `path`, must have returned the value."""
+        found: list[GateViolation] = []
+        for rule in gates.growths:
+            if rule.name != name:
+                continue
+            latest = self._latest(self.outputs, rule.approver, path)
+            if latest is _MISSING or not matches(latest, rule.field, rule.value):
+                found.append(GateViolation(
+                    rule.approver, GROWS_ONLY_AFTER, f"`{name}` grows only after "
+                    f"`{rule.approver}` returns `{rule.field}` == {json.dumps(rule.value)}, "
+                    + ("and it has not run" if latest is _MISSING else
+                       "but its latest call did not"), rule.line))
+        return found
 
     def ended(self, gates: Gates, slot: str) -> None:
         """A call of `slot` is no longer running (it returned or failed)."""

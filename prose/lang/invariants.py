@@ -369,6 +369,23 @@ class ReturnCarries:
         return self.slots
 
 
+@dataclass(frozen=True, slots=True)
+class GrowsOnlyAfter:
+    """`` `progress` grows only after `certifier` returns `certified` == true ``: every
+    `record`/`append` into the name (and every assignment after its first binding) is
+    dominated by a test of that field of the approver's output (PH643, as PH631 for a
+    call); the run time asks, before each growth, that the approver's latest call
+    returned it (R060)."""
+
+    name: str
+    approver: str
+    field: str
+    value: bool | int | float | str | None
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.approver,)
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -396,6 +413,7 @@ InvariantForm: TypeAlias = (
     | OnlyReads
     | ChosenByCode
     | ReturnCarries
+    | GrowsOnlyAfter
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -404,5 +422,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
     ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
-    ChosenByCode, ReturnCarries,
+    ChosenByCode, ReturnCarries, GrowsOnlyAfter,
 )

@@ -26,12 +26,23 @@ from prose.lang.flows import (
     same_round,
     strict_requested,
 )
-from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, Ordered, SameGiven, Stop
+from prose.lang.gates import (
+    Approval,
+    Exclusive,
+    Gates,
+    Growth,
+    Guard,
+    OneOf,
+    Ordered,
+    SameGiven,
+    Stop,
+)
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
     ChosenByCode,
     DistinctModels,
+    GrowsOnlyAfter,
     InBindingOrder,
     Independent,
     InvariantForm,
@@ -507,6 +518,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     one_of: list[OneOf] = []
     stops: list[Stop] = []
     ordered: list[Ordered] = []
+    growths: list[Growth] = []
     results: list[ResultRule] = []
     carries: list[CarryRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
@@ -597,6 +609,9 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
             case InBindingOrder():
                 ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case GrowsOnlyAfter():
+                growths.append(Growth(form.name, form.approver, form.field, form.value, line,
+                                      text))
             case ReturnCarries():
                 carries.append(CarryRule(form.key, form.slots, form.only, line, text))
             case ChosenByCode():
@@ -626,6 +641,6 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
-                  tuple(stops), tuple(ordered))
+                  tuple(stops), tuple(ordered), tuple(growths))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates, tuple(results), tuple(carries))

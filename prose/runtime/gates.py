@@ -44,7 +44,8 @@ def involved(gates: Gates, slot: str) -> bool:
             or any(slot in rule.slots for rule in gates.exclusive)
             or any(slot == rule.slot for rule in gates.one_of)
             or any(slot in (*rule.slots, rule.stopper) for rule in gates.stops)
-            or gates.ordered_slot(slot) is not None)
+            or gates.ordered_slot(slot) is not None
+            or any(slot == rule.approver for rule in gates.growths))
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -128,3 +129,25 @@ def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None
         history.failed(slot, path)
     else:
         history.returned(gates, slot, v.plain(output), path)
+
+
+def admit_growth(interpreter: Interpreter, node: n.Node, name: str, path: str) -> None:
+    """`` `name` grows only after `a` returns ... ``: judged before a `record`/`append` into
+    `name` (or an assignment to it): a violation stops the run before the list grows
+    (R060). The trace records no growth, so the audit cannot judge it again."""
+    ctx = interpreter.ctx
+    gates = ctx.policy.gates
+    if not gates.growths:
+        return
+    found = ctx.gate_history.growth_violations(gates, name, path)
+    if not found:
+        return
+    message = "; ".join(dict.fromkeys(item.message for item in found))
+    rules = [found[0].rule]
+    error = GateViolation(f"`{name}` does not grow: {message}", node.span, source=ctx.source,
+                          slot=found[0].slot, rules=rules)
+    ctx.shared.trace.emit(ErrorEvent(
+        code=error.code, kind=error.kind, message=error.message, file=node.span.file,
+        line=node.line, column=node.column, slot=found[0].slot, rules=rules,
+        refused={"path": path}))
+    raise error

@@ -15,6 +15,7 @@ from prose.lang.invariants import (
     BlindTo,
     ChosenByCode,
     DistinctModels,
+    GrowsOnlyAfter,
     InBindingOrder,
     Independent,
     InvariantForm,
@@ -46,6 +47,7 @@ __all__ = [
     "BlindTo",
     "ChosenByCode",
     "DistinctModels",
+    "GrowsOnlyAfter",
     "InBindingOrder",
     "Independent",
     "InvariantForm",
@@ -156,6 +158,10 @@ _BINDING_ORDER = re.compile(
 _CHOSEN_BY_CODE = re.compile(
     rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
     r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_GROWS_AFTER = re.compile(
+    rf"^{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+"
+    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 _CARRIES = re.compile(
     rf"^the\s+returned\s+{_NAME}\s+(?:carries|holds)\s+(only|nothing\s+of|never)\s*(?:carries\s+|holds\s+)?"
     rf"(?:the\s+outputs?\s+of\s+)?({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
@@ -300,6 +306,11 @@ def _parse_order(text: str) -> InvariantForm | None:
         return InBindingOrder(slot=match.group(1))
     if match := _ONLY_READS.match(text):
         return OnlyReads(slot=match.group(1) or match.group(2))
+    if match := _GROWS_AFTER.match(text):
+        field = match.group(3) or match.group(5)
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return GrowsOnlyAfter(name=match.group(1), approver=match.group(2), field=field,
+                              value=_literal(literal))
     if match := _CARRIES.match(text):
         names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(3))))
         return ReturnCarries(key=match.group(1), slots=names,
@@ -345,6 +356,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "`{}` only reads",
     "no model chooses `{}`",
     "the returned `{}` carries only `{*}`",
+    "`{}` grows only after `{}` returns `{}` == true",
     "the returned `{}` never carries `{*}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
