@@ -257,3 +257,53 @@ def test_a_growth_the_certifier_refused_stops_the_run(tmp_path: Path) -> None:
     pattern.write_text(gated.text, encoding="utf-8")
     result = _run(pattern, script, tmp_path / "t2.jsonl")
     assert result.code == 0, result.output
+
+
+SEQUENCE = {
+    "parameters": "- `brief`: string -- the request",
+    "returns": "- `result`: the notes of every chain",
+    "slots": "- `reviewer` (primary)\n  - ensures: a note on the material",
+    "invariants": "- each chain of `reviewer` gets the same sequence of `material`",
+}
+SEQUENCE_PROGRAM = """\
+let orders = ORDERS
+let reads = parallel for order in orders:
+  let notes = []
+  for material in order:
+    let note = call reviewer
+      material: material
+    record note in notes
+  return notes
+return { result: reads }
+"""
+
+
+def test_chains_that_read_the_materials_in_another_order_are_stopped(tmp_path: Path) -> None:
+    """`same sequence`: not proven by the linter; the run time stops the first call of a
+    chain given another material than the same call of an earlier chain (R060), and the
+    audit finds a recorded digest changed after the run."""
+    script = {"reviewer": ["n1", "n2", "n3", "n4"]}
+    swapped = build_pattern(SEQUENCE_PROGRAM.replace("ORDERS", '[["a", "b"], ["b", "a"]]'),
+                            SEQUENCE, "blind")
+    pattern = tmp_path / "blind.prose.md"
+    pattern.write_text(swapped.text, encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, script, trace)
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["same-sequence"])]
+    assert "call 1 of this chain gets another `material`" in errors[0]["message"]
+    same = build_pattern(SEQUENCE_PROGRAM.replace("ORDERS", '[["a", "b"], ["a", "b"]]'),
+                         SEQUENCE, "blind")
+    pattern.write_text(same.text, encoding="utf-8")
+    trace = tmp_path / "t2.jsonl"
+    assert _run(pattern, script, trace).code == 0
+    assert run_prose_in_process("audit", str(trace)).code == 0
+    events = events_of(trace)
+    calls = [e for e in events if e["type"] == "call"]
+    last = calls[-1]
+    assert set(last["gates"]["given"]) == {"material"} and last["branch"]
+    last["gates"]["given"]["material"] = "sha256:" + "0" * 64
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["same-sequence"], findings

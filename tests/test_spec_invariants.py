@@ -137,6 +137,7 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "`a` only reads", "no model chooses `k`",
         "the returned `result` carries only `a`",
         "`h` grows only after `b` returns `ok` == true",
+        "each chain of `a` gets the same sequence of `m`",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

@@ -10,7 +10,12 @@ from prose.check.lint import LintResult
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
 from prose.diagnostics.model import Severity
-from prose.lang.invariants import InBindingOrder, NeverAfter, ResultSatisfies
+from prose.lang.invariants import (
+    InBindingOrder,
+    NeverAfter,
+    ResultSatisfies,
+    SameSequence,
+)
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
                    "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637",
@@ -158,7 +163,8 @@ def explain(result: LintResult) -> Explanation:
             status = "invalid"
         elif line in by_invariant:
             status = "violated"
-        elif isinstance(invariant.form, ResultSatisfies | NeverAfter | InBindingOrder):
+        elif isinstance(invariant.form, ResultSatisfies | NeverAfter | InBindingOrder
+                        | SameSequence):
             status = "run-time"
         else:
             status = "holds"

@@ -27,6 +27,7 @@ RETURNS_ONE_OF = "returns-one-of"
 NEVER_AFTER = "never-after"
 BINDING_ORDER = "binding-order"
 GROWS_ONLY_AFTER = "grows-only-after"
+SAME_SEQUENCE = "same-sequence"
 
 Literal = bool | int | float | str | None
 
@@ -146,6 +147,16 @@ class Growth:
 
 
 @dataclass(frozen=True, slots=True)
+class SameOrder:
+    """`` each chain of `reviewer` gets the same sequence of `material` ``."""
+
+    slot: str
+    input: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Ordered:
     """`` `stages` run one at a time in binding order ``."""
 
@@ -176,10 +187,12 @@ class Gates:
     stops: tuple[Stop, ...] = ()
     ordered: tuple[Ordered, ...] = ()
     growths: tuple[Growth, ...] = ()  # judged before a `record`/`append`, not a call
+    sequences: tuple[SameOrder, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.guards or self.approvals or self.same or self.exclusive
-                    or self.one_of or self.stops or self.ordered or self.growths)
+                    or self.one_of or self.stops or self.ordered or self.growths
+                    or self.sequences)
 
     def ordered_slot(self, slot: str) -> Ordered | None:
         """The `in binding order` rule about `slot`, if one is."""
@@ -191,8 +204,10 @@ class Gates:
     def watched_inputs(self, slot: str) -> tuple[str, ...]:
         """The inputs of `slot` whose digests the history keeps (a `gets the same` form
         names them, for the gated slot and for its approver)."""
-        return tuple(dict.fromkeys(rule.input for rule in self.same
-                                   if slot in (rule.slot, rule.approver)))
+        return tuple(dict.fromkeys([*(rule.input for rule in self.same
+                                      if slot in (rule.slot, rule.approver)),
+                                    *(rule.input for rule in self.sequences
+                                      if rule.slot == slot)]))
 
     def to_dict(self) -> dict[str, Any]:
         return {"guards": [asdict(rule) for rule in self.guards],
@@ -202,7 +217,9 @@ class Gates:
                 **({"one_of": [asdict(rule) for rule in self.one_of]} if self.one_of else {}),
                 **({"stops": [asdict(rule) for rule in self.stops]} if self.stops else {}),
                 **({"ordered": [asdict(rule) for rule in self.ordered]} if self.ordered else {}),
-                **({"growths": [asdict(rule) for rule in self.growths]} if self.growths else {})}
+                **({"growths": [asdict(rule) for rule in self.growths]} if self.growths else {}),
+                **({"sequences": [asdict(rule) for rule in self.sequences]}
+                   if self.sequences else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
@@ -221,6 +238,7 @@ class Gates:
                   for item in data.get("stops", ())),
             tuple(Ordered(**item) for item in data.get("ordered", ())),
             tuple(Growth(**item) for item in data.get("growths", ())),
+            tuple(SameOrder(**item) for item in data.get("sequences", ())),
         )
 
 
@@ -277,6 +295,9 @@ class GateHistory:
     # `in binding order`: the calls of each ordered slot running now, and the next service
     running: dict[str, int] = field(default_factory=dict)
     next_index: dict[str, int] = field(default_factory=dict)
+    # `same sequence`: the calls each chain made so far, and what the n-th call was given
+    chain_calls: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
+    sequence: dict[tuple[int, int], str] = field(default_factory=dict)
 
     @staticmethod
     def _latest(table: Mapping[tuple[str, str], Any], slot: str, path: str) -> Any:
@@ -288,15 +309,26 @@ class GateHistory:
         return _MISSING
 
     def violations(self, gates: Gates, slot: str, *, conditions: Mapping[str, Any],
-                   given: Mapping[str, str], path: str,
-                   index: int | None = None) -> list[GateViolation]:
+                   given: Mapping[str, str], path: str, index: int | None = None,
+                   chain: tuple[str, ...] = ()) -> list[GateViolation]:
         """Every control-flow invariant a call of `slot` made now would break.
 
         `conditions` holds each `runs only if` condition's value as the call site sees it
         (absent: it could not be evaluated), `given` the digests of the watched inputs the
         call would send, `path` its trace path (for `per iteration`), `index` the position
-        of the service called in a list-valued slot (for `in binding order`)."""
+        of the service called in a list-valued slot (for `in binding order`), `chain` the
+        parallel branches the call runs in (for `same sequence`)."""
         found = self._order_violations(gates, slot, index)
+        for number, order in enumerate(gates.sequences):
+            if order.slot != slot:
+                continue
+            position = self.chain_calls.get((number, chain), 0)
+            before = self.sequence.get((number, position))
+            if before is not None and given.get(order.input) != before:
+                found.append(GateViolation(
+                    slot, SAME_SEQUENCE, f"each chain of `{slot}` gets the same sequence of "
+                    f"`{order.input}`, but call {position + 1} of this chain gets another "
+                    f"`{order.input}` than call {position + 1} of an earlier chain", order.line))
         for guard in gates.guards_of(slot):
             value = conditions.get(guard.key, _MISSING)
             if value is _MISSING or not value:
@@ -363,9 +395,14 @@ class GateHistory:
         return found
 
     def started(self, gates: Gates, slot: str, *, given: Mapping[str, str], path: str,
-                index: int | None = None) -> None:
-        """A call of `slot` is made: record it for `at most one`, `gets the same` and
-        `in binding order`."""
+                index: int | None = None, chain: tuple[str, ...] = ()) -> None:
+        """A call of `slot` is made: record it for `at most one`, `gets the same`,
+        `in binding order` and `same sequence`."""
+        for number, order in enumerate(gates.sequences):
+            if order.slot == slot:
+                position = self.chain_calls.get((number, chain), 0)
+                self.chain_calls[(number, chain)] = position + 1
+                self.sequence.setdefault((number, position), given.get(order.input, ""))
         if gates.ordered_slot(slot) is not None:
             self.running[slot] = self.running.get(slot, 0) + 1
             self.next_index[slot] = (index if index is not None else -1) + 1

@@ -386,6 +386,21 @@ class GrowsOnlyAfter:
         return (self.approver,)
 
 
+@dataclass(frozen=True, slots=True)
+class SameSequence:
+    """`` each chain of `reviewer` gets the same sequence of `material` ``: a chain is the
+    calls of the slot in one parallel branch (the run, outside every parallel construct);
+    the n-th call of every chain is given the same `input` (by digest). Not proven
+    statically: judged by the run time before each call and by the audit from the
+    recorded calls (`gates.given`, `branch`)."""
+
+    slot: str
+    input: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -414,6 +429,7 @@ InvariantForm: TypeAlias = (
     | ChosenByCode
     | ReturnCarries
     | GrowsOnlyAfter
+    | SameSequence
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -422,5 +438,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
     ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
-    ChosenByCode, ReturnCarries, GrowsOnlyAfter,
+    ChosenByCode, ReturnCarries, GrowsOnlyAfter, SameSequence,
 )

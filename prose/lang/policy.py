@@ -35,6 +35,7 @@ from prose.lang.gates import (
     OneOf,
     Ordered,
     SameGiven,
+    SameOrder,
     Stop,
 )
 from prose.lang.invariants import (
@@ -64,6 +65,7 @@ from prose.lang.invariants import (
     RunsOnlyAfter,
     RunsOnlyIf,
     SameInput,
+    SameSequence,
     SeesOnly,
     UnawareOf,
 )
@@ -519,6 +521,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     stops: list[Stop] = []
     ordered: list[Ordered] = []
     growths: list[Growth] = []
+    sequences: list[SameOrder] = []
     results: list[ResultRule] = []
     carries: list[CarryRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
@@ -609,6 +612,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
             case InBindingOrder():
                 ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case SameSequence():
+                sequences.append(SameOrder(form.slot, form.input, line, text))
             case GrowsOnlyAfter():
                 growths.append(Growth(form.name, form.approver, form.field, form.value, line,
                                       text))
@@ -641,6 +646,6 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
-                  tuple(stops), tuple(ordered), tuple(growths))
+                  tuple(stops), tuple(ordered), tuple(growths), tuple(sequences))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates, tuple(results), tuple(carries))

@@ -35,16 +35,18 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
         given = {str(k): str(v) for k, v in (recorded.get("given") or {}).items()}
         path = str(event.get("path", ""))
         index = event.get("index") if isinstance(event.get("index"), int) else None
+        branch = event.get("branch")
+        chain = tuple(str(item) for item in branch) if isinstance(branch, list) else ()
         if int(event.get("attempt") or 1) == 1:
             where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
             for found in history.violations(gates, slot, conditions=conditions, given=given,
-                                            path=path, index=index):
+                                            path=path, index=index, chain=chain):
                 yield (found.rule, found.message + " (recorded calls)", line.number,
                        str(event.get("id", "")), slot, where)
             overlap = _overlap(gates, slot, event, ends)
             if overlap:
                 yield (BINDING_ORDER, overlap, line.number, str(event.get("id", "")), slot, where)
-            history.started(gates, slot, given=given, path=path, index=index)
+            history.started(gates, slot, given=given, path=path, index=index, chain=chain)
         if gates.ordered_slot(slot) is not None:
             ends[slot] = max(ends.get(slot, 0.0),
                              _number(event.get("time")) + _number(event.get("latency_ms")) / 1000)

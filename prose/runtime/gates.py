@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseError
 from prose.lang.gates import GateHistory, Gates, digest
+from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.attempts import CallOptions
 from prose.runtime.calls import call_service
@@ -45,7 +46,8 @@ def involved(gates: Gates, slot: str) -> bool:
             or any(slot == rule.slot for rule in gates.one_of)
             or any(slot in (*rule.slots, rule.stopper) for rule in gates.stops)
             or gates.ordered_slot(slot) is not None
-            or any(slot == rule.approver for rule in gates.growths))
+            or any(slot == rule.approver for rule in gates.growths)
+            or any(slot == rule.slot for rule in gates.sequences))
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -69,8 +71,9 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
     given = {name: digest(v.plain(inputs[name])) for name in gates.watched_inputs(slot)
              if name in inputs}
     history = ctx.gate_history
+    chain = pc.branch()
     found = history.violations(gates, slot, conditions=conditions, given=given, path=path,
-                               index=target.index)
+                               index=target.index, chain=chain)
     if found:
         message = "; ".join(dict.fromkeys(item.message for item in found))
         rules = list(dict.fromkeys(item.rule for item in found))
@@ -81,7 +84,7 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
             line=node.line, column=node.column, slot=slot, rules=rules,
             refused={"path": path, "gates": {"conditions": conditions, "given": given}}))
         raise error
-    history.started(gates, slot, given=given, path=path, index=target.index)
+    history.started(gates, slot, given=given, path=path, index=target.index, chain=chain)
     record: dict[str, Any] = {}
     if conditions:
         record["conditions"] = conditions

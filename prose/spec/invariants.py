@@ -37,6 +37,7 @@ from prose.lang.invariants import (
     RunsOnlyAfter,
     RunsOnlyIf,
     SameInput,
+    SameSequence,
     SeesOnly,
     UnawareOf,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "RunsOnlyAfter",
     "RunsOnlyIf",
     "SameInput",
+    "SameSequence",
     "SeesOnly",
     "UnawareOf",
     "backticked_names",
@@ -158,6 +160,9 @@ _BINDING_ORDER = re.compile(
 _CHOSEN_BY_CODE = re.compile(
     rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
     r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_SAME_SEQUENCE = re.compile(
+    rf"^(?:each|every)\s+chain\s+of\s+{_NAME}\s+gets\s+the\s+same\s+(?:sequence|order)\s+of\s+"
+    rf"{_NAME}(?:\s+in\s+the\s+same\s+order)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 _GROWS_AFTER = re.compile(
     rf"^{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+"
     rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)"
@@ -306,6 +311,8 @@ def _parse_order(text: str) -> InvariantForm | None:
         return InBindingOrder(slot=match.group(1))
     if match := _ONLY_READS.match(text):
         return OnlyReads(slot=match.group(1) or match.group(2))
+    if match := _SAME_SEQUENCE.match(text):
+        return SameSequence(slot=match.group(1), input=match.group(2))
     if match := _GROWS_AFTER.match(text):
         field = match.group(3) or match.group(5)
         literal = match.group(4) if match.group(3) else match.group(6)
@@ -357,6 +364,7 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "no model chooses `{}`",
     "the returned `{}` carries only `{*}`",
     "`{}` grows only after `{}` returns `{}` == true",
+    "each chain of `{}` gets the same sequence of `{}`",
     "the returned `{}` never carries `{*}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
