@@ -307,3 +307,63 @@ def test_chains_that_read_the_materials_in_another_order_are_stopped(tmp_path: P
     forged = write_chained(tmp_path / "forged.jsonl", events)
     findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
     assert [f["rule"] for f in findings] == ["same-sequence"], findings
+
+
+FANOUT = {
+    "parameters": ("- `brief`: string -- the request\n"
+                   "- `briefs`: string[] -- one brief per delegate"),
+    "returns": "- `result`: one answer per delegate, in binding order",
+    "slots": "- `delegates` (list)\n  - ensures: the answer to one brief",
+    "invariants": ("- each of `delegates` gets its item of `briefs` as `brief`\n"
+                   "- the returned `result` holds the outputs of `delegates` in binding order"),
+}
+FANOUT_PROGRAM = """\
+let results = for delegate, index in delegates:
+  call delegate
+    brief: briefs[BRIEF]
+return { result: RESULT }
+"""
+
+
+def _fanout(tmp_path: Path, brief: str, result: str, trace: Path, *extra: str) -> Any:
+    built = build_pattern(FANOUT_PROGRAM.replace("BRIEF", brief).replace("RESULT", result),
+                          FANOUT, "fanout")
+    pattern = tmp_path / "fanout.prose.md"
+    pattern.write_text(built.text, encoding="utf-8")
+    script = tmp_path / "fanout.script.yaml"
+    script.write_text(yaml.safe_dump({"slots": {"delegates": [["one"], ["two"]]}}),
+                      encoding="utf-8")
+    return run_prose_in_process("run", str(pattern), "--script", str(script), "--input",
+                                'briefs=["b0", "b1"]', "--input", "brief=x", "--trace",
+                                str(trace), "-q", *extra)
+
+
+def test_a_delegate_given_another_brief_is_stopped(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    result = _fanout(tmp_path, "0", "results", trace, "--no-check")
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["item-input"])]
+    assert "`delegates[1]` gets another `brief` than `briefs[1]`" in errors[0]["message"]
+    assert [e["index"] for e in events_of(trace) if e["type"] == "call"] == [0]
+
+
+def test_a_result_out_of_binding_order_fails_and_a_forged_one_is_found(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    result = _fanout(tmp_path, "index", "[results[1], results[0]]", trace)
+    assert result.code == 1 and "R061" in result.output, result.output
+    assert "holds the outputs of `delegates` in binding order" in result.output
+    trace = tmp_path / "t2.jsonl"
+    assert _fanout(tmp_path, "index", "results", trace).code == 0
+    assert run_prose_in_process("audit", str(trace)).code == 0
+    events = events_of(trace)
+    events[-1]["result"] = {**events[-1]["result"], "result": ["two", "one"]}
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["outputs-in-order"], findings
+    events = events_of(trace)
+    first = next(e for e in events if e["type"] == "call")
+    first["gates"]["given"]["brief"] = "sha256:" + "0" * 64
+    forged = write_chained(tmp_path / "forged2.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["item-input"], findings

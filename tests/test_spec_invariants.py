@@ -138,6 +138,8 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "the returned `result` carries only `a`",
         "`h` grows only after `b` returns `ok` == true",
         "each chain of `a` gets the same sequence of `m`",
+        "each of `a` gets its item of `xs` as `x`",
+        "the returned `result` holds the outputs of `a` in binding order",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

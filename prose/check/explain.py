@@ -13,13 +13,15 @@ from prose.diagnostics.model import Severity
 from prose.lang.invariants import (
     InBindingOrder,
     NeverAfter,
+    OutputsInOrder,
     ResultSatisfies,
     SameSequence,
 )
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
                    "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637",
-                   "PH640", "PH641", "PH642", "PH643")
+                   "PH640", "PH641", "PH642", "PH643",
+                   "PH644")
 
 
 @dataclass
@@ -164,7 +166,7 @@ def explain(result: LintResult) -> Explanation:
         elif line in by_invariant:
             status = "violated"
         elif isinstance(invariant.form, ResultSatisfies | NeverAfter | InBindingOrder
-                        | SameSequence):
+                        | SameSequence | OutputsInOrder):
             status = "run-time"
         else:
             status = "holds"

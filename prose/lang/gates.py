@@ -28,6 +28,8 @@ NEVER_AFTER = "never-after"
 BINDING_ORDER = "binding-order"
 GROWS_ONLY_AFTER = "grows-only-after"
 SAME_SEQUENCE = "same-sequence"
+ITEM_INPUT = "item-input"
+OUTPUTS_IN_ORDER = "outputs-in-order"
 
 Literal = bool | int | float | str | None
 
@@ -157,6 +159,28 @@ class SameOrder:
 
 
 @dataclass(frozen=True, slots=True)
+class ItemGiven:
+    """`` each of `delegates` gets its item of `briefs` as `brief` `` (`items` a parameter or
+    config key: the run's value)."""
+
+    slot: str
+    input: str
+    items: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultInOrder:
+    """`` the returned `result` holds the outputs of `delegates` in binding order ``."""
+
+    key: str
+    slot: str
+    line: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Ordered:
     """`` `stages` run one at a time in binding order ``."""
 
@@ -188,11 +212,13 @@ class Gates:
     ordered: tuple[Ordered, ...] = ()
     growths: tuple[Growth, ...] = ()  # judged before a `record`/`append`, not a call
     sequences: tuple[SameOrder, ...] = ()
+    items_given: tuple[ItemGiven, ...] = ()
+    in_order: tuple[ResultInOrder, ...] = ()  # judged on what the program returned
 
     def __bool__(self) -> bool:
         return bool(self.guards or self.approvals or self.same or self.exclusive
                     or self.one_of or self.stops or self.ordered or self.growths
-                    or self.sequences)
+                    or self.sequences or self.items_given or self.in_order)
 
     def ordered_slot(self, slot: str) -> Ordered | None:
         """The `in binding order` rule about `slot`, if one is."""
@@ -207,6 +233,8 @@ class Gates:
         return tuple(dict.fromkeys([*(rule.input for rule in self.same
                                       if slot in (rule.slot, rule.approver)),
                                     *(rule.input for rule in self.sequences
+                                      if rule.slot == slot),
+                                    *(rule.input for rule in self.items_given
                                       if rule.slot == slot)]))
 
     def to_dict(self) -> dict[str, Any]:
@@ -219,7 +247,11 @@ class Gates:
                 **({"ordered": [asdict(rule) for rule in self.ordered]} if self.ordered else {}),
                 **({"growths": [asdict(rule) for rule in self.growths]} if self.growths else {}),
                 **({"sequences": [asdict(rule) for rule in self.sequences]}
-                   if self.sequences else {})}
+                   if self.sequences else {}),
+                **({"items_given": [asdict(rule) for rule in self.items_given]}
+                   if self.items_given else {}),
+                **({"in_order": [asdict(rule) for rule in self.in_order]}
+                   if self.in_order else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Gates:
@@ -239,6 +271,8 @@ class Gates:
             tuple(Ordered(**item) for item in data.get("ordered", ())),
             tuple(Growth(**item) for item in data.get("growths", ())),
             tuple(SameOrder(**item) for item in data.get("sequences", ())),
+            tuple(ItemGiven(**item) for item in data.get("items_given", ())),
+            tuple(ResultInOrder(**item) for item in data.get("in_order", ())),
         )
 
 
@@ -298,6 +332,10 @@ class GateHistory:
     # `same sequence`: the calls each chain made so far, and what the n-th call was given
     chain_calls: dict[tuple[int, tuple[str, ...]], int] = field(default_factory=dict)
     sequence: dict[tuple[int, int], str] = field(default_factory=dict)
+    # The run's parameters and config (`its item of`), and what each service of a slot
+    # whose outputs a result holds in order last returned: (slot, index) -> output.
+    run_values: dict[str, Any] = field(default_factory=dict)
+    by_service: dict[tuple[str, int], Any] = field(default_factory=dict)
 
     @staticmethod
     def _latest(table: Mapping[tuple[str, str], Any], slot: str, path: str) -> Any:
@@ -319,6 +357,9 @@ class GateHistory:
         of the service called in a list-valued slot (for `in binding order`), `chain` the
         parallel branches the call runs in (for `same sequence`)."""
         found = self._order_violations(gates, slot, index)
+        for item in gates.items_given:
+            if item.slot == slot:
+                found += self._item_violation(item, given, index)
         for number, order in enumerate(gates.sequences):
             if order.slot != slot:
                 continue
@@ -394,6 +435,37 @@ class GateHistory:
                     f"next call is of `{slot}[{expected}]`, not {shown}", order.line))
         return found
 
+    def _item_violation(self, rule: ItemGiven, given: Mapping[str, str],
+                        index: int | None) -> list[GateViolation]:
+        items = self.run_values.get(rule.items)
+        what = f"each of `{rule.slot}` gets its item of `{rule.items}` as `{rule.input}`"
+        if not isinstance(items, list) or index is None or not 0 <= index < len(items):
+            where = "no service of the list" if index is None else f"`{rule.slot}[{index}]`"
+            return [GateViolation(rule.slot, ITEM_INPUT, f"{what}, and `{rule.items}` has "
+                                  f"no item for {where}", rule.line)]
+        if given.get(rule.input) != digest(items[index]):
+            return [GateViolation(rule.slot, ITEM_INPUT, f"{what}, but `{rule.slot}[{index}]` "
+                                  f"gets another `{rule.input}` than `{rule.items}[{index}]`",
+                                  rule.line)]
+        return []
+
+    def result_violations(self, gates: Gates, result: Any) -> list[GateViolation]:
+        """`` the returned `k` holds the outputs of `s` in binding order ``: item n of the
+        returned key is what `s[n]` last returned, one item per service that returned."""
+        found: list[GateViolation] = []
+        fields = result if isinstance(result, Mapping) else {}
+        for rule in gates.in_order:
+            made = sorted(index for slot, index in self.by_service if slot == rule.slot)
+            value = fields.get(rule.key)
+            expected = [self.by_service[(rule.slot, index)] for index in made]
+            if made != list(range(len(made))) or not isinstance(value, list) or value != expected:
+                found.append(GateViolation(
+                    rule.slot, OUTPUTS_IN_ORDER, f"the returned `{rule.key}` holds the outputs "
+                    f"of `{rule.slot}` in binding order, but it is not the list of what "
+                    f"`{rule.slot}[0]` ... `{rule.slot}[{max(len(made) - 1, 0)}]` returned",
+                    rule.line))
+        return found
+
     def started(self, gates: Gates, slot: str, *, given: Mapping[str, str], path: str,
                 index: int | None = None, chain: tuple[str, ...] = ()) -> None:
         """A call of `slot` is made: record it for `at most one`, `gets the same`,
@@ -414,10 +486,13 @@ class GateHistory:
             for scope in scopes_of(path):
                 self.given[(slot, scope)] = dict(given)
 
-    def returned(self, gates: Gates, slot: str, output: Any, path: str) -> None:
+    def returned(self, gates: Gates, slot: str, output: Any, path: str,
+                 index: int | None = None) -> None:
         """A call of `slot` at `path` returned `output`: an approver's decision, the latest
         in every iteration around the call."""
         self.ended(gates, slot)
+        if index is not None and any(rule.slot == slot for rule in gates.in_order):
+            self.by_service[(slot, index)] = output
         for number, rule in enumerate(gates.stops):
             if rule.stopper == slot and rule.stops(output):
                 self.stopped.add(number)

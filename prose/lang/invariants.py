@@ -401,6 +401,36 @@ class SameSequence:
         return (self.slot,)
 
 
+@dataclass(frozen=True, slots=True)
+class ItemInput:
+    """`` each of `delegates` gets its item of `briefs` as `brief` ``: a call of the n-th
+    service of the list-valued slot is given, as `input`, the n-th item of `items` (a
+    parameter or config key). Proven by the linter where the call is of the loop variable
+    of `for s, i in S` and passes `items[i]` (PH644); judged again by the run time before
+    each call and by the audit (digests)."""
+
+    slot: str
+    input: str
+    items: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsInOrder:
+    """`` the returned `result` holds the outputs of `delegates` in binding order ``: the
+    returned key is a list whose n-th item is what the n-th service of the slot returned,
+    one item per service called. Not proven statically: judged by the run time when the
+    program returns (R061) and by the audit from the recorded calls and result."""
+
+    key: str
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
 InvariantForm: TypeAlias = (
     SeesOnly
     | NeverSees
@@ -430,6 +460,8 @@ InvariantForm: TypeAlias = (
     | ReturnCarries
     | GrowsOnlyAfter
     | SameSequence
+    | ItemInput
+    | OutputsInOrder
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -439,4 +471,5 @@ FORMS: tuple[type[InvariantForm], ...] = (
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
     ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
     ChosenByCode, ReturnCarries, GrowsOnlyAfter, SameSequence,
+    ItemInput, OutputsInOrder,
 )

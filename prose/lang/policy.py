@@ -32,8 +32,10 @@ from prose.lang.gates import (
     Gates,
     Growth,
     Guard,
+    ItemGiven,
     OneOf,
     Ordered,
+    ResultInOrder,
     SameGiven,
     SameOrder,
     Stop,
@@ -47,6 +49,7 @@ from prose.lang.invariants import (
     InBindingOrder,
     Independent,
     InvariantForm,
+    ItemInput,
     LoopsBoundedBy,
     NeverAfter,
     NeverSees,
@@ -54,6 +57,7 @@ from prose.lang.invariants import (
     NoCallReceives,
     OnlyGrows,
     OnlyReads,
+    OutputsInOrder,
     OwnChain,
     OwnRound,
     PairwiseIndependent,
@@ -522,6 +526,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     ordered: list[Ordered] = []
     growths: list[Growth] = []
     sequences: list[SameOrder] = []
+    items_given: list[ItemGiven] = []
+    in_order: list[ResultInOrder] = []
     results: list[ResultRule] = []
     carries: list[CarryRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
@@ -612,6 +618,10 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
                 stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
             case InBindingOrder():
                 ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case ItemInput():
+                items_given.append(ItemGiven(form.slot, form.input, form.items, line, text))
+            case OutputsInOrder():
+                in_order.append(ResultInOrder(form.key, form.slot, line, text))
             case SameSequence():
                 sequences.append(SameOrder(form.slot, form.input, line, text))
             case GrowsOnlyAfter():
@@ -646,6 +656,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
-                  tuple(stops), tuple(ordered), tuple(growths), tuple(sequences))
+                  tuple(stops), tuple(ordered), tuple(growths), tuple(sequences),
+                  tuple(items_given), tuple(in_order))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
                   gates, tuple(results), tuple(carries))

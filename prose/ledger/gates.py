@@ -23,6 +23,10 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
     if not gates:
         return
     history = GateHistory()
+    start = trace.run_start
+    for key in ("config", "inputs"):  # the run's values, for `its item of`
+        recorded = start.event.get(key) if start is not None else None
+        history.run_values.update(recorded if isinstance(recorded, Mapping) else {})
     ends: dict[str, float] = {}  # an ordered slot's latest recorded end (`one at a time`)
     for line in trace.calls:
         event = line.event
@@ -51,7 +55,7 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
             ends[slot] = max(ends.get(slot, 0.0),
                              _number(event.get("time")) + _number(event.get("latency_ms")) / 1000)
         if event.get("error") is None:
-            history.returned(gates, slot, event.get("output"), path)
+            history.returned(gates, slot, event.get("output"), path, index)
             where = f"{event.get('file')}:{event.get('line')}" if event.get("line") else None
             for found in history.unexpected(gates, slot, event.get("output")):
                 yield (found.rule, found.message + " (recorded output)", line.number,
@@ -59,6 +63,11 @@ def gate_findings(trace: LoadedTrace, gates: Gates) -> Iterator[tuple[str, str, 
         else:
             history.ended(gates, slot)
             history.failed(slot, path)
+    end = trace.run_end
+    if end is not None and end.event.get("status") == "ok":  # a run that returned
+        for found in history.result_violations(gates, end.event.get("result")):
+            yield (found.rule, found.message + " (recorded result)", end.number, "",
+                   found.slot, None)
 
 
 def _number(value: object) -> float:

@@ -47,7 +47,9 @@ def involved(gates: Gates, slot: str) -> bool:
             or any(slot in (*rule.slots, rule.stopper) for rule in gates.stops)
             or gates.ordered_slot(slot) is not None
             or any(slot == rule.approver for rule in gates.growths)
-            or any(slot == rule.slot for rule in gates.sequences))
+            or any(slot == rule.slot for rule in gates.sequences)
+            or any(slot == rule.slot for rule in gates.items_given)
+            or any(slot == rule.slot for rule in gates.in_order))
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -109,7 +111,7 @@ async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
     except ProseError:
         returned(ctx.gate_history, gates, target.slot, None, path)
         raise
-    returned(ctx.gate_history, gates, target.slot, output, path)
+    returned(ctx.gate_history, gates, target.slot, output, path, target.index)
     found = GateHistory.unexpected(gates, target.slot, v.plain(output))
     if found:  # `returns ... as one of`: the reply is not passed on
         message = "; ".join(dict.fromkeys(item.message for item in found))
@@ -125,13 +127,13 @@ async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
 
 
 def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None,
-             path: str) -> None:
+             path: str, index: int | None = None) -> None:
     """The call ended: an approver's decision (None: it failed) is its latest."""
     if output is None:
         history.ended(gates, slot)
         history.failed(slot, path)
     else:
-        history.returned(gates, slot, v.plain(output), path)
+        history.returned(gates, slot, v.plain(output), path, index)
 
 
 def admit_growth(interpreter: Interpreter, node: n.Node, name: str, path: str) -> None:

@@ -455,10 +455,12 @@ async def _execute(
     failure: ProseRuntimeError | None = None
     try:
         _start_client(ctx)
+        ctx.gate_history.run_values = {**config, **inputs}  # `its item of` reads them
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
         _judge_carries(ctx, result)
+        _judge_order(ctx, value)
         await _judge_result(ctx, value, {**config, **inputs})
     except ProseRuntimeError as error:
         failure = error
@@ -747,6 +749,15 @@ def _judge_carries(ctx: RunContext, result: Any) -> None:
         if problem:
             raise ResultBroken("the result breaks an invariant: " + problem,
                                _invariant_span(ctx, rule.line), source=ctx.source)
+
+
+def _judge_order(ctx: RunContext, value: Any) -> None:
+    """`the returned ... holds the outputs of ... in binding order` (R061), from what the
+    run's gate history recorded each service returned."""
+    broken = ctx.gate_history.result_violations(ctx.policy.gates, value)
+    if broken:
+        raise ResultBroken("the result breaks an invariant: " + broken[0].message,
+                           _invariant_span(ctx, broken[0].line), source=ctx.source)
 
 
 def _invariant_span(ctx: RunContext, number: int) -> Span:

@@ -19,6 +19,7 @@ from prose.lang.invariants import (
     InBindingOrder,
     Independent,
     InvariantForm,
+    ItemInput,
     LoopsBoundedBy,
     NeverAfter,
     NeverSees,
@@ -26,6 +27,7 @@ from prose.lang.invariants import (
     NoCallReceives,
     OnlyGrows,
     OnlyReads,
+    OutputsInOrder,
     OwnChain,
     OwnRound,
     PairwiseIndependent,
@@ -52,6 +54,7 @@ __all__ = [
     "InBindingOrder",
     "Independent",
     "InvariantForm",
+    "ItemInput",
     "LoopsBoundedBy",
     "NeverAfter",
     "NeverSees",
@@ -59,6 +62,7 @@ __all__ = [
     "NoCallReceives",
     "OnlyGrows",
     "OnlyReads",
+    "OutputsInOrder",
     "OwnChain",
     "OwnRound",
     "PairwiseIndependent",
@@ -163,6 +167,12 @@ _CHOSEN_BY_CODE = re.compile(
 _SAME_SEQUENCE = re.compile(
     rf"^(?:each|every)\s+chain\s+of\s+{_NAME}\s+gets\s+the\s+same\s+(?:sequence|order)\s+of\s+"
     rf"{_NAME}(?:\s+in\s+the\s+same\s+order)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_ITEM_INPUT = re.compile(
+    rf"^each\s+of\s+{_NAME}\s+gets\s+its\s+(?:own\s+)?item\s+of\s+{_NAME}\s+as\s+{_NAME}"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_IN_ORDER = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+holds\s+the\s+outputs\s+of\s+{_NAME}\s+in\s+binding\s+order"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 _GROWS_AFTER = re.compile(
     rf"^{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+"
     rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)"
@@ -313,6 +323,10 @@ def _parse_order(text: str) -> InvariantForm | None:
         return OnlyReads(slot=match.group(1) or match.group(2))
     if match := _SAME_SEQUENCE.match(text):
         return SameSequence(slot=match.group(1), input=match.group(2))
+    if match := _ITEM_INPUT.match(text):
+        return ItemInput(slot=match.group(1), items=match.group(2), input=match.group(3))
+    if match := _IN_ORDER.match(text):
+        return OutputsInOrder(key=match.group(1), slot=match.group(2))
     if match := _GROWS_AFTER.match(text):
         field = match.group(3) or match.group(5)
         literal = match.group(4) if match.group(3) else match.group(6)
@@ -365,6 +379,8 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "the returned `{}` carries only `{*}`",
     "`{}` grows only after `{}` returns `{}` == true",
     "each chain of `{}` gets the same sequence of `{}`",
+    "each of `{}` gets its item of `{}` as `{}`",
+    "the returned `{}` holds the outputs of `{}` in binding order",
     "the returned `{}` never carries `{*}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")

@@ -16,7 +16,9 @@ from prose.check.flow import CONSTANT
 from prose.check.invariant_checks import forms
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.lang.invariants import InBindingOrder, OnlyReads
+from prose.lang.invariants import InBindingOrder, ItemInput, OnlyReads
+from prose.syntax import nodes as n
+from prose.syntax.walk import children, find_all
 
 
 @rule
@@ -181,3 +183,100 @@ class ReturnCarriesViolated(Rule):
                     yield self.diagnostic(statement.span, problem, secondary=secondary,
                                           help="return that key from the slots the invariant "
                                           "names only")
+
+
+def _enclosing_fors(program: n.Program) -> dict[int, tuple[n.For, ...]]:
+    """The `for` loops around each call of the program, innermost last (by the call's id)."""
+    found: dict[int, tuple[n.For, ...]] = {}
+
+    def walk(node: n.Node, fors: tuple[n.For, ...]) -> None:
+        if isinstance(node, n.Call):
+            found[id(node)] = fors
+        inner = (*fors, node) if isinstance(node, n.For) else fors
+        for child in children(node):
+            walk(child, inner)
+
+    walk(program, ())
+    return found
+
+
+@rule
+class ItemInputUnproven(Rule):
+    """A service of a list-valued slot may be given another item than its own.
+
+    ## What it does
+    For `` each of `delegates` gets its item of `briefs` as `brief` ``, checks
+    that every call that may reach `delegates` is a call of the loop variable
+    `d` of a `for d, i in delegates` (or `parallel for`) around it, passing
+    `brief: briefs[i]` with that loop's counter, where `briefs` is a parameter
+    or config key the program never binds. The run time asks again before
+    each call: the digest of the `brief` the n-th service is given must be the
+    digest of the n-th item of the run's `briefs` (R060), and `prose audit`
+    asks the same of the recorded calls (`gates.given`, `run_start`).
+
+    ## Why is this bad
+    Fan-out promises that delegate `i` answers brief `i`; a program that
+    hands a delegate the wrong brief (or the whole list) returns answers
+    that no longer line up with the questions.
+
+    ## Example
+    ```prose
+    parallel for delegate, index in delegates:
+      call delegate
+        brief: briefs[0]
+    ```
+
+    ## Use instead
+    ```prose
+    parallel for delegate, index in delegates:
+      call delegate
+        brief: briefs[index]
+    ```
+    """
+
+    code = "PH644"
+    name = "item-input-unproven"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        wanted = list(forms(ctx, ItemInput))
+        if not wanted:
+            return
+        fors = _enclosing_fors(ctx.program)
+        rebound: set[str] = set()
+        for statement in find_all(ctx.program, (n.Let, n.Assign)):
+            if isinstance(statement, n.Let):
+                rebound.update(statement.names)
+            elif isinstance(statement, n.Assign) and isinstance(statement.target, n.Name):
+                rebound.add(statement.target.name)
+        given = set(ctx.decl.parameters) | set(ctx.decl.config)
+        for found in wanted:
+            form = found.form
+            label = Label(found.span, f"invariant: {found.text.strip()}")
+            fixed = form.items in given and form.items not in rebound
+            for site in ctx.flow.calls.values():
+                if form.slot not in site.slots:
+                    continue
+                if fixed and _passes_own_item(site.call, form, fors.get(id(site.call), ())):
+                    continue
+                yield self.diagnostic(
+                    site.call.head if site.call.head.line else site.call.span,
+                    f"`{form.slot}` may be given another `{form.input}` here than its item "
+                    f"of `{form.items}`", secondary=[label],
+                    help=f"call the loop variable of `for s, i in {form.slot}` with "
+                    f"`{form.input}: {form.items}[i]` (`{form.items}` a parameter)")
+
+
+def _passes_own_item(call: n.Call, form: ItemInput, fors: tuple[n.For, ...]) -> bool:
+    """The call is `call s` inside `for s, i in SLOT` passing `input: items[i]`."""
+    if not isinstance(call.target, n.Name):
+        return False
+    loop = next((item for item in reversed(fors) if item.var == call.target.name), None)
+    if (loop is None or loop.index_var is None or not isinstance(loop.iterable, n.Name)
+            or loop.iterable.name != form.slot):
+        return False
+    value = next((prop.value for prop in call.properties if prop.name == form.input), None)
+    return (isinstance(value, n.Index) and isinstance(value.obj, n.Name)
+            and value.obj.name == form.items and isinstance(value.index, n.Name)
+            and value.index.name == loop.index_var)
