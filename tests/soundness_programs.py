@@ -107,6 +107,8 @@ class Invariant:
                            + (" per iteration" if self.per_iteration else ""),
             "once": f"- `{self.a}` runs at most once"
                     + (" per iteration" if self.per_iteration else ""),
+            # every call after the first must get the `text` the one before got (PH632)
+            "same_every": f"- every call of `{self.a}` gets the same `text`",
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -117,7 +119,8 @@ class Invariant:
         The `only`, `chain` and `round` forms have no rule here: the test checks them
         through the run-time policy alone (a stopped call must be flagged).
         """
-        if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once"):
+        if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once",
+                         "same_every"):
             return
         if self.form == "no_call":
             for viewer in SLOTS:
@@ -1098,13 +1101,14 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
                forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "no_call",
-                                       "runs_if", "at_most_one", "once")) -> Invariant:
+                                       "runs_if", "at_most_one", "once", "same_every")
+               ) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "round", "no_call", "runs_if"):
+    if form in ("chain", "round", "no_call", "runs_if", "same_every"):
         return Invariant(form, a)
     if form == "once":
         return Invariant(form, a, per_iteration=draw(st.booleans()))

@@ -180,3 +180,190 @@ def test_a_session_is_gated_like_a_call(tmp_path: Path) -> None:
     result = _run(pattern, {"checker": [{"ok": False}], "writer": ["a draft"]},
                   tmp_path / "t.jsonl", "--no-check", "--allow-model", "fast")
     assert result.code == 5 and "R060" in result.output, result.output
+
+
+def test_never_after_any_return_counts_only_calls_that_returned() -> None:
+    """`` `chain` never runs after `chain` returns ``: a failed call stops nothing."""
+    from prose.lang.gates import NEVER_AFTER, Stop
+
+    gates = Gates(stops=(Stop(("chain",), "chain", line=3),))
+    history = GateHistory()
+    history.started(gates, "chain", given={}, path="")
+    history.failed("chain", "")
+    assert history.violations(gates, "chain", conditions={}, given={}, path="") == []
+    history.returned(gates, "chain", "an answer", "")
+    found = history.violations(gates, "chain", conditions={}, given={}, path="")
+    assert [(item.rule, item.line) for item in found] == [(NEVER_AFTER, 3)]
+    assert "`chain` never runs after `chain` returns" in found[0].message
+
+
+def test_binding_order_refuses_a_second_call_while_one_runs() -> None:
+    from prose.lang.gates import BINDING_ORDER, Ordered
+
+    gates = Gates(ordered=(Ordered("stages", line=2),))
+    assert Gates.from_dict(gates.to_dict()) == gates
+    history = GateHistory()
+    assert history.violations(gates, "stages", conditions={}, given={}, path="", index=0) == []
+    history.started(gates, "stages", given={}, path="", index=0)
+    running = history.violations(gates, "stages", conditions={}, given={}, path="", index=1)
+    assert [item.rule for item in running] == [BINDING_ORDER]
+    assert "another call of it is running" in running[0].message
+    history.ended(gates, "stages")
+    assert history.violations(gates, "stages", conditions={}, given={}, path="", index=1) == []
+    skipped = history.violations(gates, "stages", conditions={}, given={}, path="", index=2)
+    assert "the next call is of `stages[1]`, not `stages[2]`" in skipped[0].message
+
+
+GROWTH = {
+    "parameters": "- `brief`: string -- the request",
+    "returns": "- `result`: the certified steps",
+    "slots": ("- `advancer` (primary)\n  - ensures: object with `step` (string)\n"
+              "- `certifier`\n  - ensures: object with `certified` (boolean)"),
+    "invariants": "- `progress` grows only after `certifier` returns `certified` == true",
+}
+GROWTH_PROGRAM = """\
+let progress = []
+repeat 2:
+  let proposal = call advancer
+    brief: brief
+  let verdict = call certifier
+    step: proposal.step
+  GROW
+return { result: progress }
+"""
+
+
+def test_a_growth_the_certifier_refused_stops_the_run(tmp_path: Path) -> None:
+    """`grows only after`: PH643 at the `append`; under `--no-check` the run time stops the
+    run before the list grows (R060); the gated twin lints clean and runs."""
+    script = {"advancer": [{"step": "one"}, {"step": "two"}],
+              "certifier": [{"certified": True}, {"certified": False}]}
+    ungated = build_pattern(GROWTH_PROGRAM.replace("GROW", "append proposal.step to progress"),
+                            GROWTH, "ratchet")
+    assert [d.code for d in lint_text(ungated.text, "r.prose.md").diagnostics
+            if d.code.startswith("PH64")] == ["PH643"]
+    pattern = tmp_path / "ratchet.prose.md"
+    pattern.write_text(ungated.text, encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, script, trace, "--no-check")
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["grows-only-after"])]
+    assert "but its latest call did not" in errors[0]["message"]
+    gated = build_pattern(GROWTH_PROGRAM.replace(
+        "GROW", "if verdict.certified:\n    append proposal.step to progress"), GROWTH, "ratchet")
+    assert [d for d in lint_text(gated.text, "r.prose.md").diagnostics
+            if d.code.startswith("PH64")] == []
+    pattern.write_text(gated.text, encoding="utf-8")
+    result = _run(pattern, script, tmp_path / "t2.jsonl")
+    assert result.code == 0, result.output
+
+
+SEQUENCE = {
+    "parameters": "- `brief`: string -- the request",
+    "returns": "- `result`: the notes of every chain",
+    "slots": "- `reviewer` (primary)\n  - ensures: a note on the material",
+    "invariants": "- each chain of `reviewer` gets the same sequence of `material`",
+}
+SEQUENCE_PROGRAM = """\
+let orders = ORDERS
+let reads = parallel for order in orders:
+  let notes = []
+  for material in order:
+    let note = call reviewer
+      material: material
+    record note in notes
+  return notes
+return { result: reads }
+"""
+
+
+def test_chains_that_read_the_materials_in_another_order_are_stopped(tmp_path: Path) -> None:
+    """`same sequence`: not proven by the linter; the run time stops the first call of a
+    chain given another material than the same call of an earlier chain (R060), and the
+    audit finds a recorded digest changed after the run."""
+    script = {"reviewer": ["n1", "n2", "n3", "n4"]}
+    swapped = build_pattern(SEQUENCE_PROGRAM.replace("ORDERS", '[["a", "b"], ["b", "a"]]'),
+                            SEQUENCE, "blind")
+    pattern = tmp_path / "blind.prose.md"
+    pattern.write_text(swapped.text, encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    result = _run(pattern, script, trace)
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["same-sequence"])]
+    assert "call 1 of this chain gets another `material`" in errors[0]["message"]
+    same = build_pattern(SEQUENCE_PROGRAM.replace("ORDERS", '[["a", "b"], ["a", "b"]]'),
+                         SEQUENCE, "blind")
+    pattern.write_text(same.text, encoding="utf-8")
+    trace = tmp_path / "t2.jsonl"
+    assert _run(pattern, script, trace).code == 0
+    assert run_prose_in_process("audit", str(trace)).code == 0
+    events = events_of(trace)
+    calls = [e for e in events if e["type"] == "call"]
+    last = calls[-1]
+    assert set(last["gates"]["given"]) == {"material"} and last["branch"]
+    last["gates"]["given"]["material"] = "sha256:" + "0" * 64
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["same-sequence"], findings
+
+
+FANOUT = {
+    "parameters": ("- `brief`: string -- the request\n"
+                   "- `briefs`: string[] -- one brief per delegate"),
+    "returns": "- `result`: one answer per delegate, in binding order",
+    "slots": "- `delegates` (list)\n  - ensures: the answer to one brief",
+    "invariants": ("- each of `delegates` gets its item of `briefs` as `brief`\n"
+                   "- the returned `result` holds the outputs of `delegates` in binding order"),
+}
+FANOUT_PROGRAM = """\
+let results = for delegate, index in delegates:
+  call delegate
+    brief: briefs[BRIEF]
+return { result: RESULT }
+"""
+
+
+def _fanout(tmp_path: Path, brief: str, result: str, trace: Path, *extra: str) -> Any:
+    built = build_pattern(FANOUT_PROGRAM.replace("BRIEF", brief).replace("RESULT", result),
+                          FANOUT, "fanout")
+    pattern = tmp_path / "fanout.prose.md"
+    pattern.write_text(built.text, encoding="utf-8")
+    script = tmp_path / "fanout.script.yaml"
+    script.write_text(yaml.safe_dump({"slots": {"delegates": [["one"], ["two"]]}}),
+                      encoding="utf-8")
+    return run_prose_in_process("run", str(pattern), "--script", str(script), "--input",
+                                'briefs=["b0", "b1"]', "--input", "brief=x", "--trace",
+                                str(trace), "-q", *extra)
+
+
+def test_a_delegate_given_another_brief_is_stopped(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    result = _fanout(tmp_path, "0", "results", trace, "--no-check")
+    assert result.code == 5 and "R060" in result.output, result.output
+    errors = [e for e in events_of(trace) if e["type"] == "error"]
+    assert [(e["code"], e["rules"]) for e in errors] == [("R060", ["item-input"])]
+    assert "`delegates[1]` gets another `brief` than `briefs[1]`" in errors[0]["message"]
+    assert [e["index"] for e in events_of(trace) if e["type"] == "call"] == [0]
+
+
+def test_a_result_out_of_binding_order_fails_and_a_forged_one_is_found(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    result = _fanout(tmp_path, "index", "[results[1], results[0]]", trace)
+    assert result.code == 1 and "R061" in result.output, result.output
+    assert "holds the outputs of `delegates` in binding order" in result.output
+    trace = tmp_path / "t2.jsonl"
+    assert _fanout(tmp_path, "index", "results", trace).code == 0
+    assert run_prose_in_process("audit", str(trace)).code == 0
+    events = events_of(trace)
+    events[-1]["result"] = {**events[-1]["result"], "result": ["two", "one"]}
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["outputs-in-order"], findings
+    events = events_of(trace)
+    first = next(e for e in events if e["type"] == "call")
+    first["gates"]["given"]["brief"] = "sha256:" + "0" * 64
+    forged = write_chained(tmp_path / "forged2.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["item-input"], findings

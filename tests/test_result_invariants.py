@@ -159,3 +159,85 @@ def test_explain_says_it_is_checked_at_run_time_not_proven(tmp_path: Path) -> No
         "explain", str(pattern)).stdout
     linted = run_prose_in_process("lint", str(pattern))
     assert linted.code == 1 and "PH638" in linted.output and "`failurez`" in linted.output
+
+
+EVERY = "every `failure` of `failures` satisfies `failure != \"\" and (winner is null or winner > 0)`"
+
+
+def test_every_item_of_a_returned_list_is_judged() -> None:
+    form = parse_invariant_form(EVERY + " (each recorded failure says why)")
+    assert form == ResultSatisfies('failure != "" and (winner is null or winner > 0)',
+                                   ("failures", "winner"), "", "failure", "failures")
+    rule = ResultRule(form.expression, 5, item="failure", items="failures")
+    assert evaluate_now(broken_results((rule,), {"failures": ["a", "b"], "winner": 2})) == []
+    assert evaluate_now(broken_results((rule,), {"failures": [], "winner": 0})) == []
+    found = evaluate_now(broken_results((rule,), {"failures": ["a", ""], "winner": None}))
+    assert len(found) == 1 and "false of `failures[1]` (`failure` = \"\")" in found[0].message
+    not_a_list = evaluate_now(broken_results((rule,), {"failures": "a"}))
+    assert "`failures` of the result is not a list" in not_a_list[0].message
+    assert parse_invariant_form("every `x` of `x` satisfies `x`").problem  # type: ignore[union-attr]
+
+
+def test_every_item_at_run_time_and_in_the_audit(tmp_path: Path) -> None:
+    sections = {**SECTIONS, "invariants": f"- {EVERY}"}
+    path = tmp_path / "fallback.prose.md"
+    path.write_text(build_pattern(PROGRAM.replace("RESULT", "null").replace(
+        "record err.message in failures", "record \"\" in failures"), sections,
+        "fallback").text, encoding="utf-8")
+    result = run_prose_in_process("run", str(path), "--script",
+                                  str(_script(tmp_path, FAILING)), "--input", "brief=go", "-q")
+    assert result.code == 1 and "R061" in result.output
+    assert "false of `failures[0]`" in result.output
+    path.write_text(build_pattern(PROGRAM.replace("RESULT", "null"), sections,
+                                  "fallback").text, encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    result = run_prose_in_process("run", str(path), "--script", str(_script(tmp_path, FAILING)),
+                                  "--input", "brief=go", "--trace", str(trace), "-q")
+    assert result.code == 0, result.output
+    assert run_prose_in_process("audit", str(trace)).code == 0
+    events = events_of(trace)
+    events[-1]["result"] = {**events[-1]["result"], "failures": ["not loaded", ""]}
+    forged = write_chained(tmp_path / "forged.jsonl", events)
+    findings = json.loads(run_prose_in_process("audit", str(forged), "--json").stdout)["findings"]
+    assert [f["rule"] for f in findings] == ["result-satisfies"], findings
+    assert "`failures[1]`" in findings[0]["message"]
+
+
+CARRIES = {
+    "slots": ("- `mapper` (primary)\n  - ensures: a partial result\n"
+              "- `reducer`\n  - ensures: the merged result"),
+    "config": None,
+    "invariants": "- the returned `result` carries only `reducer` (the merged result is the reducer's)",
+    "parameters": "- `brief`: string -- the task",
+    "returns": "- `result`: the merged result\n- `partial`: the mapper's output",
+}
+CARRIES_PROGRAM = """\
+let partial = call mapper
+  brief: brief
+let merged = call reducer
+  partial: partial
+return { result: RESULT, partial: partial }
+"""
+
+
+def test_the_returned_key_carries_only_the_slots_named(tmp_path: Path) -> None:
+    """`the returned ... carries only`: the linter finds the return (PH642); a run under
+    `--no-check` is failed by the run time on the returned value's labels (R061)."""
+    path = tmp_path / "merge.prose.md"
+    script = tmp_path / "merge.script.yaml"
+    script.write_text(yaml.safe_dump({"slots": {"mapper": ["part"], "reducer": ["whole"]}}),
+                      encoding="utf-8")
+    path.write_text(build_pattern(CARRIES_PROGRAM.replace("RESULT", "partial"), CARRIES,
+                                  "merge").text, encoding="utf-8")
+    linted = run_prose_in_process("lint", str(path))
+    assert linted.code == 1 and "PH642" in linted.output
+    run = run_prose_in_process("run", str(path), "--script", str(script), "--input",
+                               "brief=go", "--no-check", "-q")
+    assert run.code == 1 and "R061" in run.output
+    assert "may carry the output of `mapper`" in run.output
+    path.write_text(build_pattern(CARRIES_PROGRAM.replace("RESULT", "merged"), CARRIES,
+                                  "merge").text, encoding="utf-8")
+    assert run_prose_in_process("lint", str(path)).code == 0
+    run = run_prose_in_process("run", str(path), "--script", str(script), "--input",
+                               "brief=go", "-q")
+    assert run.code == 0, run.output

@@ -22,8 +22,9 @@ is the call's head or one of its property lines and whose message names A.
 
 `sees only`, `each A sees only its own chain`, `A runs only if `gate.ok``
 (a condition no program binds: every call of A is stopped, so the linter must
-find every place A may be called) and `at most one of A, B runs` (per run or
-per iteration) invariants are generated too, and one pattern in five sets
+find every place A may be called), `at most one of A, B runs` (per run or
+per iteration), `A runs at most once` and `every call of A gets the same `text``
+invariants are generated too, and one pattern in five sets
 `flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
 pattern's own literal text.

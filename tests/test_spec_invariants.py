@@ -133,6 +133,13 @@ def test_every_form_class_is_in_the_union_and_compiles() -> None:
         "at most one of `a`, `b` runs", "`a` is blind to the source of `b`",
         "each `a` never sees its own round", "no call receives `a`", "`a` is never told `w`",
         "`a` returns `x` as one of \"y\", \"z\"", "the result satisfies `result is not null`",
+        "`a` never runs after `b` returns", "`a` run one at a time in binding order",
+        "`a` only reads", "no model chooses `k`",
+        "the returned `result` carries only `a`",
+        "`h` grows only after `b` returns `ok` == true",
+        "each chain of `a` gets the same sequence of `m`",
+        "each of `a` gets its item of `xs` as `x`",
+        "the returned `result` holds the outputs of `a` in binding order",
     ]
     parsed = [parse_invariant_form(text) for text in bullets]
     assert {type(form) for form in parsed} == set(invariants.FORMS)

@@ -174,6 +174,8 @@ class _Walker:
             self.places[id(call)] = place
             if isinstance(call, n.Session):  # analysed as a call made at its position
                 self.places[(call.span.line, call.span.column)] = place
+        for change in find_all(node, (n.Append, n.Assign)):  # a gated growth's statements
+            self.places[id(change)] = CallPlace(facts, arms)
 
     def statement(self, statement: n.Stmt, facts: frozenset[Fact],
                   arms: tuple[Step, ...]) -> frozenset[Fact]:

@@ -10,10 +10,18 @@ from prose.check.lint import LintResult
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
 from prose.diagnostics.model import Severity
-from prose.lang.invariants import ResultSatisfies
+from prose.lang.invariants import (
+    InBindingOrder,
+    NeverAfter,
+    OutputsInOrder,
+    ResultSatisfies,
+    SameSequence,
+)
 
 INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
-                   "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637")
+                   "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637",
+                   "PH640", "PH641", "PH642", "PH643",
+                   "PH644")
 
 
 @dataclass
@@ -147,7 +155,7 @@ def explain(result: LintResult) -> Explanation:
                 )
     invalid_lines = {
         d.span.line for d in result.diagnostics
-        if d.code in ("PS150", "PS151", "PH638") and d.severity is Severity.ERROR
+        if d.code in ("PS150", "PS151", "PH638", "PH639") and d.severity is Severity.ERROR
     }
     for invariant in context.decl.invariants:
         line = invariant.span.line
@@ -157,7 +165,8 @@ def explain(result: LintResult) -> Explanation:
             status = "invalid"
         elif line in by_invariant:
             status = "violated"
-        elif isinstance(invariant.form, ResultSatisfies):
+        elif isinstance(invariant.form, ResultSatisfies | NeverAfter | InBindingOrder
+                        | SameSequence | OutputsInOrder):
             status = "run-time"
         else:
             status = "holds"

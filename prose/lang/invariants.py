@@ -284,9 +284,151 @@ class ResultSatisfies:
     expression: str
     names: tuple[str, ...] = ()
     problem: str = ""
+    # `` every `entry` of `ledger` satisfies `EXPR` ``: the expression holds of each item
+    # of the returned list `items`, bound to `item` (besides the result's keys).
+    item: str = ""
+    items: str = ""
 
     def slot_names(self) -> tuple[str, ...]:
         return ()
+
+
+@dataclass(frozen=True, slots=True)
+class NeverAfter:
+    """`` `worker` and `critic` never run after `critic` returns `accept` == true `` (without
+    the field, `` `chain` never runs after `chain` returns ``: after any call of it that
+    returned, a failed call not counting): once a call of `stopper` returned so, no call
+    of the slots is made for the rest of the run. Not proven statically: the run time
+    judges each call from the run's history and the audit from the recorded calls."""
+
+    slots: tuple[str, ...]
+    stopper: str
+    field: str | None = None
+    value: bool | int | float | str | None = None
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (*self.slots, self.stopper)
+
+
+@dataclass(frozen=True, slots=True)
+class InBindingOrder:
+    """`` `stages` run one at a time in binding order ``: the calls of a list-valued slot
+    are made one at a time (none while another is running), and the n-th call of the run
+    is of the n-th service of the binding (`stages[0]` first). Not proven statically:
+    judged by the run time before each call and by the audit from the recorded calls
+    (PH639 reports a slot that is not list-valued)."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class OnlyReads:
+    """`` `checker` only reads `` (or `` `checker`'s tools only read ``): every tool the
+    slot declares is read-only (PH640 otherwise, a static property of the declarations),
+    so the run time's check that a read-only call left what it was given unchanged (R033)
+    applies to every call of it."""
+
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class ChosenByCode:
+    """`` no model chooses `kept` ``: every binding of the name is computed by the program
+    (literals, operators, built-ins over values) from values none of which a call, `do`
+    or `choice` bound whole, and none is made under a condition a model decides (a
+    discretion condition, a `choice`). A static property of the program (PH641): the
+    values may hold model output (the scores `top` ranks), but which of them the name
+    holds is the program's decision."""
+
+    name: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnCarries:
+    """`` the returned `result` carries only `reducer` `` (`only`: of slots' outputs, the
+    returned object's key `key` carries only theirs, as copies: `provenance`) or `` the
+    returned `criterion_verdicts` never carries `holistic` `` (nothing computed from
+    their outputs, through calls too: `transitive`). Proven by the linter on every
+    `return` of the program (PH642) and judged by the run time on the returned value's
+    labels (R061)."""
+
+    key: str
+    slots: tuple[str, ...]
+    only: bool
+
+    def slot_names(self) -> tuple[str, ...]:
+        return self.slots
+
+
+@dataclass(frozen=True, slots=True)
+class GrowsOnlyAfter:
+    """`` `progress` grows only after `certifier` returns `certified` == true ``: every
+    `record`/`append` into the name (and every assignment after its first binding) is
+    dominated by a test of that field of the approver's output (PH643, as PH631 for a
+    call); the run time asks, before each growth, that the approver's latest call
+    returned it (R060)."""
+
+    name: str
+    approver: str
+    field: str
+    value: bool | int | float | str | None
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.approver,)
+
+
+@dataclass(frozen=True, slots=True)
+class SameSequence:
+    """`` each chain of `reviewer` gets the same sequence of `material` ``: a chain is the
+    calls of the slot in one parallel branch (the run, outside every parallel construct);
+    the n-th call of every chain is given the same `input` (by digest). Not proven
+    statically: judged by the run time before each call and by the audit from the
+    recorded calls (`gates.given`, `branch`)."""
+
+    slot: str
+    input: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemInput:
+    """`` each of `delegates` gets its item of `briefs` as `brief` ``: a call of the n-th
+    service of the list-valued slot is given, as `input`, the n-th item of `items` (a
+    parameter or config key). Proven by the linter where the call is of the loop variable
+    of `for s, i in S` and passes `items[i]` (PH644); judged again by the run time before
+    each call and by the audit (digests)."""
+
+    slot: str
+    input: str
+    items: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputsInOrder:
+    """`` the returned `result` holds the outputs of `delegates` in binding order ``: the
+    returned key is a list whose n-th item is what the n-th service of the slot returned,
+    one item per service called. Not proven statically: judged by the run time when the
+    program returns (R061) and by the audit from the recorded calls and result."""
+
+    key: str
+    slot: str
+
+    def slot_names(self) -> tuple[str, ...]:
+        return (self.slot,)
 
 
 InvariantForm: TypeAlias = (
@@ -311,6 +453,15 @@ InvariantForm: TypeAlias = (
     | SameInput
     | AtMostOne
     | ResultSatisfies
+    | NeverAfter
+    | InBindingOrder
+    | OnlyReads
+    | ChosenByCode
+    | ReturnCarries
+    | GrowsOnlyAfter
+    | SameSequence
+    | ItemInput
+    | OutputsInOrder
 )
 
 # Every form class, in the order the parser tries them (a test holds it to the union).
@@ -318,5 +469,7 @@ FORMS: tuple[type[InvariantForm], ...] = (
     SeesOnly, NeverSees, UnawareOf, Independent, DistinctModels, OwnChain, OwnRound,
     Predecessor, LoopsBoundedBy, OnlyGrows, ReturnsUnmerged, PairwiseIndependent, BlindTo,
     RunsOnlyIf, RunsOnlyAfter, SameInput, AtMostOne, NoCallReceives, NeverTold,
-    ReturnsOneOf, ResultSatisfies,
+    ReturnsOneOf, ResultSatisfies, NeverAfter, InBindingOrder, OnlyReads,
+    ChosenByCode, ReturnCarries, GrowsOnlyAfter, SameSequence,
+    ItemInput, OutputsInOrder,
 )

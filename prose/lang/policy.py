@@ -26,28 +26,50 @@ from prose.lang.flows import (
     same_round,
     strict_requested,
 )
-from prose.lang.gates import Approval, Exclusive, Gates, Guard, OneOf, SameGiven
+from prose.lang.gates import (
+    Approval,
+    Exclusive,
+    Gates,
+    Growth,
+    Guard,
+    ItemGiven,
+    OneOf,
+    Ordered,
+    ResultInOrder,
+    SameGiven,
+    SameOrder,
+    Stop,
+)
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
+    ChosenByCode,
     DistinctModels,
+    GrowsOnlyAfter,
+    InBindingOrder,
     Independent,
     InvariantForm,
+    ItemInput,
     LoopsBoundedBy,
+    NeverAfter,
     NeverSees,
     NeverTold,
     NoCallReceives,
     OnlyGrows,
+    OnlyReads,
+    OutputsInOrder,
     OwnChain,
     OwnRound,
     PairwiseIndependent,
     Predecessor,
     ResultSatisfies,
+    ReturnCarries,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
     SameInput,
+    SameSequence,
     SeesOnly,
     UnawareOf,
 )
@@ -108,7 +130,7 @@ from prose.lang.policy_model import (
 from prose.lang.policy_model import (
     Violation as Violation,
 )
-from prose.lang.results import ResultRule, given_names
+from prose.lang.results import CarryRule, ResultRule, given_names
 from prose.lang.words import names_word, requirement_matches
 from prose.source import Span
 
@@ -135,6 +157,8 @@ class Policy:
     # What the returned object must satisfy (`the result satisfies`): judged once the
     # program returns, by the run time and by the audit (`prose.lang.results`).
     results: tuple[ResultRule, ...] = ()
+    # Which slots' outputs a returned key may carry (`the returned ... carries only`).
+    carries: tuple[CarryRule, ...] = ()
 
     def violations(self, slot: str, channels: Sequence[Channel],
                    branch: BranchPath = (), index: int = NO_INDEX,
@@ -199,7 +223,7 @@ class Policy:
         if strict == self.strict:
             return self
         return Policy(self.pattern, self.slots, self.independent, self.unmerged,
-                      self.only_grows, strict, self.gates, self.results)
+                      self.only_grows, strict, self.gates, self.results, self.carries)
 
     def _channel(self, rules: SlotPolicy, channel: Channel) -> list[Violation]:
         slot, name = rules.slot, channel.name
@@ -258,6 +282,7 @@ class Policy:
             "strict": self.strict,
             **({"gates": self.gates.to_dict()} if self.gates else {}),
             **({"results": [asdict(rule) for rule in self.results]} if self.results else {}),
+            **({"carries": [asdict(rule) for rule in self.carries]} if self.carries else {}),
         }
 
     @classmethod
@@ -290,7 +315,9 @@ class Policy:
                    tuple(data.get("only_grows", ())), bool(data.get("strict", False)),
                    Gates.from_dict(data.get("gates")),
                    tuple(ResultRule(**{**item, "given": tuple(item.get("given", ()))})
-                         for item in data.get("results", ())))
+                         for item in data.get("results", ())),
+                   tuple(CarryRule(**{**item, "slots": tuple(item["slots"])})
+                         for item in data.get("carries", ())))
 
 
 @lru_cache(maxsize=4096)
@@ -495,7 +522,14 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     same: list[SameGiven] = []
     exclusive: list[Exclusive] = []
     one_of: list[OneOf] = []
+    stops: list[Stop] = []
+    ordered: list[Ordered] = []
+    growths: list[Growth] = []
+    sequences: list[SameOrder] = []
+    items_given: list[ItemGiven] = []
+    in_order: list[ResultInOrder] = []
     results: list[ResultRule] = []
+    carries: list[CarryRule] = []
     # What `the result satisfies` may name besides the result's keys (read, not required:
     # a policy source need not have these sections).
     returned = {key.name for key in getattr(spec, "returns", ())}
@@ -579,7 +613,26 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             case ResultSatisfies():
                 if not form.problem:  # PH638 reports an expression that is none
                     results.append(ResultRule(form.expression, line, text, given_names(
-                        form.names, returned, given)))
+                        form.names, returned, given), form.item, form.items))
+            case NeverAfter():
+                stops.append(Stop(form.slots, form.stopper, form.field, form.value, line, text))
+            case InBindingOrder():
+                ordered.append(Ordered(form.slot, line, text))  # PH639: a list-valued slot
+            case ItemInput():
+                items_given.append(ItemGiven(form.slot, form.input, form.items, line, text))
+            case OutputsInOrder():
+                in_order.append(ResultInOrder(form.key, form.slot, line, text))
+            case SameSequence():
+                sequences.append(SameOrder(form.slot, form.input, line, text))
+            case GrowsOnlyAfter():
+                growths.append(Growth(form.name, form.approver, form.field, form.value, line,
+                                      text))
+            case ReturnCarries():
+                carries.append(CarryRule(form.key, form.slots, form.only, line, text))
+            case ChosenByCode():
+                pass  # a static property of the program (PH641)
+            case OnlyReads():
+                pass  # a static property of the slot's tools (PH640); R033 then holds per call
             case LoopsBoundedBy():
                 pass  # a static property of the program (PT304), nothing to enforce per call
             case _:
@@ -602,6 +655,8 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
     }
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
-    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of))
+    gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),
+                  tuple(stops), tuple(ordered), tuple(growths), tuple(sequences),
+                  tuple(items_given), tuple(in_order))
     return Policy(pattern, slots, tuple(independent), tuple(unmerged), tuple(only_grows), strict,
-                  gates, tuple(results))
+                  gates, tuple(results), tuple(carries))

@@ -84,9 +84,51 @@ class ResultRule:
     # The names that are not keys of `### Returns` but parameters or config keys: they read
     # the run's own values (what `run_start` records), the others the returned object's.
     given: tuple[str, ...] = ()
+    # `` every `item` of `items` satisfies ``: the expression is judged once per item of
+    # the returned list `items`, the item bound to `item`.
+    item: str = ""
+    items: str = ""
 
 
 def given_names(names: tuple[str, ...], returns: set[str], given: set[str]) -> tuple[str, ...]:
     """The names of an expression read from the run's parameters and config: those that
     are not keys of the result (a result key wins a clash)."""
     return tuple(name for name in names if name not in returns and name in given)
+
+
+# The rule name of `the returned ... carries` (errors).
+RESULT_CARRIES = "result-carries"
+
+
+@dataclass(frozen=True, slots=True)
+class CarryRule:
+    """`` the returned `key` carries only `a` `` (`only`) or `` ... never carries `h` ``:
+    which slots' outputs the returned object's key may carry. One judgement
+    (`carry_problem`) for the linter (over the abstract labels of every `return`) and
+    the run time (over the returned value's labels)."""
+
+    key: str
+    slots: tuple[str, ...]
+    only: bool
+    line: int = 0
+    text: str = ""
+
+    def problem(self, provenance: frozenset[str], transitive: frozenset[str]) -> str | None:
+        """Why a returned value at `key` carrying these labels breaks the rule, or None.
+        `only` reads the copies (`provenance`: a call's output carries its own slot, not
+        what the call was given); `never` reads everything computed from (`transitive`)."""
+        if self.only:
+            others = sorted(provenance - set(self.slots))
+            if others:
+                return (f"the returned `{self.key}` carries only {_listed(self.slots)}, but "
+                        f"it may carry the output of {_listed(tuple(others))}")
+            return None
+        found = sorted(transitive & set(self.slots))
+        if found:
+            return (f"the returned `{self.key}` never carries {_listed(self.slots)}, but it "
+                    f"may carry what {_listed(tuple(found))} returned")
+        return None
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return ", ".join(f"`{name}`" for name in names)

@@ -53,7 +53,10 @@ def write_synthetic_trace(path: str | Path, calls: int, seed: int = 7) -> Path:
                         policy=source.policy.to_dict()))
     clock, made, version, spent = _rounds(trace, random.Random(seed), calls)
     trace.emit(RunEnd(time=clock + 0.01, status="ok", exit_code=0,
-                      result={"status": "blocked", "result": None, "versions": version},
+                      # The ledger's entries are not rebuilt here: an empty list, which
+                      # the pattern's every-entry invariant holds of.
+                      result={"status": "blocked", "result": None, "versions": version,
+                              "ledger": []},
                       totals={"calls": made, "prompt_tokens": spent[0],
                               "completion_tokens": spent[1],
                               "total_tokens": spent[0] + spent[1], "cost_usd": spent[2],

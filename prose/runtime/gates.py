@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from prose.errors import ProseError
 from prose.lang.gates import GateHistory, Gates, digest
+from prose.runtime import pc
 from prose.runtime import values as v
 from prose.runtime.attempts import CallOptions
 from prose.runtime.calls import call_service
@@ -42,7 +43,13 @@ def involved(gates: Gates, slot: str) -> bool:
             or any(slot in (rule.slot, rule.approver) for rule in gates.approvals)
             or any(slot in (rule.slot, rule.approver) for rule in gates.same)
             or any(slot in rule.slots for rule in gates.exclusive)
-            or any(slot == rule.slot for rule in gates.one_of))
+            or any(slot == rule.slot for rule in gates.one_of)
+            or any(slot in (*rule.slots, rule.stopper) for rule in gates.stops)
+            or gates.ordered_slot(slot) is not None
+            or any(slot == rule.approver for rule in gates.growths)
+            or any(slot == rule.slot for rule in gates.sequences)
+            or any(slot == rule.slot for rule in gates.items_given)
+            or any(slot == rule.slot for rule in gates.in_order))
 
 
 async def admit(interpreter: Interpreter, node: n.Call, target: Service,
@@ -66,7 +73,9 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
     given = {name: digest(v.plain(inputs[name])) for name in gates.watched_inputs(slot)
              if name in inputs}
     history = ctx.gate_history
-    found = history.violations(gates, slot, conditions=conditions, given=given, path=path)
+    chain = pc.branch()
+    found = history.violations(gates, slot, conditions=conditions, given=given, path=path,
+                               index=target.index, chain=chain)
     if found:
         message = "; ".join(dict.fromkeys(item.message for item in found))
         rules = list(dict.fromkeys(item.rule for item in found))
@@ -77,7 +86,7 @@ async def admit(interpreter: Interpreter, node: n.Call, target: Service,
             line=node.line, column=node.column, slot=slot, rules=rules,
             refused={"path": path, "gates": {"conditions": conditions, "given": given}}))
         raise error
-    history.started(gates, slot, given=given, path=path)
+    history.started(gates, slot, given=given, path=path, index=target.index, chain=chain)
     record: dict[str, Any] = {}
     if conditions:
         record["conditions"] = conditions
@@ -102,7 +111,7 @@ async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
     except ProseError:
         returned(ctx.gate_history, gates, target.slot, None, path)
         raise
-    returned(ctx.gate_history, gates, target.slot, output, path)
+    returned(ctx.gate_history, gates, target.slot, output, path, target.index)
     found = GateHistory.unexpected(gates, target.slot, v.plain(output))
     if found:  # `returns ... as one of`: the reply is not passed on
         message = "; ".join(dict.fromkeys(item.message for item in found))
@@ -118,9 +127,32 @@ async def gated_call(interpreter: Interpreter, node: n.Call, target: Service,
 
 
 def returned(history: GateHistory, gates: Gates, slot: str, output: Value | None,
-             path: str) -> None:
+             path: str, index: int | None = None) -> None:
     """The call ended: an approver's decision (None: it failed) is its latest."""
     if output is None:
+        history.ended(gates, slot)
         history.failed(slot, path)
     else:
-        history.returned(gates, slot, v.plain(output), path)
+        history.returned(gates, slot, v.plain(output), path, index)
+
+
+def admit_growth(interpreter: Interpreter, node: n.Node, name: str, path: str) -> None:
+    """`` `name` grows only after `a` returns ... ``: judged before a `record`/`append` into
+    `name` (or an assignment to it): a violation stops the run before the list grows
+    (R060). The trace records no growth, so the audit cannot judge it again."""
+    ctx = interpreter.ctx
+    gates = ctx.policy.gates
+    if not gates.growths:
+        return
+    found = ctx.gate_history.growth_violations(gates, name, path)
+    if not found:
+        return
+    message = "; ".join(dict.fromkeys(item.message for item in found))
+    rules = [found[0].rule]
+    error = GateViolation(f"`{name}` does not grow: {message}", node.span, source=ctx.source,
+                          slot=found[0].slot, rules=rules)
+    ctx.shared.trace.emit(ErrorEvent(
+        code=error.code, kind=error.kind, message=error.message, file=node.span.file,
+        line=node.line, column=node.column, slot=found[0].slot, rules=rules,
+        refused={"path": path}))
+    raise error

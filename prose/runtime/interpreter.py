@@ -44,7 +44,7 @@ from prose.runtime.errors import (
     UnknownNodeError,
     ValueTypeError,
 )
-from prose.runtime.gates import gated_call
+from prose.runtime.gates import admit_growth, gated_call
 from prose.runtime.handling import ErrorHandling
 from prose.runtime.judge import judge
 from prose.runtime.loops import Loops
@@ -194,6 +194,11 @@ class Interpreter(Visitor[Awaitable[Value]]):
 
     async def exec_Assign(self, node: n.Assign, scope: Scope, path: str, collecting: bool) -> Value:
         value = self.bound(await self.eval(node.value, scope, path))
+        target = node.target
+        while isinstance(target, n.Member | n.Index):  # `progress[0] = x` changes it too
+            target = target.obj
+        if isinstance(target, n.Name):
+            admit_growth(self, node, target.name, path)
         await self.store(node.target, value, scope, path)
         return value
 
@@ -267,6 +272,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
 
     async def exec_Append(self, node: n.Append, scope: Scope, path: str, collecting: bool) -> Value:
         item = self.bound(await self.eval(node.value, scope, path))
+        if isinstance(node.target, n.Name):
+            admit_growth(self, node, node.target.name, path)
         current = await self.eval(node.target, scope, path)
         grown = v.appended(current, item)
         if self.strict:  # the list's length says the statement ran (its items keep their own)

@@ -135,6 +135,9 @@ async def broken_results(rules: tuple[ResultRule, ...], result: Any,
         if parsed.expr is None:
             broken.append(BrokenResult(rule, parsed.problem))
             continue
+        if rule.items:
+            broken += await _broken_items(rule, parsed.expr, result, run_values or {})
+            continue
         scope = result_scope(result, root_names(parsed.expr), rule, run_values or {})
         try:
             holds = v.truthy(await evaluate(parsed.expr, scope))
@@ -149,3 +152,28 @@ async def broken_results(rules: tuple[ResultRule, ...], result: Any,
             broken.append(BrokenResult(rule, f"`{rule.expression}` is false of the result "
                                              f"({shown})"))
     return broken
+
+
+async def _broken_items(rule: ResultRule, expr: n.Expr, result: Any,
+                        run_values: Mapping[str, Any]) -> list[BrokenResult]:
+    """`` every `item` of `items` satisfies ``: the first item it is false of (or cannot
+    be evaluated on); a returned `items` that is no list breaks it too."""
+    fields = result if isinstance(result, Mapping) else {}
+    items = fields.get(rule.items)
+    if not isinstance(items, list):
+        return [BrokenResult(rule, f"`{rule.items}` of the result is not a list")]
+    names = tuple(name for name in root_names(expr) if name != rule.item)
+    for position, item in enumerate(items):
+        scope = result_scope(result, names, rule, run_values)
+        scope.bindings[rule.item] = Binding(v.wrap(item), Kind.CONST)
+        try:
+            holds = v.truthy(await evaluate(expr, scope))
+        except ProseError as error:
+            message = getattr(error, "message", str(error))
+            return [BrokenResult(rule, f"`{rule.expression}` cannot be evaluated on "
+                                       f"`{rule.items}[{position}]`: {message}")]
+        if not holds:
+            return [BrokenResult(rule, f"`{rule.expression}` is false of `{rule.items}"
+                                       f"[{position}]` (`{rule.item}` = "
+                                       f"{_shown(scope.bindings[rule.item].value)})")]
+    return []

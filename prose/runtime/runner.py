@@ -458,9 +458,12 @@ async def _execute(
     failure: ProseRuntimeError | None = None
     try:
         _start_client(ctx)
+        ctx.gate_history.run_values = {**config, **inputs}  # `its item of` reads them
         result = await _run_with_timeout(ctx, globals_scope(ctx, config, inputs))
         value = plain(result)
         _compare_returns(ctx, value)
+        _judge_carries(ctx, result)
+        _judge_order(ctx, value)
         await _judge_result(ctx, value, {**config, **inputs})
     except ProseRuntimeError as error:
         failure = error
@@ -736,16 +739,44 @@ def _unmasked_part(value: Any) -> Any:
     return value
 
 
+def _judge_carries(ctx: RunContext, result: Any) -> None:
+    """`the returned ... carries only` (R061): the returned value's labels, key by key (a
+    key the object lacks carries nothing; a result that is no object is judged whole)."""
+    for rule in ctx.policy.carries:
+        part = result
+        if isinstance(result, Value) and isinstance(result.data, dict):
+            part = result.data.get(rule.key)
+        if not isinstance(part, Value):
+            continue
+        problem = rule.problem(part.provenance, part.transitive)
+        if problem:
+            raise ResultBroken("the result breaks an invariant: " + problem,
+                               _invariant_span(ctx, rule.line), source=ctx.source)
+
+
+def _judge_order(ctx: RunContext, value: Any) -> None:
+    """`the returned ... holds the outputs of ... in binding order` (R061), from what the
+    run's gate history recorded each service returned."""
+    broken = ctx.gate_history.result_violations(ctx.policy.gates, value)
+    if broken:
+        raise ResultBroken("the result breaks an invariant: " + broken[0].message,
+                           _invariant_span(ctx, broken[0].line), source=ctx.source)
+
+
+def _invariant_span(ctx: RunContext, number: int) -> Span:
+    """Where the invariant at line `number` is written (its text after the bullet)."""
+    line = ctx.source.splitlines()[number - 1] if 0 < number <= len(
+        ctx.source.splitlines()) else ""
+    column = len(line) - len(line.lstrip(" -*")) + 1
+    return Span(ctx.filename, number, column, number, max(len(line), column) + 1)
+
+
 async def _judge_result(ctx: RunContext, value: Any, run_values: Mapping[str, Any]) -> None:
     """`the result satisfies` (R061): the returned object against each such invariant, at
     the first broken one's line (the `error` event and `run_end` record it)."""
     broken = await broken_results(ctx.policy.results, value, run_values)
     if broken:
-        first = broken[0].rule
-        line = ctx.source.splitlines()[first.line - 1] if 0 < first.line <= len(
-            ctx.source.splitlines()) else ""
-        column = len(line) - len(line.lstrip(" -*")) + 1
-        span = Span(ctx.filename, first.line, column, first.line, max(len(line), column) + 1)
+        span = _invariant_span(ctx, broken[0].rule.line)
         raise ResultBroken("the result breaks an invariant: " + "; ".join(
             item.message for item in broken), span, source=ctx.source)
 

@@ -13,24 +13,33 @@ import re
 from prose.lang.invariants import (
     AtMostOne,
     BlindTo,
+    ChosenByCode,
     DistinctModels,
+    GrowsOnlyAfter,
+    InBindingOrder,
     Independent,
     InvariantForm,
+    ItemInput,
     LoopsBoundedBy,
+    NeverAfter,
     NeverSees,
     NeverTold,
     NoCallReceives,
     OnlyGrows,
+    OnlyReads,
+    OutputsInOrder,
     OwnChain,
     OwnRound,
     PairwiseIndependent,
     Predecessor,
     ResultSatisfies,
+    ReturnCarries,
     ReturnsOneOf,
     ReturnsUnmerged,
     RunsOnlyAfter,
     RunsOnlyIf,
     SameInput,
+    SameSequence,
     SeesOnly,
     UnawareOf,
 )
@@ -39,24 +48,33 @@ from prose.lang.results import parse_result_expression, root_names
 __all__ = [
     "AtMostOne",
     "BlindTo",
+    "ChosenByCode",
     "DistinctModels",
+    "GrowsOnlyAfter",
+    "InBindingOrder",
     "Independent",
     "InvariantForm",
+    "ItemInput",
     "LoopsBoundedBy",
+    "NeverAfter",
     "NeverSees",
     "NeverTold",
     "NoCallReceives",
     "OnlyGrows",
+    "OnlyReads",
+    "OutputsInOrder",
     "OwnChain",
     "OwnRound",
     "PairwiseIndependent",
     "Predecessor",
     "ResultSatisfies",
+    "ReturnCarries",
     "ReturnsOneOf",
     "ReturnsUnmerged",
     "RunsOnlyAfter",
     "RunsOnlyIf",
     "SameInput",
+    "SameSequence",
     "SeesOnly",
     "UnawareOf",
     "backticked_names",
@@ -135,6 +153,43 @@ _RUNS_ONCE = re.compile(
 )
 
 
+_NEVER_AFTER = re.compile(
+    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:never|no\s+longer)\s+runs?\s+"
+    rf"(?:again\s+)?(?:after|once)\s+{_NAME}\s+(?:returns|returned|has\s+returned)"
+    rf"(?:\s+(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?))?$",
+    re.I)
+_BINDING_ORDER = re.compile(
+    rf"^{_NAME}\s+(?:run|are\s+called|are\s+tried|runs)\s+one\s+at\s+a\s+time\s*,?\s*"
+    r"in\s+(?:their\s+)?binding\s+order$", re.I)
+_CHOSEN_BY_CODE = re.compile(
+    rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
+    r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_SAME_SEQUENCE = re.compile(
+    rf"^(?:each|every)\s+chain\s+of\s+{_NAME}\s+gets\s+the\s+same\s+(?:sequence|order)\s+of\s+"
+    rf"{_NAME}(?:\s+in\s+the\s+same\s+order)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_ITEM_INPUT = re.compile(
+    rf"^each\s+of\s+{_NAME}\s+gets\s+its\s+(?:own\s+)?item\s+of\s+{_NAME}\s+as\s+{_NAME}"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_IN_ORDER = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+holds\s+the\s+outputs\s+of\s+{_NAME}\s+in\s+binding\s+order"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_GROWS_AFTER = re.compile(
+    rf"^{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+"
+    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_CARRIES = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+(?:carries|holds)\s+(only|nothing\s+of|never)\s*(?:carries\s+|holds\s+)?"
+    rf"(?:the\s+outputs?\s+of\s+)?({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_CARRIES_NEVER = re.compile(
+    rf"^the\s+returned\s+{_NAME}\s+never\s+(?:carries|holds)\s+(?:the\s+outputs?\s+of\s+)?"
+    rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_ONLY_READS = re.compile(
+    rf"^(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read)"
+    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+
+
 # `` the result satisfies `EXPR` `` and an optional gloss in parentheses after it (never a
 # `(not machine-checked: ...)`, which marks a prose-only bullet).
 _SATISFIES = re.compile(
@@ -142,12 +197,24 @@ _SATISFIES = re.compile(
     r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
 
 
-def _satisfies(expression: str) -> ResultSatisfies:
+# `` every `entry` of `ledger` satisfies `EXPR` ``: the same, for each item of a returned list.
+_EVERY_SATISFIES = re.compile(
+    r"^(?:every|each)\s+(?:item\s+)?`([A-Za-z_]\w*)`\s+(?:of|in)\s+(?:the\s+returned\s+)?"
+    r"`([A-Za-z_]\w*)`\s+satisfies\s+`([^`]+)`(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+
+
+def _satisfies(expression: str, item: str = "", items: str = "") -> ResultSatisfies:
     expression = " ".join(expression.split())
     parsed = parse_result_expression(expression)
     if parsed.expr is None:
-        return ResultSatisfies(expression, (), parsed.problem)
-    return ResultSatisfies(expression, root_names(parsed.expr))
+        return ResultSatisfies(expression, (), parsed.problem, item, items)
+    if item and item == items:
+        return ResultSatisfies(expression, (), f"`{item}` names both the item and the list",
+                               item, items)
+    names = tuple(name for name in root_names(parsed.expr) if name != item)
+    if items:
+        names = tuple(dict.fromkeys((items, *names)))
+    return ResultSatisfies(expression, names, "", item, items)
 
 
 def _literal(text: str) -> bool | int | float | str | None:
@@ -232,9 +299,48 @@ def _parse_gate(text: str) -> InvariantForm | None:
         return SameInput(slot=slot, input=match.group(3), approver=slot)
     if match := _SATISFIES.match(text):
         return _satisfies(match.group(1))
+    if match := _EVERY_SATISFIES.match(text):
+        return _satisfies(match.group(3), match.group(1), match.group(2))
     if match := _RUNS_ONCE.match(text):
         per = (match.group(2) or "").lower()
         return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
+    return _parse_order(text)
+
+
+def _parse_order(text: str) -> InvariantForm | None:
+    """The forms about the order of calls, and about a slot's tools."""
+    if match := _NEVER_AFTER.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
+        field = match.group(3) or match.group(5)
+        if field is None:
+            return NeverAfter(slots=names, stopper=match.group(2))
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return NeverAfter(slots=names, stopper=match.group(2), field=field,
+                          value=_literal(literal))
+    if match := _BINDING_ORDER.match(text):
+        return InBindingOrder(slot=match.group(1))
+    if match := _ONLY_READS.match(text):
+        return OnlyReads(slot=match.group(1) or match.group(2))
+    if match := _SAME_SEQUENCE.match(text):
+        return SameSequence(slot=match.group(1), input=match.group(2))
+    if match := _ITEM_INPUT.match(text):
+        return ItemInput(slot=match.group(1), items=match.group(2), input=match.group(3))
+    if match := _IN_ORDER.match(text):
+        return OutputsInOrder(key=match.group(1), slot=match.group(2))
+    if match := _GROWS_AFTER.match(text):
+        field = match.group(3) or match.group(5)
+        literal = match.group(4) if match.group(3) else match.group(6)
+        return GrowsOnlyAfter(name=match.group(1), approver=match.group(2), field=field,
+                              value=_literal(literal))
+    if match := _CARRIES.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(3))))
+        return ReturnCarries(key=match.group(1), slots=names,
+                             only=match.group(2).lower() == "only")
+    if match := _CARRIES_NEVER.match(text):
+        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(2))))
+        return ReturnCarries(key=match.group(1), slots=names, only=False)
+    if match := _CHOSEN_BY_CODE.match(text):
+        return ChosenByCode(name=match.group(1))
     return None
 
 
@@ -265,6 +371,17 @@ FORM_SPELLINGS: tuple[str, ...] = (
     "at most one of `{*}` runs",
     "`{}` runs at most once",
     "the result satisfies `{}`",
+    "every `{}` of `{}` satisfies `{}`",
+    "`{*}` never run after `{}` returns `{}` == true",
+    "`{}` run one at a time in binding order",
+    "`{}` only reads",
+    "no model chooses `{}`",
+    "the returned `{}` carries only `{*}`",
+    "`{}` grows only after `{}` returns `{}` == true",
+    "each chain of `{}` gets the same sequence of `{}`",
+    "each of `{}` gets its item of `{}` as `{}`",
+    "the returned `{}` holds the outputs of `{}` in binding order",
+    "the returned `{}` never carries `{*}`",
 )
 _BACKTICKED = re.compile(r"`[^`]*`")
 _SKELETON_CUTOFF = 0.75

@@ -8,6 +8,7 @@ from prose.check.rules import assignment_to_read_only as assignment_to_read_only
 from prose.check.rules import blindness as blindness
 from prose.check.rules import block_arity as block_arity
 from prose.check.rules import call_schema as call_schema
+from prose.check.rules import choosers as choosers
 from prose.check.rules import conditions as conditions
 from prose.check.rules import contract as contract
 from prose.check.rules import expressions as expressions
@@ -15,6 +16,7 @@ from prose.check.rules import flow_rules as flow_rules
 from prose.check.rules import gates as gates
 from prose.check.rules import invariants as invariants
 from prose.check.rules import model_choice as model_choice
+from prose.check.rules import order as order
 from prose.check.rules import requires as requires
 from prose.check.rules import results as results
 from prose.check.rules import returns as returns

@@ -20,7 +20,7 @@ from prose.check.flow import CallFlow
 from prose.check.invariant_checks import Form, forms
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.lang.invariants import AtMostOne, RunsOnlyAfter, RunsOnlyIf, SameInput
+from prose.lang.invariants import AtMostOne, GrowsOnlyAfter, RunsOnlyAfter, RunsOnlyIf, SameInput
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.walk import find_all
@@ -414,3 +414,74 @@ def _given_path(site: CallFlow, name: str) -> str | None:
 
 def _names(slots: Iterable[str]) -> str:
     return ", ".join(f"`{slot}`" for slot in slots)
+
+
+@rule
+class GrowsOnlyAfterViolated(Rule):
+    """A list that grows only after an approval grows where the approval is not checked
+    on every path.
+
+    ## What it does
+    For `` `progress` grows only after `certifier` returns `certified` == true ``,
+    checks that every `record ... in progress` and `append ... to progress`,
+    and every assignment to `progress` or a part of it (its first `let` is
+    its start, not a growth), is dominated by a test of `R.certified == true`
+    (or `R.certified`) where every binding of `R` is the result of a call of
+    `certifier`, with nothing binding `R` again in between: the proof of
+    `runs only after` (PH631), for a statement instead of a call. The run
+    time asks again before each such statement: the latest call of
+    `certifier` must have returned that value (R060, the list is not
+    changed). **Known gap:** the trace records no growth, so `prose audit`
+    cannot judge it.
+
+    ## Why is this bad
+    A ratchet whose certified list can take a step the certifier rejected
+    (or never saw) certifies nothing.
+
+    ## Example
+    ```prose
+    let verdict = call certifier
+      proposed_step: proposal.step
+    append proposal.step to progress
+    ```
+
+    ## Use instead
+    ```prose
+    let verdict = call certifier
+      proposed_step: proposal.step
+    if verdict.certified:
+      append proposal.step to progress
+    ```
+    """
+
+    code = "PH643"
+    name = "grows-only-after-violated"
+    category = "contract"
+    severity = Severity.ERROR
+
+    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
+        places = call_places(ctx.program)
+        for item in forms(ctx, GrowsOnlyAfter):
+            form = item.form
+            literal = json.dumps(form.value)
+            results = approver_results(ctx, form.approver)
+            wanted: set[tuple[str, str | None]] = {(f"{name}.{form.field}", literal)
+                                                   for name in results}
+            if form.value is True:
+                wanted |= {(f"{name}.{form.field}", None) for name in results}
+            changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
+            for change in changes:
+                target = change.target
+                while isinstance(target, n.Member | n.Index):  # `progress[0] = x` too
+                    target = target.obj
+                if not isinstance(target, n.Name) or target.name != form.name:
+                    continue
+                place = places.get(id(change))
+                if place is not None and wanted & place.facts:
+                    continue
+                yield self.diagnostic(
+                    change.span, f"`{form.name}` grows here on a path that does not check "
+                    f"that `{form.approver}` returned `{form.field}` == {literal}",
+                    secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
+                    help=f"bind `let verdict = call {form.approver}` and grow `{form.name}` "
+                    f"inside `if verdict.{form.field} == {literal}:`")

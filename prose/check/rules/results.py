@@ -39,7 +39,10 @@ class ResultSatisfiesUnsound(Rule):
     pattern's `### Returns` section, a parameter or a config key (those read
     the run's own value: `threshold`), and that no operator or built-in in it
     is given operands of types it never takes (as PT310: `length(xs) + "s"`).
-    Reported at the bullet.
+    Reported at the bullet. The same for `` every `entry` of `ledger`
+    satisfies `EXPR` `` (the expression judged once per item of the returned
+    list `ledger`, the item named `entry`), whose list must be a key of
+    `### Returns`.
 
     The property itself is not proven by the linter: the run time evaluates
     the expression on the object the program returns and fails the run when
@@ -102,6 +105,13 @@ class ResultSatisfiesUnsound(Rule):
                         invariant.span, f"`{form.expression}` can never be evaluated: {problem}",
                         help="the run would fail on every result (R061)")
             keys = ", ".join(f"`{name}`" for name in returns) or "none"
+            if form.items and form.items not in returns:
+                yield self.diagnostic(
+                    _name_span(invariant.span, invariant.text, form.items),
+                    f"`{form.items}` is not a key of `### Returns` (its keys: {keys}): "
+                    "`every ... of` reads a returned list",
+                    help="name a list the pattern returns")
+                continue
             for name in form.names:
                 if name not in returns and name not in given:
                     yield self.diagnostic(
