@@ -310,6 +310,20 @@ def test_rule_case(case: Case) -> None:
     )
 
 
+def test_rules_that_point_at_an_invariant_are_the_ones_explain_counts() -> None:
+    """`prose explain` lists a finding under an invariant bullet when its rule says it
+    judges invariants (`Rule.judges_invariants`); a rule whose findings point at a bullet
+    (an "invariant:" label) in any fixture case must say so, and only those."""
+    pointing: set[str] = set()
+    for case in (param.values[0] for param in all_cases()):
+        _, found = run_case(case)
+        pointing |= {d.code for d, _ in found
+                     if any(label.message.startswith("invariant:") for label in d.secondary)}
+    judging = {code for code, rule in rule_table().items() if rule.judges_invariants}
+    assert pointing <= judging, f"point at a bullet but do not judge: {sorted(pointing - judging)}"
+    assert judging - pointing == set(), f"judge but never point: {sorted(judging - pointing)}"
+
+
 @pytest.mark.parametrize("path", fixture_paths(), ids=lambda path: path.name)
 def test_fixture_file_is_well_formed(path: Path) -> None:
     assert load_fixture(path), f"{path.name} has no cases"

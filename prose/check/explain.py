@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prose.check.lint import LintResult
+from prose.check.registry import rule_table
 
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
@@ -18,10 +19,10 @@ from prose.lang.invariants import (
     SameSequence,
 )
 
-INVARIANT_CODES = ("PH603", "PH604", "PH605", "PH606", "PH607", "PH609", "PH610", "PT304",
-                   "PK503", "PK504", "PH630", "PH631", "PH632", "PH633", "PH634", "PH636", "PH637",
-                   "PH640", "PH641", "PH642", "PH643",
-                   "PH644")
+
+def invariant_codes() -> frozenset[str]:
+    """The codes of the rules that judge invariant forms (`Rule.judges_invariants`)."""
+    return frozenset(code for code, rule in rule_table().items() if rule.judges_invariants)
 
 
 @dataclass
@@ -145,8 +146,9 @@ def explain(result: LintResult) -> Explanation:
     ]
     invariants = []
     by_invariant: dict[int, list[str]] = {}
+    judging = invariant_codes()
     for diagnostic in result.diagnostics:
-        if diagnostic.code not in INVARIANT_CODES:
+        if diagnostic.code not in judging:
             continue
         for label in diagnostic.secondary:
             if label.message.startswith("invariant:"):

@@ -98,6 +98,9 @@ class Rule:
     severity: ClassVar[Severity]
     # Compat-only rules flag forms the seeds use; `--profile strict` makes them errors.
     compat_only: ClassVar[bool] = False
+    # A rule that judges an invariant form: its findings point at the bullet (a secondary
+    # label "invariant: ..."), and `prose explain` lists them under it (violated).
+    judges_invariants: ClassVar[bool] = False
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         raise NotImplementedError

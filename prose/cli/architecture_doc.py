@@ -401,17 +401,17 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
     ("An invariant form",
      "A new checkable `### Invariants` bullet. 8 to 10 files; measured (issue 36, on a "
      "scratch branch): `` `A` runs in no loop `` (a static rule) touched 10, 5 of them "
-     "code (its class, its pattern, its `case`, its rule, `INVARIANT_CODES`), the rest its "
-     "fixture, its parse case and three pages (two generated).",
+     "code (its class, its pattern, its `case`, its rule, the list `prose explain` kept of "
+     "such rules, now `judges_invariants` on the rule itself), the rest its fixture, its "
+     "parse case and three pages (two generated).",
      [("prose/lang/invariants.py", "its frozen dataclass, in `InvariantForm` and `FORMS`"),
       ("prose/spec/invariants.py", "its pattern in `parse_invariant_form`"),
       ("prose/lang/policy.py", "its `case` in `compile_policy` (mypy fails without one: the "
        "match ends in `assert_never`); a form about calls is then judged by "
        "`Policy.violations` for lint, run and audit alike"),
       ("prose/check/rules/structure_invariants.py", "only for a static property of the program "
-       "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module"),
-      ("prose/check/explain.py", "its rule's code in `INVARIANT_CODES` (what `prose explain` "
-       "counts as an invariant's check)"),
+       "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module, "
+       "with `judges_invariants = True` (what `prose explain` counts as an invariant's check)"),
       ("prose/lang/gates.py", "for a form about *when* a slot runs (as `runs only if`): its "
        "compiled rule in `Gates` and its judgement in `GateHistory.violations`, which the run "
        "time asks before each call and the audit over the recorded calls"),

@@ -63,6 +63,7 @@ class BlindToSourceViolated(Rule):
     """
 
     code = "PH634"
+    judges_invariants = True
     name = "blind-to-source-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -160,6 +161,7 @@ class OwnRoundViolated(Rule):
     """
 
     code = "PH636"
+    judges_invariants = True
     name = "own-round-violated"
     category = "information-hiding"
     severity = Severity.ERROR

@@ -94,6 +94,7 @@ class ChosenByAModel(Rule):
     """
 
     code = "PH641"
+    judges_invariants = True
     name = "chosen-by-a-model"
     category = "contract"
     severity = Severity.ERROR

@@ -109,6 +109,7 @@ class RunsOnlyIfViolated(Rule):
     """
 
     code = "PH630"
+    judges_invariants = True
     name = "runs-only-if-violated"
     category = "contract"
     severity = Severity.ERROR
@@ -189,6 +190,7 @@ class RunsOnlyAfterViolated(Rule):
     """
 
     code = "PH631"
+    judges_invariants = True
     name = "runs-only-after-violated"
     category = "contract"
     severity = Severity.ERROR
@@ -252,6 +254,7 @@ class SameInputViolated(Rule):
     """
 
     code = "PH632"
+    judges_invariants = True
     name = "same-input-violated"
     category = "contract"
     severity = Severity.ERROR
@@ -360,6 +363,7 @@ class AtMostOneViolated(Rule):
     """
 
     code = "PH633"
+    judges_invariants = True
     name = "at-most-one-violated"
     category = "contract"
     severity = Severity.ERROR
@@ -455,6 +459,7 @@ class GrowsOnlyAfterViolated(Rule):
     """
 
     code = "PH643"
+    judges_invariants = True
     name = "grows-only-after-violated"
     category = "contract"
     severity = Severity.ERROR

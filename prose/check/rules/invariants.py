@@ -75,6 +75,7 @@ class SeesOnlyViolated(Rule):
     """
 
     code = "PH603"
+    judges_invariants = True
     name = "sees-only-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -123,6 +124,7 @@ class NeverSeesViolated(LeakRule):
     """
 
     code = "PH604"
+    judges_invariants = True
     name = "never-sees-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -165,6 +167,7 @@ class IndependenceViolated(Rule):
     """
 
     code = "PH607"
+    judges_invariants = True
     name = "independence-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -207,6 +210,7 @@ class NeverSeesIndirectlyViolated(LeakRule):
     """
 
     code = "PH605"
+    judges_invariants = True
     name = "never-sees-indirectly-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -250,6 +254,7 @@ class UnawareOfViolated(Rule):
     """
 
     code = "PH606"
+    judges_invariants = True
     name = "unaware-of-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -331,6 +336,7 @@ class OwnChainViolated(LeakRule):
     """
 
     code = "PH609"
+    judges_invariants = True
     name = "own-chain-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -380,6 +386,7 @@ class PredecessorViolated(LeakRule):
     """
 
     code = "PH610"
+    judges_invariants = True
     name = "predecessor-violated"
     category = "information-hiding"
     severity = Severity.ERROR

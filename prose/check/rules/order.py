@@ -107,6 +107,7 @@ class OnlyReadsButWrites(Rule):
     """
 
     code = "PH640"
+    judges_invariants = True
     name = "only-reads-but-writes"
     category = "contract"
     severity = Severity.ERROR
@@ -162,6 +163,7 @@ class ReturnCarriesViolated(Rule):
     """
 
     code = "PH642"
+    judges_invariants = True
     name = "return-carries-violated"
     category = "information-hiding"
     severity = Severity.ERROR
@@ -235,6 +237,7 @@ class ItemInputUnproven(Rule):
     """
 
     code = "PH644"
+    judges_invariants = True
     name = "item-input-unproven"
     category = "contract"
     severity = Severity.ERROR

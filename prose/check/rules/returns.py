@@ -59,6 +59,7 @@ class ReturnsOneOfUnproven(Rule):
     """
 
     code = "PH637"
+    judges_invariants = True
     name = "returns-one-of-unproven"
     category = "contract"
     severity = Severity.ERROR

@@ -60,6 +60,7 @@ class LoopNotBoundedByConfig(Rule):
     """
 
     code = "PT304"
+    judges_invariants = True
     name = "loop-not-bounded-by-config"
     category = "termination"
     severity = Severity.ERROR
@@ -140,6 +141,7 @@ class OnlyGrowsViolated(Rule):
     """
 
     code = "PK503"
+    judges_invariants = True
     name = "only-grows-violated"
     category = "contract"
     severity = Severity.ERROR
@@ -201,6 +203,7 @@ class ReturnsMergedViolated(Rule):
     """
 
     code = "PK504"
+    judges_invariants = True
     name = "returns-merged"
     category = "contract"
     severity = Severity.ERROR
