@@ -379,13 +379,11 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      "builder makes the existing node, so the linter, the flow analysis and the "
      "interpreter need nothing. 4 to 8 files; measured (issue 36, on a scratch branch): "
      "`until C (max: N):` as sugar for `loop until C (max: N):` touched 5 (the grammar, "
-     "the builder, the parser's value starters, language.md, a test). Completion reads "
-     "its keywords from the grammar (`prose.syntax.keywords`).",
+     "the builder, the parser's list of value starters, language.md, a test); that list "
+     "is now read from the grammar's parse table (`prose.syntax.parser._starts`), so 4. "
+     "Completion reads its keywords from the grammar (`prose.syntax.keywords`).",
      [("grammar/prose.lark", "the rule"),
       ("prose/syntax/build.py", "build the existing node from it"),
-      ("prose/syntax/parser.py", "only if a value may start with its first word: "
-       "`_expected_words`' list of value starters, so a syntax error still says "
-       "\"expected a value\""),
       ("prose/syntax/format.py", "only if `prose fmt` must keep the spelling (a flag on the node, "
        "as `For.each`); else it writes the canonical form"),
       ("prose/syntax/nodes.py", "only for that flag"),

@@ -232,7 +232,7 @@ def _describe(
         opener = brackets[-1]
         if int(opener.line or 0) < line:
             words = lines[line - offset - 1].split() if 0 < line - offset <= len(lines) else []
-            if words and words[0] in _STATEMENT_WORDS:
+            if words and words[0] in _statement_words():
                 return _unclosed(opener, file, lines, offset), False
     recoverable = not brackets
     if token.type == "_INDENT":
@@ -251,8 +251,22 @@ def _describe(
     return _problem(file, line, column, message, lines, offset), recoverable
 
 
-_VALUE_TERMINALS = {"NAME", "NUMBER", "STRING", "LONG_STRING", "TRUE", "FALSE", "NULL", "LSQB",
-                    "LBRACE", "SHUFFLE"}
+@lru_cache(maxsize=1)
+def _starts() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """The terminals that start an expression, a value (an expression, or a call, a loop,
+    a session... on the right of `let x =`) and a statement, read from the grammar's parse
+    table where each begins: so a new construct's first word is grouped as it should be in
+    "expected a value" or "expected a statement" without a list to keep. Built on the first
+    syntax error (a parser without the builder: `accepts` tries every terminal)."""
+    lark = build_lark(cache=True)
+
+    def accepted(text: str, start: str) -> frozenset[str]:
+        state = lark.parse_interactive(text, start=start)
+        state.exhaust_lexer()
+        return frozenset(state.accepts())  # type: ignore[no-untyped-call]
+
+    statement = accepted("", "start") - {"$END", "_NL", "NAME"}
+    return accepted("", "predicate_start"), accepted("let x = ", "start"), statement
 
 
 def _acceptable(error: UnexpectedToken) -> set[str]:
@@ -270,14 +284,13 @@ def _acceptable(error: UnexpectedToken) -> set[str]:
 def _expected_words(expected: set[str]) -> str:
     """What the parser wanted, in words; values and statement keywords are grouped."""
     words: set[str] = set()
-    if len(expected & _VALUE_TERMINALS) >= 3:
+    expression, value, statement = _starts()
+    if len(expected & expression) >= 3:
         words.add("a value")
-        expected = expected - _VALUE_TERMINALS - {"CALL", "FOR", "LOOP", "PARALLEL", "REPEAT",
-                                                  "FUNC", "LPAR", "NOT",
-                                                  "DO", "SESSION", "RESUME"}
-    if len(expected & _STATEMENT_STARTS) >= 4:
+        expected = expected - value
+    if len(expected & statement) >= 4:
         words.add("a statement")
-        expected = expected - _STATEMENT_STARTS
+        expected = expected - statement
     words.update(_TERMINAL_WORDS.get(name, f"`{name.lower()}`") for name in expected)
     ordered = sorted(words)
     if not ordered or len(ordered) > 6:
@@ -296,19 +309,16 @@ def _strip_comment(line: str) -> str:
     return line.rstrip()
 
 
-_STATEMENT_STARTS = {
-    "LET", "CONST", "CALL", "RETURN", "REPEAT", "PARALLEL", "FOR", "LOOP", "IF", "ELIF",
-    "ELSE", "CHOICE", "TRY", "CATCH", "FINALLY", "THROW", "CONTINUE", "BREAK", "RECORD",
-    "APPEND", "BLOCK", "DO", "USE", "AGENT", "SESSION", "RESUME",
-}  # fmt: skip
-_STATEMENT_WORDS = {name.lower() for name in _STATEMENT_STARTS}
+def _statement_words() -> set[str]:
+    """The keywords a statement starts with, as written (`let`, `call`, ...)."""
+    return {name.lower() for name in _starts()[2]}
 
 
 def _keyword_typo(lines: list[str], line: int) -> tuple[int, KeywordTypo] | None:
     """A misspelt keyword starting the failing line (`prose.syntax.typos`)."""
     if not 0 < line <= len(lines):
         return None
-    typo = keyword_typo(lines[line - 1], _STATEMENT_WORDS)
+    typo = keyword_typo(lines[line - 1], _statement_words())
     return (line, typo) if typo is not None else None
 
 
