@@ -57,8 +57,10 @@ def test_one_plain_deployment_is_called_directly() -> None:
     (LLMConfig(model_list=[entry("fast", "openai/a", rpm=10)]), "fast"),
     (LLMConfig(model_list=[{**entry("fast", "openai/a"), "model_info": {"id": "x"}}]), "fast"),
     (LLMConfig(model_list=[entry("team/*", "openai/*")]), "team/a"),
+    (LLMConfig(model_list=[entry("fast", "openai/a")],
+               litellm_settings={"success_callback": ["langfuse"]}), "fast"),
 ], ids=["two deployments", "falls back", "router settings", "rate limit", "model info",
-        "wildcard"])
+        "wildcard", "logging callbacks"])
 def test_anything_to_route_goes_through_the_router(config: LLMConfig, model: str) -> None:
     assert params_for(config, model) is None
 

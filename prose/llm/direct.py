@@ -19,8 +19,10 @@ entry (about 200 keys), which the router avoids by pricing its deployments.
 
 Everything else still goes through the router: a group with several
 deployments or a wildcard name, a group that falls back to another,
-a deployment with router-only parameters (`rpm`, `tpm`, `order`, ...), and any
-run whose config has `router_settings`, whatever they are.
+a deployment with router-only parameters (`rpm`, `tpm`, `order`, ...), any
+run whose config has `router_settings`, whatever they are, and any whose
+`litellm_settings` set callbacks (they log the router's metadata: the model group,
+the deployment).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def direct_params(config: LLMConfig, model: str, deployments: list[dict[str, Any
     """
     if config.router_settings or any(model in item for item in config.router_fallbacks()):
         return None
+    if any("callback" in str(key) for key in config.litellm_settings):
+        return None  # the user's LiteLLM callbacks get the router's metadata (model group...)
     group = [entry for entry in deployments if entry.get("model_name") == model]
     if len(group) != 1 or "*" in model:
         return None
