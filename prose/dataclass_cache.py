@@ -46,7 +46,7 @@ def cache_file() -> str:
 def _read(path: str) -> dict[str, CodeType]:
     try:
         with open(path, "rb") as stream:
-            loaded = marshal.load(stream)
+            loaded = marshal.loads(stream.read())
     except (OSError, EOFError, ValueError, TypeError):
         return {}
     if not isinstance(loaded, dict):
