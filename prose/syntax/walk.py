@@ -360,8 +360,21 @@ def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
     return inside
 
 
+# The last program asked for and its bound names: the linter's analyses ask five times.
+_BOUND_LAST: tuple[n.Program, frozenset[str]] | None = None
+
+
 def bound_names(program: n.Program) -> frozenset[str]:
     """Every name the program binds anywhere: `let`, loop, catch and block variables."""
+    global _BOUND_LAST
+    if _BOUND_LAST is not None and _BOUND_LAST[0] is program:
+        return _BOUND_LAST[1]
+    found = _bound_names(program)
+    _BOUND_LAST = (program, found)
+    return found
+
+
+def _bound_names(program: n.Program) -> frozenset[str]:
     names: set[str] = set()
     for statement in walk_statements(program.body):
         if isinstance(statement, n.Let):
