@@ -16,7 +16,8 @@ compiles only text it has not seen. What is run is what the text compiles to:
 - a method's code is `compile(text)` with no inherited flags (the `dataclasses` module's
   own code has none), called as `exec` would; only classes of `prose.*` modules;
 - a regex is what `re` builds from the program `re._compiler._code` wrote for it: the
-  cache keeps that program (a list of numbers, checked again by `_sre.compile`).
+  cache keeps that program (a list of numbers, checked again by `_sre.compile`); only
+  patterns prose, Lark and YAML compile.
 
 The caches are read when `prose` is imported and written when the process ends, if it
 compiled anything new, unless Python is told not to write bytecode
@@ -125,9 +126,28 @@ def _regex_program(pattern: str | bytes, flags: int) -> tuple[int, list[int], in
             tuple(indexgroup))
 
 
+# The packages whose regexes are cached: prose and what its lint path compiles at start
+# (Lark's lexers, YAML's reader). Others' (a model provider's, at run time) are left out,
+# so the file stays the size of what a lint needs.
+_REGEX_OWNERS = ("prose.", "lark.", "yaml.")
+
+
+def _compiled_for() -> str:
+    """The module that asked `re` for a pattern (the first caller outside `re`)."""
+    frame = sys._getframe(2)
+    while frame is not None and _inside_re(str(frame.f_globals.get("__name__", ""))):
+        frame = frame.f_back  # type: ignore[assignment]
+    return str(frame.f_globals.get("__name__", "")) if frame is not None else ""
+
+
+def _inside_re(module: str) -> bool:
+    return module == "re" or module.startswith("re.")
+
+
 def _regex(pattern: Any, flags: int = 0) -> Any:
     """`re._compiler.compile`, the program of a text pattern taken from the cache."""
-    if type(pattern) not in (str, bytes) or flags & _compiler.SRE_FLAG_DEBUG:
+    if (type(pattern) not in (str, bytes) or flags & _compiler.SRE_FLAG_DEBUG
+            or not _compiled_for().startswith(_REGEX_OWNERS)):
         return _compile_regex(pattern, flags)
     key = (pattern, int(flags))
     REGEXES.used.add(key)
