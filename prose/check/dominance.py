@@ -246,8 +246,9 @@ def call_places(program: n.Program) -> dict[object, CallPlace]:
     session also by its line and column, where the analysis made its call). Read only:
     the last program's places are kept and handed to the next caller asking for them."""
     global _LAST
-    if _LAST is not None and _LAST[0] is program:
-        return _LAST[1]
+    last = _LAST  # read once: another thread may replace it
+    if last is not None and last[0] is program:
+        return last[1]
     walker = _Walker()
     walker.body(program.body, frozenset(), ())
     _LAST = (program, walker.places)

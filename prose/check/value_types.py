@@ -183,8 +183,9 @@ def value_types(decl: Declarations, program: n.Program) -> ValueTypes:
     """The types of `program`'s names (`ValueTypes`, read only), made once for the last
     program asked for."""
     global _LAST
-    if _LAST is not None and _LAST[0] is decl and _LAST[1] is program:
-        return _LAST[2]
+    last = _LAST  # read once: another thread may replace it
+    if last is not None and last[0] is decl and last[1] is program:
+        return last[2]
     found = ValueTypes(decl, program)
     _LAST = (decl, program, found)
     return found

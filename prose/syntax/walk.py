@@ -367,8 +367,9 @@ _BOUND_LAST: tuple[n.Program, frozenset[str]] | None = None
 def bound_names(program: n.Program) -> frozenset[str]:
     """Every name the program binds anywhere: `let`, loop, catch and block variables."""
     global _BOUND_LAST
-    if _BOUND_LAST is not None and _BOUND_LAST[0] is program:
-        return _BOUND_LAST[1]
+    last = _BOUND_LAST  # read once: another thread may replace it
+    if last is not None and last[0] is program:
+        return last[1]
     found = _bound_names(program)
     _BOUND_LAST = (program, found)
     return found
