@@ -69,8 +69,16 @@ class DiskCache:
         return loaded if isinstance(loaded, dict) else {}
 
     def write(self) -> None:
+        """Write the entries (at exit), if this process compiled any; Ctrl-C while it writes
+        leaves the file as it was, quietly (the command's own exit stands)."""
         if not self.fresh or sys.dont_write_bytecode:
             return
+        try:
+            self._write()
+        except KeyboardInterrupt:
+            pass
+
+    def _write(self) -> None:
         path = self.path()
         entries = {**self.read(), **self.entries}
         if len(entries) > _MOST_ENTRIES:
