@@ -61,7 +61,10 @@ def import_times(stderr: str) -> dict[str, float]:
 
 def measure(runs: int) -> dict[str, object]:
     load_before = load_average()
-    one_run()  # warm the file cache and Lark's grammar cache: cold means a new process
+    # Warm the file cache, Lark's grammar cache and prose's compile caches (dataclass methods,
+    # regexes: prose/compile_cache.py), as any run after the first finds them: cold means a
+    # new process.
+    one_run()
     walls, cpus = [], []
     for _ in range(runs):
         wall, cpu, _ = one_run()
@@ -110,7 +113,7 @@ def main() -> None:
 {stamp()}
 
 `prose lint patterns/` in a new process each time (`python bench/cold_lint.py`), the file
-cache and Lark's grammar cache warm. CPU time and import times are what a loaded
+cache, Lark's grammar cache and prose's compile caches (prose/compile_cache.py) warm. CPU time and import times are what a loaded
 machine changes least; the wall time needs a quiet machine to mean anything.
 
 {body}

@@ -160,6 +160,14 @@ def _exits(body: tuple[n.Stmt, ...]) -> bool:
 class _Walker:
     def __init__(self) -> None:
         self.places: dict[object, CallPlace] = {}
+        # A statement's bound names are asked for at every level of nesting above it.
+        self._bound: dict[int, set[str]] = {}
+
+    def bound_roots(self, node: n.Node) -> set[str]:
+        found = self._bound.get(id(node))
+        if found is None:
+            found = self._bound[id(node)] = bound_roots(node)
+        return found
 
     def body(self, body: tuple[n.Stmt, ...], facts: frozenset[Fact],
              arms: tuple[Step, ...]) -> frozenset[Fact]:
@@ -206,7 +214,7 @@ class _Walker:
                     self.body(handler, facts, (*arms, Step(id(statement), number, "body", line,
                                                            False)))
             if statement.handler is not None and _leaves(statement.handler):
-                killed = set().union(*(bound_roots(item) for item in statement.final or ()))
+                killed = set().union(*(self.bound_roots(item) for item in statement.final or ()))
                 return frozenset(fact for fact in end if root(fact[0]) not in killed)
         elif isinstance(statement, n.BlockDef):
             self.body(statement.body, frozenset(), (*arms, Step(id(statement), 0, "block", line,
@@ -219,10 +227,10 @@ class _Walker:
             for number, nested in enumerate(child_bodies(statement)):
                 kept = facts
                 if looping:
-                    killed = set().union(*(bound_roots(item) for item in nested))
+                    killed = set().union(*(self.bound_roots(item) for item in nested))
                     kept = frozenset(fact for fact in facts if root(fact[0]) not in killed)
                 self.body(nested, kept, (*arms, Step(id(statement), number, kind, line, False)))
-        killed = bound_roots(statement)
+        killed = self.bound_roots(statement)
         after = frozenset(fact for fact in facts | given_facts(statement)
                           if root(fact[0]) not in killed)
         if (isinstance(statement, n.If) and statement.orelse is None
@@ -231,11 +239,21 @@ class _Walker:
         return after
 
 
+# The last program analysed and its places: several rules ask for the same program's.
+_LAST: tuple[n.Program, dict[object, CallPlace]] | None = None
+
+
 def call_places(program: n.Program) -> dict[object, CallPlace]:
     """What holds at each call and session of the program (keyed by the node's id; a
-    session also by its line and column, where the analysis made its call)."""
+    session also by its line and column, where the analysis made its call). Read only:
+    the last program's places are kept and handed to the next caller asking for them."""
+    global _LAST
+    last = _LAST  # read once: another thread may replace it
+    if last is not None and last[0] is program:
+        return last[1]
     walker = _Walker()
     walker.body(program.body, frozenset(), ())
+    _LAST = (program, walker.places)
     return walker.places
 
 

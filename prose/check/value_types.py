@@ -172,3 +172,20 @@ def _string_key(expr: n.Expr) -> str | None:
 def _appended_names(statement: n.Append) -> tuple[str, ...]:
     target = getattr(statement, "target", None)
     return (target.name,) if isinstance(target, n.Name) else ()
+
+
+# The last declarations and program typed, and their types: three rules (PK520, PK521,
+# PH637) ask for the same program's, one after the other.
+_LAST: tuple[Declarations, n.Program, ValueTypes] | None = None
+
+
+def value_types(decl: Declarations, program: n.Program) -> ValueTypes:
+    """The types of `program`'s names (`ValueTypes`, read only), made once for the last
+    program asked for."""
+    global _LAST
+    last = _LAST  # read once: another thread may replace it
+    if last is not None and last[0] is decl and last[1] is program:
+        return last[2]
+    found = ValueTypes(decl, program)
+    _LAST = (decl, program, found)
+    return found

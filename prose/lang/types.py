@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from prose.spelling import did_you_mean
@@ -246,8 +247,11 @@ def join(options: Iterable[Type]) -> Type:
     return joined[0] if len(joined) == 1 else Union(tuple(joined))
 
 
+@lru_cache(maxsize=1024)
 def parse_type(text: str) -> Type:
-    """The type `text` means; raises `TypeTextError` (with the offset) when it does not parse."""
+    """The type `text` means; raises `TypeTextError` (with the offset) when it does not parse.
+
+    Cached (types are frozen): the linter's rules and the run read the same few texts."""
     parser = _Parser(text)
     found = parser.union()
     if parser.peek() is not None:

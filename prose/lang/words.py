@@ -45,10 +45,19 @@ def requirement_matches(entry: str, input_name: str) -> bool:
     )
 
 
+# Not a letter or digit on either side, as `[A-Za-z0-9]` means under `re.IGNORECASE`: the
+# ASCII ones and the 4 others that case-fold to them (`İ`, `ı`, `ſ`, the Kelvin sign; the
+# `re` docs list them). Spelled out so that only the word is compiled ignoring case: the
+# case-blind character class cost 1.5 ms a word to compile, a tenth of a cold lint's regexes.
+_FOLDING_LETTERS = "\u0130\u0131\u017f\u212a"
+_NOTHING_BEFORE = "(?<![A-Za-z0-9])" + "".join(f"(?<!{letter})" for letter in _FOLDING_LETTERS)
+_NOTHING_AFTER = "(?![A-Za-z0-9])" + "".join(f"(?!{letter})" for letter in _FOLDING_LETTERS)
+
+
 @lru_cache(maxsize=512)
 def whole_word(word: str) -> re.Pattern[str]:
     """`word` as a whole word, ignoring case; `_` and `-` separate words (LANGUAGE.md 1.1)."""
-    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])", re.I)
+    return re.compile(f"{_NOTHING_BEFORE}(?i:{re.escape(word)}){_NOTHING_AFTER}")
 
 
 @lru_cache(maxsize=4096)

@@ -88,15 +88,42 @@ def children(node: n.Node) -> Iterator[n.Node]:
             yield from value
 
 
+# Node class -> its node-holding fields, last first, each with how it holds them (_ONE,
+# _MANY, _MIXED): `find_all` pushes them on its stack in that order, so that it pops them
+# in field order. The rules search every program many times: this is their inner loop.
+_ONE, _MANY, _MIXED = 0, 1, 2
+_PUSH_ORDER: dict[type, tuple[tuple[str, int], ...]] = {}
+
+
+def _push_order(cls: type[n.Node]) -> tuple[tuple[str, int], ...]:
+    found = _PUSH_ORDER[cls] = tuple(
+        (layout.name, _MIXED if layout.mixed else _MANY if layout.many else _ONE)
+        for layout in reversed(_layout(cls)))
+    return found
+
+
 def find_all(node: n.Node, cls: type[N] | tuple[type[N], ...]) -> Iterator[N]:
     """Every node of class `cls` in the tree under `node` (itself included), depth first,
     in field order (Jinja's `Node.find_all`)."""
-    stack = [node]
+    stack: list[n.Node] = [node]
+    push, push_all, pop = stack.append, stack.extend, stack.pop
     while stack:
-        current = stack.pop()
+        current = pop()
         if isinstance(current, cls):
             yield current
-        stack.extend(reversed(list(children(current))))
+        order = _PUSH_ORDER.get(type(current))
+        if order is None:
+            order = _push_order(type(current))
+        for name, holds in order:
+            value = getattr(current, name)
+            if value is None:
+                continue
+            if holds == _ONE:
+                push(value)
+            elif holds == _MANY:
+                push_all(reversed(value))
+            else:
+                push_all([item for item in reversed(value) if isinstance(item, n.Node)])
 
 
 def contains(tree: n.Node | tuple[n.Node, ...], cls: type[n.Node] | tuple[type[n.Node], ...]
@@ -333,8 +360,22 @@ def statements_in_loops(body: tuple[n.Stmt, ...]) -> set[int]:
     return inside
 
 
+# The last program asked for and its bound names: the linter's analyses ask five times.
+_BOUND_LAST: tuple[n.Program, frozenset[str]] | None = None
+
+
 def bound_names(program: n.Program) -> frozenset[str]:
     """Every name the program binds anywhere: `let`, loop, catch and block variables."""
+    global _BOUND_LAST
+    last = _BOUND_LAST  # read once: another thread may replace it
+    if last is not None and last[0] is program:
+        return last[1]
+    found = _bound_names(program)
+    _BOUND_LAST = (program, found)
+    return found
+
+
+def _bound_names(program: n.Program) -> frozenset[str]:
     names: set[str] = set()
     for statement in walk_statements(program.body):
         if isinstance(statement, n.Let):

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from prose.check.invariant_checks import forms
 from prose.check.rule import CheckContext, Rule, rule
-from prose.check.value_types import ValueTypes
+from prose.check.value_types import value_types
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang import types as t
 from prose.lang.invariants import ReturnsOneOf
@@ -65,7 +65,7 @@ class ReturnsOneOfUnproven(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        types = ValueTypes(ctx.decl, ctx.program)
+        types = value_types(ctx.decl, ctx.program)
         for item in forms(ctx, ReturnsOneOf):
             form = item.form
             path = ".".join(form.path)

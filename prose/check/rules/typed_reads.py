@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prose.check.rule import CheckContext, Rule, rule
-from prose.check.value_types import ValueTypes
+from prose.check.value_types import ValueTypes, value_types
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang import types as t
 from prose.source import Span
@@ -18,7 +18,7 @@ _SCALARS = ("string", "number", "integer", "boolean")
 
 
 def _types(ctx: CheckContext) -> ValueTypes:
-    return ValueTypes(ctx.decl, ctx.program)
+    return value_types(ctx.decl, ctx.program)
 
 
 def _name_span(member: n.Member) -> Span:
