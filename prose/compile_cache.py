@@ -19,8 +19,10 @@ compiles only text it has not seen. What is run is what the text compiles to:
   cache keeps that program (a list of numbers, checked again by `_sre.compile`); only
   patterns prose, Lark and YAML compile.
 
-The caches are read when `prose` is imported and written when the process ends, if it
-compiled anything new, unless Python is told not to write bytecode
+The caches are installed by the command line (`prose.cli`, imported before any of prose's
+classes in a `prose` process), not by `import prose`: a program that uses the library
+keeps `dataclasses` and `re` untouched. They are read at install and written when the
+process ends, if it compiled anything new, unless Python is told not to write bytecode
 (`PYTHONDONTWRITEBYTECODE`, `-B`). A cache that cannot be read or written is no cache:
 nothing fails because of it.
 """
@@ -165,9 +167,14 @@ def _regex(pattern: Any, flags: int = 0) -> Any:
             return _sre.compile(pattern, *program)
         except Exception:  # not a program this `_sre` takes: compiled again below
             pass
-    program = REGEXES.entries[key] = _regex_program(pattern, int(flags))
+    try:
+        program = _regex_program(pattern, int(flags))
+        compiled = _sre.compile(pattern, *program)
+    except Exception:  # an `re` whose steps differ (another Python): compiled as it does
+        return _compile_regex(pattern, flags)
+    REGEXES.entries[key] = program
     REGEXES.fresh += 1
-    return _sre.compile(pattern, *program)
+    return compiled
 
 
 def install() -> None:

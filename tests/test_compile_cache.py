@@ -15,6 +15,7 @@ from pathlib import Path
 # Prints what the process compiled, and how the classes it made behave.
 PROBE = """
 import dataclasses, json, re
+import prose.cli  # installs the caches, as the `prose` command does
 from prose import compile_cache
 from prose.syntax import nodes as n
 from prose.source import Span
@@ -108,3 +109,13 @@ def test_a_cached_program_this_re_refuses_is_compiled_again(tmp_path: Path) -> N
     probe = _probe(tmp_path)
     assert probe["regexes"] == 1
     assert probe["regex"][4:] == [[0, 6], [["q", "1"], ["r", "22"]]]
+
+
+def test_the_library_alone_leaves_dataclasses_and_re_untouched() -> None:
+    """Only the command line installs the caches: `import prose` and its modules do not."""
+    probe = ("import dataclasses, re, prose, prose.check, prose.syntax.parser\n"
+             "from re import _compiler\n"
+             "print(hasattr(dataclasses, 'exec'), _compiler.compile.__module__)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True, timeout=120)
+    assert done.stdout.split() == ["False", "re._compiler"]
