@@ -101,7 +101,12 @@ MINIMISE_SECONDS = float(os.environ.get("PROSE_SOUNDNESS_MINIMISE_SECONDS", "60"
 INFORMATION_HIDING = "information-hiding"
 # The control-flow invariants (`runs only if`, `at most one of`): a call the run time stops
 # for one (R060, exit 5) must be flagged by its rule at that call.
-GATE_CODES = frozenset({"PH630", "PH631", "PH632", "PH633"})
+GATE_CODES = frozenset({"PH630", "PH631", "PH632", "PH633", "PH643"})
+# A growth the run time stopped (R060, rule `grows-only-after`) must be flagged by PH643 at
+# that statement; a result the run time failed for `the returned ... carries` (R061) by
+# PH642 at the program's `return`.
+GROWTH_RULE, GROWTH_CODE = "grows-only-after", "PH643"
+CARRIES_CODE = "PH642"
 BRACKETED = re.compile(r"\{ [^{}]*\}|(?<![\w\]])\[[^\[\]]*\]")  # an innermost object or array literal
 MARKER = re.compile(rf"{MARKER_PREFIX}-([a-z]+)-(\d+)[a-z]?")
 
@@ -145,6 +150,7 @@ class Leak:
             "direct": f"carries output of `{self.source}` ({self.evidence})",
             "transitive": f"carries something derived from `{self.source}` ({self.evidence})",
             "words": f"has literal text naming `{self.evidence}` (unaware of `{self.source}`)",
+            "told": f"has literal text holding `{self.source}` (never told it)",
         }[self.how]
         sent = "\n".join(f"    [{m.get('role')}] {_content(m)}".replace("\n", "\n      ")
                          for m in self.messages)
@@ -180,6 +186,9 @@ def leaks(pattern: GeneratedPattern, events: list[Any]) -> Iterator[Leak]:
             elif how == "transitive" and source in transitive:
                 shown = sorted(f"{MARKER_PREFIX}-{s}-{i}" for s, i in marks)
                 yield Leak(viewer, source, how, call.line, call.messages, ", ".join(shown))
+            elif how == "told":
+                if whole_word(source).search(literal):
+                    yield Leak(viewer, source, how, call.line, call.messages, source)
             elif how == "words":
                 for word in forbidden_words(source):
                     if whole_word(word).search(literal):
@@ -263,7 +272,7 @@ class Outcome:
 
 # The failures that say the linter missed what the run did, and those that say the run
 # time let a forbidden flow through (a leak the labels and the content check both missed).
-STATIC_UNSOUND = frozenset({"stopped", "sent", "words"})
+STATIC_UNSOUND = frozenset({"stopped", "sent", "words", "grown", "returned"})
 RUN_TIME_UNSOUND = frozenset({"sent", "words", "run-time"})
 
 FAILURES = {
@@ -272,8 +281,17 @@ FAILURES = {
             "nor the run-time policy caught it.",
     "words": "The run sent literal text that an `is unaware of` invariant forbids; neither "
              "the linter nor the run-time policy caught it.",
+    "grown": "The run time stopped a growth (`grows only after`) that the linter did not "
+             "flag (PH643) at that statement.",
+    "returned": "The run time failed the returned result (`the returned ... carries`) and "
+                "the linter did not flag the program's `return` (PH642).",
     "run-time": "The linter flagged the call, but the run-time policy sent it anyway.",
 }
+
+
+def coded_at(errors: list[Diagnostic], code: str, line: int) -> bool:
+    """Whether the linter reported `code` with its primary line at `line`."""
+    return any(d.code == code and d.span.line == line for d in errors)
 
 
 def evaluate(pattern: GeneratedPattern) -> Outcome:
@@ -288,13 +306,29 @@ def evaluate(pattern: GeneratedPattern) -> Outcome:
     if outcome.skipped is not None:
         return outcome
     error = result.error
-    if result.exit_code == 5 and error is not None and error.span is not None:
+    if (result.exit_code == 5 and error is not None and error.span is not None
+            and GROWTH_RULE in getattr(error, "rules", ())):
+        if not coded_at(outcome.errors, GROWTH_CODE, error.span.line):
+            outcome.failure = "grown"
+            outcome.detail = (f"the growth at line {error.span.line} was stopped by the run "
+                              f"time ({error.message}); the linter reported no {GROWTH_CODE} "
+                              "there")
+            return outcome
+    elif error is not None and error.code == "R061" and "the returned `" in error.message:
+        end = pattern.program_start + len(pattern.program.splitlines()) - 1  # the `return`
+        if not coded_at(outcome.errors, CARRIES_CODE, end):
+            outcome.failure = "returned"
+            outcome.detail = (f"the run time failed the result ({error.message}); the linter "
+                              f"reported no {CARRIES_CODE} at the `return` (line {end})")
+            return outcome
+    elif result.exit_code == 5 and error is not None and error.span is not None:
         if not flagged(pattern.text, outcome.errors, error.span.line, error.slot or ""):
             outcome.failure = "stopped"
             outcome.detail = (f"the call to `{error.slot}` at line {error.span.line} was stopped "
                               "by the run-time policy; the linter reported nothing there")
             return outcome
-    for how, failure in (("direct", "sent"), ("transitive", "sent"), ("words", "words")):
+    for how, failure in (("direct", "sent"), ("transitive", "sent"), ("words", "words"),
+                         ("told", "words")):
         for leak in outcome.leaks:
             if leak.how == how and not flagged(pattern.text, outcome.errors, leak.line, leak.viewer):
                 outcome.failure, outcome.detail = failure, leak.describe()
