@@ -24,7 +24,12 @@ is the call's head or one of its property lines and whose message names A.
 (a condition no program binds: every call of A is stopped, so the linter must
 find every place A may be called), `at most one of A, B runs` (per run or
 per iteration), `A runs at most once` and `every call of A gets the same `text``
-invariants are generated too, and one pattern in five sets
+invariants are generated too, and so are `` `progress` grows only after `A` returns `ok` ==
+true `` (programs with it bind `progress` and grow it, under a test of an approval or
+not: a growth the run time stopped must be flagged by PH643 at that statement), `` the
+returned `result` carries only / never carries `A` `` (a result the run time failed,
+R061, must be flagged by PH642 at the program's `return`) and `` `A` is never told `w` ``
+(checked like 3., by PH606, for that word); one pattern in five sets
 `flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
 pattern's own literal text.
