@@ -1157,7 +1157,17 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 # `ensures` are free text, so the linter would flag every call and the run time (every
 # scripted `ok` is a boolean) would stop none: nothing for the oracle to compare.
 FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
-         "same_every", "grows", "carries_only", "never_carries", "never_told")
+         "same_every", "carries_only", "never_carries", "never_told")
+# Forms the generator writes only when asked (`patterns(required=...)`), and why they are
+# not drawn by default: a form the soundness test would fail on now and then.
+ON_REQUEST: dict[str, str] = {
+    "grows": "PH643 (like PH631 for `runs only after`) proves a growth from a test of "
+             "`r.ok` where `r` is bound by a call of the approver; the run time asks that "
+             "the approver's *latest* call returned it, so a later call of the approver "
+             "between the test and the growth (or between `r`'s binding and the test) that "
+             "returned `ok` == false stops the run where the linter reported nothing "
+             "(tests/test_soundness.py::test_a_growth_after_a_later_refusal_is_flagged)",
+}
 
 
 @st.composite
