@@ -88,6 +88,7 @@ from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
 from tests.conftest import examples
 from tests.soundness_programs import (
+    AGENT_DEFINITION,
     MARKER_PREFIX,
     GeneratedPattern,
     Invariant,
@@ -498,6 +499,30 @@ def test_lint_over_approximates_the_run(pattern: GeneratedPattern) -> None:
 def test_stopped_growths_are_flagged(pattern: GeneratedPattern) -> None:
     """`grows only after` on a fixed sample (it is not drawn by default: ON_REQUEST)."""
     check_pattern(pattern)
+
+
+# Found by this test (issue 40): the call in the `map` passes the one name bound once, but
+# an earlier call passed another `text`, so the run time stops it; PH632 flagged only the
+# earlier calls until it learnt that such a call may be the one stopped.
+SAME_AFTER_ANOTHER = """\
+let r1 = call summariser
+let r2 = session: scout
+r1 = call summariser
+  text: top([], 1, by: "n")
+let ys1 = r2.flaws
+  | map:
+    let r5 = call summariser
+      text: r2
+return { result: task_brief }"""
+
+
+def test_a_call_stopped_after_one_given_another_value_is_flagged() -> None:
+    program = "\n".join([*AGENT_DEFINITION, SAME_AFTER_ANOTHER])
+    pattern = GeneratedPattern("", "", (Invariant("same_every", "summariser"),),
+                               script_for([True], {}), 0, frozenset()).rebuild(program)
+    outcome = evaluate(pattern)
+    assert outcome.result.exit_code == 5, outcome.report()
+    assert outcome.failure is None, f"{FAILURES[outcome.failure]}\n{outcome.report()}"
 
 
 # A growth after a later refusal: `r` was approved, then the approver refused (its latest
