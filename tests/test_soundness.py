@@ -452,6 +452,10 @@ def record_statistics(outcome: Outcome) -> None:
     event(f"exit {result.exit_code}")
     for construct in outcome.pattern.constructs:
         STATS[f"construct: {construct}"] += 1
+    for form in {invariant.form for invariant in outcome.pattern.invariants}:
+        STATS[f"form: {form}"] += 1
+    if result.error is not None:
+        STATS[f"stopped by {result.error.code}"] += 1
     if errors:
         STATS["lint flagged"] += 1
         if result.exit_code == 0 and not outcome.leaks:
