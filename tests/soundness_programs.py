@@ -69,6 +69,11 @@ WORDS = ("please", "consider", "the", "notes", "draft", "check", "brief", "again
 INPUT_NAMES = ("text", "notes", "draft", "context", "material", "attack_notes")
 OBJECT_KEYS = ("text", "flaws", "ok", "n")  # the shape of a scripted reply
 STYLES = ("plain", "short notes", "like an adversary")  # defaults of the `style` config key
+# The list a `grows only after` invariant is about: a program with that form binds it first.
+GROWN = "progress"
+# Words a `never told` invariant keeps from a slot: words of string literals, and input
+# names the calls write (`notes`, `draft`), none of them in a slot's `ensures`.
+TOLD_WORDS = ("please", "consider", "again", "check", "notes", "draft")
 
 
 # --- invariants ------------------------------------------------------------------------
@@ -79,18 +84,22 @@ class Invariant:
     """One checkable invariant (LANGUAGE.md 5).
 
     `form` is never, indirect, unaware, independent (about slots `a` and `b`),
-    only (`a` sees only `inputs`), chain (each `a` sees only its own chain) or round
-    (each `a` never sees its own round).
+    only (`a` sees only `inputs`), chain (each `a` sees only its own chain), round
+    (each `a` never sees its own round), one of the control-flow forms (runs_if,
+    at_most_one, once, same_every, grows: `progress` grows only after `a` returns `ok`),
+    a result form (carries_only: `a` and `inputs`; never_carries: `a`) or never_told
+    (`a` is never told the word `b`). See `bullet` for each spelling.
     """
 
     form: str
     a: str
-    b: str = ""
-    inputs: tuple[str, ...] = ()
+    b: str = ""  # the other slot; for `never_told`, the word
+    inputs: tuple[str, ...] = ()  # for `carries_only`, the other slots the result may carry
     per_iteration: bool = False  # `at most one of ... runs per iteration`
 
     def bullet(self) -> str:
         listed = ", ".join(f"`{name}`" for name in self.inputs)
+        carried = ", ".join(f"`{name}`" for name in (self.a, *self.inputs))
         return {
             "never": f"- `{self.a}` never sees `{self.b}`",
             "indirect": f"- `{self.a}` never sees `{self.b}`, even indirectly",
@@ -109,18 +118,31 @@ class Invariant:
                     + (" per iteration" if self.per_iteration else ""),
             # every call after the first must get the `text` the one before got (PH632)
             "same_every": f"- every call of `{self.a}` gets the same `text`",
+            # the list every program with this form starts with (`GROWN`), grown only after
+            # the latest call of `a` returned `ok` == true (PH643; R060 before the growth)
+            "grows": f"- `{GROWN}` grows only after `{self.a}` returns `ok` == true",
+            # what the program returns under `result` (PH642 at the return; R061)
+            "carries_only": f"- the returned `result` carries only {carried}",
+            "never_carries": f"- the returned `result` never carries `{self.a}`",
+            # a literal word never sent to `a` (PH606; the run-time policy stops the call)
+            "never_told": f"- `{self.a}` is never told `{self.b}`",
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
         """(viewer, source, how): `viewer` must not get `source`'s output `how`.
 
         `how` is `direct` (a copy of the output), `transitive` (anything computed
-        from it, through other calls too) or `words` (literal text naming it).
+        from it, through other calls too), `words` (literal text naming it) or `told`
+        (literal text holding the word `source`, for `never_told`).
         The `only`, `chain` and `round` forms have no rule here: the test checks them
-        through the run-time policy alone (a stopped call must be flagged).
+        through the run-time policy alone (a stopped call must be flagged), and so the
+        control-flow and result forms (a stopped growth, a failed result must be flagged).
         """
         if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once",
-                         "same_every"):
+                         "same_every", "grows", "carries_only", "never_carries"):
+            return
+        if self.form == "never_told":
+            yield self.a, self.b, "told"
             return
         if self.form == "no_call":
             for viewer in SLOTS:
@@ -370,6 +392,7 @@ class Generator:
     blocks: dict[str, Block] = field(default_factory=dict)
     constructs: set[str] = field(default_factory=set)
     first: bool = False  # the last loop generated was a `"first"` race (its value is one item)
+    approver: str | None = None  # the slot of a `grows only after` invariant (GROWN exists)
 
     # --- drawing helpers ------------------------------------------------------------
 
@@ -608,11 +631,14 @@ class Generator:
 
     # --- calls ----------------------------------------------------------------------------
 
-    def call(self, scope: Scope, head: str) -> Lines:
-        """`head` is `call` or `let r = call`; the target and properties are drawn here."""
+    def call(self, scope: Scope, head: str, slot: str | None = None) -> Lines:
+        """`head` is `call` or `let r = call`; the target (`slot` if given) and properties
+        are drawn here."""
         services = self.names(scope, "svc")
         target = self.weighted([(4, "slot"), (4 if services else 0, "svc")])
-        if target == "svc":
+        if slot is not None:
+            name = slot
+        elif target == "svc":
             name = self.recent(services)
             self.constructs.add("call through a service value")
         else:
@@ -668,6 +694,9 @@ class Generator:
                 choices.append((2, "block in if"))
         if self.blocks:
             choices.append((4, "do"))
+        if self.approver is not None and GROWN in self.names(scope, "list:str", sure=True,
+                                                             assignable=ctx):
+            choices.append((4, "gated growth"))
         if ctx.can_throw:
             choices.append((5, "throw"))
         if ctx.in_loop:
@@ -774,6 +803,30 @@ class Generator:
         # `record` reads its value up to the `in`: an expression with operators goes in
         # parentheses (docs/language.md 3.4).
         return [f"record ({value}) in {name}" if " " in value else f"record {value} in {name}"]
+
+    def s_gated_growth(self, scope: Scope, ctx: Ctx) -> Lines:
+        """A growth of GROWN under a test of an approval (`if r.ok:`), the approver's call
+        just before it or a reply already in scope (of the approver or not); sometimes
+        another statement (a later call of the approver, say) runs between test and growth."""
+        assert self.approver is not None
+        self.constructs.add("gated growth")
+        lines: Lines = []
+        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
+        if name is None:
+            name = self.fresh("r")
+            lines += self.call(scope, f"let {name} = call", slot=self.approver)
+            scope[name] = Var("obj")
+        test = self.pick([f"{name}.ok", f"{name}.ok == true", f"{name}.ok and {name}.n >= 0"])
+        inner = dict(scope)
+        body: Lines = []
+        if self.weighted([(3, False), (1, True)]):
+            body += self.statement(inner, ctx.inner())
+        item = self.expr("str", inner)
+        keyword = self.pick(["record", "append"])
+        body.append(f"record ({item}) in {GROWN}" if keyword == "record" else
+                    f"append {item} to {GROWN}")
+        merge(scope, [inner], exhaustive=False)
+        return [*lines, f"if {test}:", *indent(body)]
 
     def s_service_variable(self, scope: Scope, ctx: Ctx) -> Lines:
         services = self.names(scope, "svc", sure=True, assignable=ctx)
@@ -1098,18 +1151,41 @@ def merge(scope: Scope, arms: list[Scope], exhaustive: bool) -> None:
 PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 
+# Every form `invariants()` draws (tests/test_soundness_coverage.py holds that each one is
+# drawn and is a checked form, not prose). Not drawn: `` `A` returns `ok` as one of true,
+# false `` (PH637): it is proven from a slot's declared output type, and these slots'
+# `ensures` are free text, so the linter would flag every call and the run time (every
+# scripted `ok` is a boolean) would stop none: nothing for the oracle to compare.
+FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
+         "same_every", "carries_only", "never_carries", "never_told")
+# Forms the generator writes only when asked (`patterns(required=...)`), and why they are
+# not drawn by default: a form the soundness test would fail on now and then.
+ON_REQUEST: dict[str, str] = {
+    "grows": "PH643 (like PH631 for `runs only after`) proves a growth from a test of "
+             "`r.ok` where `r` is bound by a call of the approver; the run time asks that "
+             "the approver's *latest* call returned it, so a later call of the approver "
+             "between the test and the growth (or between `r`'s binding and the test) that "
+             "returned `ok` == false stops the run where the linter reported nothing "
+             "(tests/test_soundness.py::test_a_growth_after_a_later_refusal_is_flagged)",
+}
+
+
 @st.composite
 def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
-               forms: Sequence[str] = (*PAIR_FORMS, "only", "chain", "round", "no_call",
-                                       "runs_if", "at_most_one", "once", "same_every")
-               ) -> Invariant:
+               forms: Sequence[str] = FORMS) -> Invariant:
     form = draw(st.sampled_from(list(forms)))
     a = draw(st.sampled_from(list(SLOTS)))
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "round", "no_call", "runs_if", "same_every"):
+    if form in ("chain", "round", "no_call", "runs_if", "same_every", "grows", "never_carries"):
         return Invariant(form, a)
+    if form == "carries_only":
+        others = draw(st.lists(st.sampled_from([slot for slot in SLOTS if slot != a]),
+                               max_size=1))
+        return Invariant(form, a, inputs=tuple(others))
+    if form == "never_told":
+        return Invariant(form, a, draw(st.sampled_from(TOLD_WORDS)))
     if form == "once":
         return Invariant(form, a, per_iteration=draw(st.booleans()))
     if form == "at_most_one":
@@ -1119,15 +1195,25 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
 
 
 @st.composite
-def patterns(draw: Callable[[st.SearchStrategy[Any]], Any]) -> GeneratedPattern:
-    """A complete pattern with checkable invariants, a program and a script."""
+def patterns(draw: Callable[[st.SearchStrategy[Any]], Any],
+             required: Sequence[str] = ()) -> GeneratedPattern:
+    """A complete pattern with checkable invariants, a program and a script (with an
+    invariant of each form in `required` too: for trying one form out)."""
     # At least one invariant about two slots, which the markers can check.
     chosen = [draw(invariants(PAIR_FORMS))]
+    for form in required:
+        chosen.append(draw(invariants((form,)).filter(lambda i: i not in chosen)))
     chosen += [i for i in draw(st.lists(invariants(), max_size=3, unique=True)) if i not in chosen]
-    generator = Generator(draw, frozenset(i.a for i in chosen))
+    approvers = [i.a for i in chosen if i.form == "grows"]
+    generator = Generator(draw, frozenset(i.a for i in chosen),
+                          approver=approvers[0] if approvers else None)
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
     lines: Lines = list(AGENT_DEFINITION)
+    if approvers:  # the list the `grows only after` form is about: its first `let` is its start
+        lines.append(f"let {GROWN} = []")
+        scope[GROWN] = Var("list:str")
+        generator.constructs.add("grows only after")
     for _ in range(draw(st.integers(0, 2))):
         lines += generator.block_def(generator.fresh("blk"), scope, maybe=False)
         generator.constructs.add("block")

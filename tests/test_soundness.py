@@ -24,7 +24,14 @@ is the call's head or one of its property lines and whose message names A.
 (a condition no program binds: every call of A is stopped, so the linter must
 find every place A may be called), `at most one of A, B runs` (per run or
 per iteration), `A runs at most once` and `every call of A gets the same `text``
-invariants are generated too, and one pattern in five sets
+invariants are generated too, and so are `` the returned `result` carries only / never
+carries `A` `` (a result the run time failed, R061, must be flagged by PH642 at the
+program's `return`) and `` `A` is never told `w` `` (checked like 3., by PH606, for that
+word). `` `progress` grows only after `A` returns `ok` == true `` (programs with it bind
+`progress` and grow it, under a test of an approval or not: a growth the run time
+stopped must be flagged by PH643 at that statement) is drawn only by a seeded test of
+its own, for a known gap (`ON_REQUEST`, `test_a_growth_after_a_later_refusal_is_flagged`).
+One pattern in five sets
 `flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
 pattern's own literal text.
@@ -73,7 +80,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, assume, event, given, settings
+from hypothesis import HealthCheck, Phase, assume, event, given, seed, settings
 
 from prose.check import lint_text
 from prose.diagnostics.model import Diagnostic, Severity
@@ -81,6 +88,7 @@ from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
 from tests.conftest import examples
 from tests.soundness_programs import (
+    AGENT_DEFINITION,
     MARKER_PREFIX,
     GeneratedPattern,
     Invariant,
@@ -91,6 +99,7 @@ from tests.soundness_programs import (
 )
 
 EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", str(examples(150, 1500))))
+GROWTH_EXAMPLES = 30  # a fixed sample (seeded) of patterns with `grows only after`
 # The thorough run: rounds of ROUND fresh examples until this many seconds have passed.
 SECONDS = float(os.environ.get("PROSE_SOUNDNESS_SECONDS", "0"))
 ROUND = 100
@@ -101,7 +110,12 @@ MINIMISE_SECONDS = float(os.environ.get("PROSE_SOUNDNESS_MINIMISE_SECONDS", "60"
 INFORMATION_HIDING = "information-hiding"
 # The control-flow invariants (`runs only if`, `at most one of`): a call the run time stops
 # for one (R060, exit 5) must be flagged by its rule at that call.
-GATE_CODES = frozenset({"PH630", "PH631", "PH632", "PH633"})
+GATE_CODES = frozenset({"PH630", "PH631", "PH632", "PH633", "PH643"})
+# A growth the run time stopped (R060, rule `grows-only-after`) must be flagged by PH643 at
+# that statement; a result the run time failed for `the returned ... carries` (R061) by
+# PH642 at the program's `return`.
+GROWTH_RULE, GROWTH_CODE = "grows-only-after", "PH643"
+CARRIES_CODE = "PH642"
 BRACKETED = re.compile(r"\{ [^{}]*\}|(?<![\w\]])\[[^\[\]]*\]")  # an innermost object or array literal
 MARKER = re.compile(rf"{MARKER_PREFIX}-([a-z]+)-(\d+)[a-z]?")
 
@@ -145,6 +159,7 @@ class Leak:
             "direct": f"carries output of `{self.source}` ({self.evidence})",
             "transitive": f"carries something derived from `{self.source}` ({self.evidence})",
             "words": f"has literal text naming `{self.evidence}` (unaware of `{self.source}`)",
+            "told": f"has literal text holding `{self.source}` (never told it)",
         }[self.how]
         sent = "\n".join(f"    [{m.get('role')}] {_content(m)}".replace("\n", "\n      ")
                          for m in self.messages)
@@ -180,6 +195,9 @@ def leaks(pattern: GeneratedPattern, events: list[Any]) -> Iterator[Leak]:
             elif how == "transitive" and source in transitive:
                 shown = sorted(f"{MARKER_PREFIX}-{s}-{i}" for s, i in marks)
                 yield Leak(viewer, source, how, call.line, call.messages, ", ".join(shown))
+            elif how == "told":
+                if whole_word(source).search(literal):
+                    yield Leak(viewer, source, how, call.line, call.messages, source)
             elif how == "words":
                 for word in forbidden_words(source):
                     if whole_word(word).search(literal):
@@ -263,7 +281,7 @@ class Outcome:
 
 # The failures that say the linter missed what the run did, and those that say the run
 # time let a forbidden flow through (a leak the labels and the content check both missed).
-STATIC_UNSOUND = frozenset({"stopped", "sent", "words"})
+STATIC_UNSOUND = frozenset({"stopped", "sent", "words", "grown", "returned"})
 RUN_TIME_UNSOUND = frozenset({"sent", "words", "run-time"})
 
 FAILURES = {
@@ -272,8 +290,17 @@ FAILURES = {
             "nor the run-time policy caught it.",
     "words": "The run sent literal text that an `is unaware of` invariant forbids; neither "
              "the linter nor the run-time policy caught it.",
+    "grown": "The run time stopped a growth (`grows only after`) that the linter did not "
+             "flag (PH643) at that statement.",
+    "returned": "The run time failed the returned result (`the returned ... carries`) and "
+                "the linter did not flag the program's `return` (PH642).",
     "run-time": "The linter flagged the call, but the run-time policy sent it anyway.",
 }
+
+
+def coded_at(errors: list[Diagnostic], code: str, line: int) -> bool:
+    """Whether the linter reported `code` with its primary line at `line`."""
+    return any(d.code == code and d.span.line == line for d in errors)
 
 
 def evaluate(pattern: GeneratedPattern) -> Outcome:
@@ -288,13 +315,29 @@ def evaluate(pattern: GeneratedPattern) -> Outcome:
     if outcome.skipped is not None:
         return outcome
     error = result.error
-    if result.exit_code == 5 and error is not None and error.span is not None:
+    if (result.exit_code == 5 and error is not None and error.span is not None
+            and GROWTH_RULE in getattr(error, "rules", ())):
+        if not coded_at(outcome.errors, GROWTH_CODE, error.span.line):
+            outcome.failure = "grown"
+            outcome.detail = (f"the growth at line {error.span.line} was stopped by the run "
+                              f"time ({error.message}); the linter reported no {GROWTH_CODE} "
+                              "there")
+            return outcome
+    elif error is not None and error.code == "R061" and "the returned `" in error.message:
+        end = pattern.program_start + len(pattern.program.splitlines()) - 1  # the `return`
+        if not coded_at(outcome.errors, CARRIES_CODE, end):
+            outcome.failure = "returned"
+            outcome.detail = (f"the run time failed the result ({error.message}); the linter "
+                              f"reported no {CARRIES_CODE} at the `return` (line {end})")
+            return outcome
+    elif result.exit_code == 5 and error is not None and error.span is not None:
         if not flagged(pattern.text, outcome.errors, error.span.line, error.slot or ""):
             outcome.failure = "stopped"
             outcome.detail = (f"the call to `{error.slot}` at line {error.span.line} was stopped "
                               "by the run-time policy; the linter reported nothing there")
             return outcome
-    for how, failure in (("direct", "sent"), ("transitive", "sent"), ("words", "words")):
+    for how, failure in (("direct", "sent"), ("transitive", "sent"), ("words", "words"),
+                         ("told", "words")):
         for leak in outcome.leaks:
             if leak.how == how and not flagged(pattern.text, outcome.errors, leak.line, leak.viewer):
                 outcome.failure, outcome.detail = failure, leak.describe()
@@ -409,6 +452,10 @@ def record_statistics(outcome: Outcome) -> None:
     event(f"exit {result.exit_code}")
     for construct in outcome.pattern.constructs:
         STATS[f"construct: {construct}"] += 1
+    for form in {invariant.form for invariant in outcome.pattern.invariants}:
+        STATS[f"form: {form}"] += 1
+    if result.error is not None:
+        STATS[f"stopped by {result.error.code}"] += 1
     if errors:
         STATS["lint flagged"] += 1
         if result.exit_code == 0 and not outcome.leaks:
@@ -446,6 +493,63 @@ def check_pattern(pattern: GeneratedPattern) -> None:
 @given(pattern=patterns())
 def test_lint_over_approximates_the_run(pattern: GeneratedPattern) -> None:
     check_pattern(pattern)
+
+
+@seed(40)
+@settings(max_examples=GROWTH_EXAMPLES, deadline=None, database=None, phases=(Phase.generate,),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.data_too_large])
+@given(pattern=patterns(required=("grows",)))
+def test_stopped_growths_are_flagged(pattern: GeneratedPattern) -> None:
+    """`grows only after` on a fixed sample (it is not drawn by default: ON_REQUEST)."""
+    check_pattern(pattern)
+
+
+# Found by this test (issue 40): the call in the `map` passes the one name bound once, but
+# an earlier call passed another `text`, so the run time stops it; PH632 flagged only the
+# earlier calls until it learnt that such a call may be the one stopped.
+SAME_AFTER_ANOTHER = """\
+let r1 = call summariser
+let r2 = session: scout
+r1 = call summariser
+  text: top([], 1, by: "n")
+let ys1 = r2.flaws
+  | map:
+    let r5 = call summariser
+      text: r2
+return { result: task_brief }"""
+
+
+def test_a_call_stopped_after_one_given_another_value_is_flagged() -> None:
+    program = "\n".join([*AGENT_DEFINITION, SAME_AFTER_ANOTHER])
+    pattern = GeneratedPattern("", "", (Invariant("same_every", "summariser"),),
+                               script_for([True], {}), 0, frozenset()).rebuild(program)
+    outcome = evaluate(pattern)
+    assert outcome.result.exit_code == 5, outcome.report()
+    assert outcome.failure is None, f"{FAILURES[outcome.failure]}\n{outcome.report()}"
+
+
+# A growth after a later refusal: `r` was approved, then the approver refused (its latest
+# call returned `ok` == false), so the run time stops the growth (R060); PH643 sees only
+# the test of `r.ok` (tests.soundness_programs.ON_REQUEST).
+LATER_REFUSAL = """\
+let progress = []
+let r = call proposer
+if r.ok:
+  call proposer
+  record "a" in progress
+return { result: progress }"""
+
+
+@pytest.mark.xfail(strict=True, reason="known gap of PH643/PH631: a later call of the approver "
+                   "between the tested result and the growth is not seen statically")
+def test_a_growth_after_a_later_refusal_is_flagged() -> None:
+    invariants = (Invariant("never", "summariser", "adversary"), Invariant("grows", "proposer"))
+    pattern = GeneratedPattern("", "", invariants, script_for([True, False], {}), 0,
+                               frozenset()).rebuild(LATER_REFUSAL)
+    outcome = evaluate(pattern)
+    assert outcome.result.exit_code == 5, outcome.report()  # the run time stopped the growth
+    assert outcome.failure is None, f"{FAILURES[outcome.failure]}\n{outcome.report()}"
 
 
 @pytest.mark.skipif(not SECONDS, reason="the thorough run: PROSE_SOUNDNESS_SECONDS=3600")

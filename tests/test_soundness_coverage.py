@@ -22,11 +22,20 @@ from collections import Counter
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
+from prose.check import lint_text
 from prose.runtime import values
 from prose.syntax import nodes as n
 from prose.syntax.parser import parse_program
 from prose.syntax.walk import children
-from tests.soundness_programs import GeneratedPattern, patterns
+from tests.soundness_programs import (
+    FORMS,
+    ON_REQUEST,
+    SLOTS,
+    GeneratedPattern,
+    Invariant,
+    pattern_text,
+    patterns,
+)
 
 DRAWN = 400
 ROUNDS = 5
@@ -81,13 +90,14 @@ def data_kinds() -> set[str]:
             for kind in typing.get_args(values.Data)}
 
 
-def drawn() -> tuple[Counter[type[n.Node]], Counter[str]]:
+def drawn() -> tuple[Counter[type[n.Node]], Counter[str], dict[str, Invariant]]:
     """Node classes and constructs of generated programs: rounds of `DRAWN` programs (each
     round its own fixed seed, so a run is reproducible) until every expected class and
     construct has appeared, at most `ROUNDS` rounds (rare ones, `continue` say, are drawn a
     few times in a thousand)."""
     classes: Counter[type[n.Node]] = Counter()
     constructs: Counter[str] = Counter()
+    forms: dict[str, Invariant] = {}  # an invariant of each form drawn
     expected = node_classes() - set(NOT_GENERATED)
     wanted = set().union(*VALUE_KINDS.values())
 
@@ -99,6 +109,8 @@ def drawn() -> tuple[Counter[type[n.Node]], Counter[str]]:
         @given(pattern=patterns())
         def draw(pattern: GeneratedPattern) -> None:
             constructs.update(pattern.constructs)
+            for invariant in pattern.invariants:
+                forms.setdefault(invariant.form, invariant)
             pending: list[n.Node] = [parse_program(pattern.program)]
             while pending:
                 node = pending.pop()
@@ -109,12 +121,12 @@ def drawn() -> tuple[Counter[type[n.Node]], Counter[str]]:
 
     for number in range(ROUNDS):
         draw_round(number)
-        if expected <= set(classes) and wanted <= set(constructs):
+        if expected <= set(classes) and wanted <= set(constructs) and set(FORMS) <= set(forms):
             break
-    return classes, constructs
+    return classes, constructs, forms
 
 
-CLASSES, CONSTRUCTS = drawn()
+CLASSES, CONSTRUCTS, FORMS_DRAWN = drawn()
 
 
 def test_every_node_class_is_generated_or_excluded_with_a_reason() -> None:
@@ -147,3 +159,19 @@ def test_constructs_named_in_the_table_exist() -> None:
     unknown = {name for name in named if not CONSTRUCTS[name]}
     assert not unknown, (f"constructs in VALUE_KINDS that {ROUNDS} x {DRAWN} programs never record "
                          f"(renamed, or never drawn): {sorted(unknown)}")
+
+
+def test_every_invariant_form_is_drawn_and_checked() -> None:
+    """Each form of `tests.soundness_programs.FORMS` appears in drawn patterns, and its
+    bullet is one the linter checks (a misspelt bullet would be prose, PH608, and the
+    soundness test would compare nothing for it)."""
+    missing = sorted(set(FORMS) - set(FORMS_DRAWN))
+    assert not missing, f"invariant forms no drawn pattern holds: {missing}"
+    assert not set(ON_REQUEST) & set(FORMS_DRAWN), "a form drawn only on request was drawn"
+    requested = {form: Invariant(form, next(iter(SLOTS))) for form in ON_REQUEST}
+    for form, invariant in sorted({**FORMS_DRAWN, **requested}.items()):
+        text, _ = pattern_text("return { result: task_brief }", [invariant])
+        bullet = text.splitlines().index(invariant.bullet()) + 1
+        prose_only = [d for d in lint_text(text, "generated.prose.md").diagnostics
+                      if d.code == "PH608" and d.span.line == bullet]
+        assert not prose_only, f"`{form}`: {invariant.bullet()} is not a checked form"

@@ -226,7 +226,10 @@ class SameInputViolated(Rule):
     variable: within one iteration). The approver's call is a statement of
     its own (`let verdict = call approver ...`). The run time
     compares the digests of the two values before each call of `executor`
-    (R060), and records them for `prose audit`.
+    (R060), and records them for `prose audit`. For `` every call of `P`
+    gets the same `material` ``, every call passes one path bound once for
+    the run; a call that does is reported too when one that does not may
+    run before it (the run time stops the second of the two).
 
     ## Why is this bad
     An approval is of one proposal; executing another (edited after the
@@ -306,6 +309,8 @@ class SameInputViolated(Rule):
                 rebound |= bound_roots(statement)
         lets = [name for s in top for name in s.names]
         first: str | None = None
+        bad: list[CallFlow] = []
+        good: list[tuple[CallFlow, str]] = []
         for site in _sites_of(ctx, form.slot):
             path = _given_path(site, form.input)
             name = root(path) if path is not None else None
@@ -313,6 +318,7 @@ class SameInputViolated(Rule):
                     or (first is not None and path != first)
                     or any(step.kind == "block" for step in _place(places, site).arms)):
                 shown = f"`{form.input}: {path}`" if path is not None else f"no `{form.input}` name"
+                bad.append(site)
                 yield _at_call(
                     self, site, item, f"every call of `{form.slot}` gets the same `{form.input}`, "
                     f"but this one gets {shown}, which is not one value bound once for the run",
@@ -320,6 +326,33 @@ class SameInputViolated(Rule):
                     "`let` at the top of the program that nothing binds again")
                 continue
             first = first or path
+            good.append((site, path or ""))
+        # The run time stops the call whose value differs from the first call made: a call
+        # that passes the one value is stopped too when a call passing another may run
+        # before it.
+        for site, path in good:
+            earlier = next((other for other in bad if _may_run_before(
+                places, other, site)), None)
+            if earlier is not None:
+                yield _at_call(
+                    self, site, item, f"every call of `{form.slot}` gets the same `{form.input}`, "
+                    f"but the call at line {earlier.call.span.line} may run before this one "
+                    f"with another `{form.input}` than `{path}`",
+                    help=f"give every call `{form.input}: {path}`")
+
+
+def _may_run_before(places: dict[object, CallPlace], first: CallFlow, then: CallFlow) -> bool:
+    """Whether the call `first` may run before the call `then`: it is earlier in the source,
+    or in a block definition (it runs wherever the block is called), or both are in one
+    loop (a later iteration) or in branches of one parallel construct."""
+    one, other = _place(places, first).arms, _place(places, then).arms
+    if first.call.span.line < then.call.span.line or any(step.kind == "block" for step in one):
+        return True
+    shared = {(step.node, step.arm) for step in one if step.kind == "loop"}
+    if any((step.node, step.arm) in shared for step in other if step.kind == "loop"):
+        return True
+    branches = {step.node for step in one if step.kind == "parallel"}
+    return any(step.node in branches for step in other if step.kind == "parallel")
 
 
 @rule
