@@ -7,7 +7,9 @@ exit 1). Until the command's module is imported nothing has been written, so a C
 ends the process at once with 130 (as a shell reports SIGINT). This module imports
 only `os` and `signal` before it installs that handler; `prose.cli.main` puts Python's
 back when the command's module is in (`LazyGroup.get_command`), and the command handles
-Ctrl-C its own way from there (`prose run` seals its trace).
+Ctrl-C its own way from there (`prose run` seals its trace). The commands that only read
+and print (`lint`, `parse`, `explain`, `rules`, `list`: `QUIET_TO_THE_END`) keep this
+handler to their end.
 
 A Ctrl-C during Python's own start-up, before this module runs (its `site` imports,
 some 20-40 ms), is still Python's.

@@ -35,6 +35,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "lsp": ("prose.cli.lsp_cmd", "lsp_command", "Run the language server for editors (stdio)."),
 }
 
+# Commands that only read and print: a Ctrl-C stays a quiet exit 130 to their end
+# (`prose.cli.entry`), for there is nothing to close or seal, and Python's own handler
+# can raise `KeyboardInterrupt` inside a callback of the import machinery (their rules and
+# analyses load as they go), where it is printed as "Exception ignored" and lost: the
+# command then ran to its end and exited 0.
+QUIET_TO_THE_END = frozenset({"parse", "lint", "explain", "rules", "list"})
+
 
 class LazyGroup(click.Group):
     """A group that imports a command's module only when that command is used."""
@@ -48,7 +55,8 @@ class LazyGroup(click.Group):
             return None
         module_name, attribute, _ = entry
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
-        _interrupts_are_the_commands()
+        if cmd_name not in QUIET_TO_THE_END:
+            _interrupts_are_the_commands()
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
