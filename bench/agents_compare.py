@@ -184,8 +184,8 @@ def main() -> int:
     body = f"""## Agents: CPU per agent turn (bench/agents_compare.py)
 
 {stamp()} Peers: {peers}. Load average {load_before:.1f} before and {load_after:.1f}
-after (a 2-core machine shared with other jobs running at the same time: the absolute
-numbers are inflated, the sides took turns so each saw the same load).
+after (the sides took turns, so each saw the same load; a loaded machine inflates the
+absolute numbers).
 
 {AGENTS} agents at once (at most {CAP} requests in flight), each taking {TURNS} tool turns
 and answering: {turns} model requests and {AGENTS * TURNS} tool calls a run, against the
@@ -198,11 +198,12 @@ requests in the last round's side.
 |---|---|---|---|
 {chr(10).join(rows)}
 
-Goal (issue 37: at or below both): {verdict}. Where prose's CPU goes (a cProfile of the
-prose side when this benchmark was written): most of it is LiteLLM's request path
-(`litellm.acompletion` through the Router: parameter mapping, logging objects, cost
-lookup), which prose uses for every model call and the peers do not (both call the
-`openai` client directly); the next largest is removing each call's workspace. prose's
+Goal (issue 37: at or below both): {verdict}. Where prose's CPU goes (py-spy of the
+prose side, 2026-12-07): about 85% is LiteLLM's request path (`litellm.acompletion`:
+parameter mapping, logging objects, cost), which prose uses for every model call and
+the peers do not (both call the `openai` client directly); the stub's model has nothing
+to route, so prose calls it without `litellm.Router` (`prose/llm/direct.py`), which
+took about a fifth off each call. About 15% is prose's own. prose's
 turn also includes what the peers do not do: the trace (hash chain, one `tool` event
 per tool call with its output's digest), the sealed workspace of each agent call (laid
 out, hashed before the answer is taken, removed) and the hiding policy asked before
