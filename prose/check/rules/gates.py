@@ -51,6 +51,19 @@ def _invariant(item: GateForm) -> Label:
     return Label(item.span, f"invariant: {item.text.strip()}")
 
 
+def _approved(ctx: CheckContext, approver: str, field: str, value: object
+              ) -> set[tuple[str, str | None]]:
+    """The facts that say an `approver` result's `field` is `value` (`r.field == value`,
+    and for `true` the bare test `r.field` too), for every name bound to its result:
+    `runs only after` (PH631) and `grows only after` (PH643) ask for one of them."""
+    literal = json.dumps(value)
+    results = approver_results(ctx, approver)
+    wanted: set[tuple[str, str | None]] = {(f"{name}.{field}", literal) for name in results}
+    if value is True:
+        wanted |= {(f"{name}.{field}", None) for name in results}
+    return wanted
+
+
 def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
               proven: Callable[[CallFlow, frozenset[Fact]], bool]) -> Iterator[CallFlow]:
     """Every call that may reach `slot` where `proven` (given the call and what every path
@@ -200,11 +213,7 @@ class RunsOnlyAfterViolated(Rule):
         for item in forms(ctx, RunsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            results = approver_results(ctx, form.approver)
-            wanted: set[tuple[str, str | None]] = {(f"{name}.{form.field}", literal)
-                                                   for name in results}
-            if form.value is True:
-                wanted |= {(f"{name}.{form.field}", None) for name in results}
+            wanted = _approved(ctx, form.approver, form.field, form.value)
             for site in _unproven(ctx, places, form.slot,
                                   _tests_any(wanted)):
                 yield _at_call(
@@ -502,11 +511,7 @@ class GrowsOnlyAfterViolated(Rule):
         for item in forms(ctx, GrowsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            results = approver_results(ctx, form.approver)
-            wanted: set[tuple[str, str | None]] = {(f"{name}.{form.field}", literal)
-                                                   for name in results}
-            if form.value is True:
-                wanted |= {(f"{name}.{form.field}", None) for name in results}
+            wanted = _approved(ctx, form.approver, form.field, form.value)
             changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
             for change in changes:
                 target = change.target
