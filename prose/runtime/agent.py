@@ -51,7 +51,7 @@ from prose.runtime.workspace import lay_out
 from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
-    from prose.runtime.calls import Payload
+    from prose.runtime.call_site import Payload
     from prose.runtime.context import RunContext
 
 DEFAULT_MAX_TURNS = 10

@@ -16,17 +16,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
 from prose.lang.flows import Label
-from prose.lang.services import SENT_PARAMETERS
 from prose.llm.errors import LLMError, ScriptExhaustedError
 from prose.runtime import pc
 from prose.runtime.agent import InputsAltered, TurnsExceeded, declared_tools, run_agent
+from prose.runtime.call_site import CallOptions, CallSite, Payload
 from prose.runtime.content import checked_messages
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
@@ -44,38 +42,10 @@ from prose.runtime.services import (
     PatternService,
     PersonService,
     PythonService,
-    ServiceSpec,
 )
 from prose.runtime.trace import CallEvent
-from prose.runtime.values import Service, Value, plain, to_text, wrap
+from prose.runtime.values import Service, plain, to_text, wrap
 from prose.syntax import nodes as n
-
-if TYPE_CHECKING:
-    from prose.runtime.calls import Payload
-
-
-@dataclass(frozen=True, slots=True)
-class CallOptions:
-    """The reserved properties of one call, evaluated."""
-
-    prompt: Value | None = None
-    schema_value: Value | None = None  # the call's own `schema:` (its label counts for hiding)
-    model: str | None = None
-    retry: int = 0
-    backoff: str = "none"
-    schema: Mapping[str, Any] | None = None
-    # What the control-flow invariants evaluated before the call (`prose.runtime.gates`).
-    gates: Mapping[str, Any] | None = None
-
-
-def json_schema(fields: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    if not fields:
-        return None
-    if "type" in fields or "properties" in fields or "$ref" in fields:
-        return dict(fields)  # already a JSON schema (from an instance file)
-    from prose.llm.schema import schema_from_fields
-
-    return schema_from_fields({str(k): str(v) for k, v in fields.items()})
 
 
 def _finish(ctx: RunContext, event: CallEvent, output: Any, started: float) -> None:
@@ -118,9 +88,8 @@ def _progress(ctx: RunContext, phase: str, event: CallEvent) -> None:
 
 async def attempt(
     ctx: RunContext,
-    node: n.Call,
+    site: CallSite,
     target: Service,
-    service: ServiceSpec,
     payload: Payload,
     options: CallOptions,
     path: str,
@@ -130,6 +99,7 @@ async def attempt(
 ) -> Any:
     """Attempt `number` of a call: traced as one `call` event, made by the service's kind."""
     shared = ctx.shared
+    node, service = site.node, site.service
     slot = target.slot
     event = CallEvent(
         id=shared.trace.next_id(),
@@ -151,22 +121,21 @@ async def attempt(
         entry=target.entry,
     )
     if isinstance(service, ModelService):
-        return await model_attempt(ctx, node, slot, service, payload, options, path, event, label,
+        return await model_attempt(ctx, site, service, payload, options, path, event, label,
                                    given)
     if isinstance(service, PythonService):
         return await python_attempt(ctx, node, service, payload, event, label)
     if isinstance(service, PersonService):
         from prose.runtime.people import person_attempt
 
-        form = json_schema(options.schema or ctx.slot_schema(slot))
+        form = site.schema(options)
         return await person_attempt(ctx, node, slot, service, payload, form, path, event)
     return await pattern_attempt(ctx, node, slot, service, payload, event, label)
 
 
 async def model_attempt(
     ctx: RunContext,
-    node: n.Call,
-    slot: str,
+    site: CallSite,
     service: ModelService,
     payload: Payload,
     options: CallOptions,
@@ -178,6 +147,7 @@ async def model_attempt(
     """One attempt of a call of a model service, through the run's one model exchange (an
     agent's loop of exchanges when the slot declares tools: `agent.run_agent`)."""
     shared = ctx.shared
+    node, slot = site.node, site.slot
     model = service.model or shared.default_model
     if options.model and not shared.scripted:
         model = options.model
@@ -186,16 +156,15 @@ async def model_attempt(
         check_granted(ctx, node, service.model, f"the call to `{slot}`")
     messages = checked_messages(ctx, node, slot, payload)
     texts = [message.content for message in messages]
-    send = {k: v for k, v in service.params.items() if k in SENT_PARAMETERS}
     request = Exchange(
         node=node,
         path=path,
-        what=f"the call to `{slot}` at line {node.line}",
+        what=site.what,
         model=model,
         messages=messages,
-        schema=json_schema(options.schema or service.schema or ctx.slot_schema(slot)),
-        key_params=dict(service.params),
-        send_params=send,
+        schema=site.schema(options),
+        key_params=site.key_params,
+        send_params=site.send_params,
         metadata={"slot": slot, "call": event.id},
     )
     if shared.shown is not None:

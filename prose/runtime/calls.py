@@ -10,17 +10,16 @@ extra attempts, with the call's `backoff` between them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from prose.lang import error_kinds as kinds
 from prose.lang import flows
-from prose.lang.channels import MESSAGE_KINDS, Channel, call_channels, channel_to_dict
-from prose.lang.flows import CONCRETE, Label
+from prose.lang.channels import channel_to_dict
+from prose.lang.flows import CONCRETE
 from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.attempts import CallOptions, attempt
+from prose.runtime.attempts import attempt
+from prose.runtime.call_site import CallOptions, CallSite, Payload, compile_site
 from prose.runtime.context import RunContext
 from prose.runtime.errors import (
     CallFailed,
@@ -28,7 +27,7 @@ from prose.runtime.errors import (
     InputError,
     ValueTypeError,
 )
-from prose.runtime.services import ModelService, PersonService, ServiceSpec
+from prose.runtime.services import ServiceSpec
 from prose.runtime.trace import ErrorEvent
 from prose.runtime.values import Service, Value, wrap
 from prose.syntax import nodes as n
@@ -53,61 +52,15 @@ def service_for(ctx: RunContext, target: Service, node: n.Node) -> ServiceSpec:
     return binding
 
 
-@dataclass(frozen=True, slots=True)
-class Payload:
-    """Everything one call sends: what the policy checks is what the messages are built from.
-
-    `ensures` and `role` are sent to a model service only (the system message);
-    `schema` is the call's own `schema:` value and `schema_words` the field
-    names and type words of the response format the model receives.
-    """
-
-    inputs: Mapping[str, Value]
-    prompt: Value | None = None
-    schema: Value | None = None
-    schema_words: tuple[str, ...] = ()
-    ensures: str | None = None
-    role: str | None = None
-
-    def channels(self) -> list[Channel]:
-        schema: Value | None = self.schema
-        if self.schema_words:
-            words = v.labelled(None, Label(literal=frozenset(self.schema_words)))
-            schema = v.relabel(schema, words.label) if schema is not None else words
-        return call_channels(self.inputs, prompt=self.prompt, schema=schema,
-                             ensures=self.ensures, role=self.role)
-
-    def label(self) -> Label:
-        """The union of what the call is given (a call's output carries it transitively)."""
-        parts = [*self.inputs.values(), *(x for x in (self.prompt, self.schema) if x is not None)]
-        return CONCRETE.join(value.label for value in parts)
-
-
-def payload_for(
-    ctx: RunContext, slot: str, service: ServiceSpec, inputs: Mapping[str, Value],
-    options: CallOptions,
-) -> Payload:
-    """What a call to `slot` bound to `service` sends (LANGUAGE.md 4.4)."""
-    if service.kind not in MESSAGE_KINDS or not isinstance(service, ModelService | PersonService):
-        return Payload(inputs, options.prompt)  # the one rule of what each kind is sent
-    own = service.schema if isinstance(service, ModelService) else None
-    fields = options.schema or own or ctx.slot_schema(slot) or {}
-    return Payload(inputs, options.prompt, options.schema_value, tuple(schema_words(fields)),
-                   ctx.slot_ensures(slot), service.role)
-
-
-def schema_words(fields: Mapping[str, Any]) -> list[str]:
-    """The field names and type words of a schema, as the model reads them."""
-    out: list[str] = []
-    for key, item in fields.items():
-        out.append(str(key))
-        if isinstance(item, Mapping):
-            out.extend(schema_words(item))
-        elif isinstance(item, list):
-            out.extend(str(entry) for entry in item if not isinstance(entry, Mapping | list))
-        elif item is not None and not isinstance(item, bool):
-            out.append(str(item))
-    return out
+def site_for(ctx: RunContext, node: n.Call, target: Service, service: ServiceSpec) -> CallSite:
+    """The call site of `node` reaching `service`, compiled at its first call of the run."""
+    key = (id(node), id(service))
+    site = ctx.call_sites.get(key)
+    if site is None:
+        slot = target.slot
+        site = ctx.call_sites[key] = compile_site(node, slot, service, ctx.slot_schema(slot),
+                                                  ctx.slot_ensures(slot))
+    return site
 
 
 def _index(target: Service) -> int:
@@ -115,10 +68,17 @@ def _index(target: Service) -> int:
 
 
 def enforce_policy(
-    ctx: RunContext, node: n.Call, target: Service, payload: Payload
+    ctx: RunContext, node: n.Call, target: Service, payload: Payload, site: CallSite | None = None
 ) -> None:
-    """Ask the policy about this call; on a violation stop the run before anything is sent."""
+    """Ask the policy about this call; on a violation stop the run before anything is sent.
+    The site's screen (`prose.lang.screen`) clears a call whose values carry nothing any rule
+    of the slot reads, without building its channels; any other call is judged in full."""
     slot = target.slot
+    if site is not None:
+        screen = site.screen(ctx.policy, tuple(payload.inputs), _index(target), target.entry)
+        if screen is not None and screen.clears(payload.inputs.values(), payload.prompt,
+                                                payload.schema):
+            return
     channels = payload.channels()
     found = ctx.policy.violations(slot, channels, pc.branch(), _index(target), target.entry)
     if not found:
@@ -169,15 +129,16 @@ async def call_service(
     """Call `target` with `inputs`: policy first, then each attempt; the output with provenance."""
     slot = target.slot
     service = service_for(ctx, target, node)
-    payload = payload_for(ctx, slot, service, inputs, options)
-    enforce_policy(ctx, node, target, payload)
+    site = site_for(ctx, node, target, service)
+    payload = site.payload(inputs, options)
+    enforce_policy(ctx, node, target, payload, site)
     given = payload.label()
     label = flows.call_output(CONCRETE, slot, given, node.span, pc.branch(),
                               _index(target))
     attempts = 1 + max(options.retry, 0)
     for number in range(1, attempts + 1):
         try:
-            output = await attempt(ctx, node, target, service, payload, options, path, number,
+            output = await attempt(ctx, site, target, payload, options, path, number,
                                    given, label)
         except CallFailed as error:
             if number >= attempts or error.kind in kinds.NOT_RETRIED:

@@ -20,7 +20,7 @@ from prose.syntax import nodes as n
 
 if TYPE_CHECKING:
     from prose.llm.types import Message
-    from prose.runtime.calls import Payload
+    from prose.runtime.call_site import Payload
     from prose.runtime.context import RunContext
 
 CONTENT_RULE = "content"

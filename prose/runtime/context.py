@@ -29,6 +29,7 @@ from prose.source import Span
 if TYPE_CHECKING:
     from prose.llm.types import ChatRequest, ChatResponse
     from prose.pattern_file import PatternFiles
+    from prose.runtime.call_site import CallSite
     from prose.runtime.services import PatternService
     from prose.runtime.values import Value
     from prose.spec.model import PatternSpec, Slot
@@ -193,6 +194,10 @@ class RunContext:
     _spec_slots: dict[str, Slot | None] = field(init=False, default_factory=dict, repr=False)
     # What the slots wrote, for the content check at the message boundary.
     content: ContentIndex = field(init=False, repr=False)
+    # The call sites called so far, compiled at their first call (`prose.runtime.call_site`),
+    # by the identity of the `call` node and of the service it reached.
+    call_sites: dict[tuple[int, int], CallSite] = field(init=False, default_factory=dict,
+                                                        repr=False)
 
     def __post_init__(self) -> None:
         self.content = ContentIndex(self.policy, self.source)

@@ -18,7 +18,7 @@ from prose.errors import ProseError
 from prose.lang.gates import GateHistory, Gates, digest
 from prose.runtime import pc
 from prose.runtime import values as v
-from prose.runtime.attempts import CallOptions
+from prose.runtime.call_site import CallOptions
 from prose.runtime.calls import call_service
 from prose.runtime.errors import GateViolation
 from prose.runtime.trace import ErrorEvent

@@ -38,7 +38,7 @@ from prose.runtime.questions import (
 from prose.runtime.trace import CallEvent, read_events
 
 if TYPE_CHECKING:
-    from prose.runtime.calls import Payload
+    from prose.runtime.call_site import Payload
     from prose.runtime.context import RunContext
     from prose.runtime.services import PersonService
     from prose.syntax import nodes as n
