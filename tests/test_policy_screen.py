@@ -44,6 +44,24 @@ class Sent:
 
 # Mostly slots (what hidden rules read); the shuffle key and a binding-order position now
 # and then.
+EMPTY = Sent(frozenset(), frozenset(), frozenset(), frozenset())
+
+
+def channels_of(inputs: dict[str, Sent], prompt: Sent | None, schema: Sent | None,
+                words: tuple[str, ...]) -> list[Channel]:
+    """The channels exactly as a call builds them (`Payload.channels`): the schema's words
+    join the schema value's label (or stand alone), the ensures and role texts are literal
+    (one of them names a service, which a judge blind to the source of `s` must not see)."""
+    schema_channel: Sent | None = schema
+    if words:
+        base = schema or EMPTY
+        schema_channel = Sent(base.provenance, base.transitive, base.literal | set(words),
+                              base.chains)
+    return call_channels(inputs, prompt=prompt, schema=schema_channel,
+                         ensures=ENSURES, role="a reviewer")
+
+
+ENSURES = "say what is wrong"
 sources = st.frozensets(st.sampled_from(SLOTS), max_size=2) | st.frozensets(
     st.sampled_from(SOURCES), max_size=2)
 chains = st.frozensets(st.tuples(st.sampled_from(SLOTS), st.sampled_from(BRANCHES),
@@ -100,6 +118,7 @@ CLEARED: list[bool] = []
 
 FROM_B = Sent(frozenset({"b"}), frozenset({"b"}), frozenset(), frozenset())
 SEES_X = {"a": SlotPolicy("a", sees_only=("x",))}
+BLIND_A = {"a": SlotPolicy("a", blind_to=("s",), blind_line=4)}
 
 
 @settings(max_examples=600, deadline=None)
@@ -109,31 +128,46 @@ SEES_X = {"a": SlotPolicy("a", sees_only=("x",))}
          words=(), branch=(), index=NO_INDEX, entry=None)
 @example(policy=Policy("p", SEES_X, strict=True), slot="a", inputs={}, prompt=FROM_B,
          schema=None, words=(), branch=(), index=NO_INDEX, entry=None)
+@example(policy=Policy("p", {"a": SlotPolicy("a", hidden=(Hidden("b", NEVER_SEES),))}),
+         slot="a", inputs={"x": FROM_B}, prompt=None, schema=None, words=(), branch=(),
+         index=NO_INDEX, entry=None)
+@example(policy=Policy("p", {"a": SlotPolicy("a", forbidden_words=(
+             ForbiddenWord("secret", "b"),))}),
+         slot="a", inputs={"x": Sent(frozenset(), frozenset(), frozenset({"the secret word"}),
+                                     frozenset())},
+         prompt=None, schema=None, words=(), branch=(), index=NO_INDEX, entry=None)
+# A judge blind to the source of `s`: an output of `s` by position, a position in its
+# binding order, a service of `s` named in the text.
+@example(policy=Policy("p", BLIND_A), slot="a",
+         inputs={"x": Sent(frozenset({"s"}), frozenset({"s"}), frozenset(),
+                           frozenset({("s", (), 0, 1)}))},
+         prompt=None, schema=None, words=(), branch=(), index=NO_INDEX, entry=None)
+@example(policy=Policy("p", BLIND_A), slot="a",
+         inputs={"x": Sent(frozenset({order_marker("s")}), frozenset({order_marker("s")}),
+                           frozenset(), frozenset())},
+         prompt=None, schema=None, words=(), branch=(), index=NO_INDEX, entry=None)
+@example(policy=Policy("p", BLIND_A), slot="a",
+         inputs={"x": Sent(frozenset(), frozenset(), frozenset({"<service s[1]>"}),
+                           frozenset())},
+         prompt=None, schema=None, words=(), branch=(), index=NO_INDEX, entry=None)
 @given(policy=policies(), slot=st.sampled_from(SLOTS),
        inputs=st.dictionaries(st.sampled_from(NAMES), sent(), max_size=3),
        prompt=st.none() | sent(), schema=st.none() | sent(),
-       words=st.sampled_from(((), ("verdict", "boolean"))),
+       words=st.sampled_from(((), ("verdict", "boolean"), ("secret", "string"))),
        branch=st.sampled_from(BRANCHES), index=st.sampled_from((NO_INDEX, 0, 1, 2)),
        entry=st.sampled_from(("*", "billing", "other", None)))
 def test_the_screen_clears_only_calls_the_policy_allows(
         policy: Policy, slot: str, inputs: dict[str, Sent], prompt: Sent | None,
         schema: Sent | None, words: tuple[str, ...], branch: tuple[str, ...], index: int,
         entry: str | None) -> None:
-    found = screen(policy, slot, tuple(inputs), index != NO_INDEX, entry)
+    fixed = channels_of({name: EMPTY for name in inputs}, None, None, words)
+    found = screen(policy, slot, fixed, index != NO_INDEX, entry)
     cleared = found is not None and found.clears(inputs.values(), prompt, schema)
     event(f"cleared: {cleared}")
     CLEARED.append(cleared)
     if not cleared:
         return
-    # The channels exactly as a call builds them (`Payload.channels`): the schema's words
-    # join the schema value's label (or stand alone), the ensures and role texts are literal.
-    schema_channel: Sent | None = schema
-    if words:
-        base = schema or Sent(frozenset(), frozenset(), frozenset(), frozenset())
-        schema_channel = Sent(base.provenance, base.transitive, base.literal | set(words),
-                              base.chains)
-    channels: list[Channel] = call_channels(inputs, prompt=prompt, schema=schema_channel,
-                                            ensures="say what is wrong", role="a reviewer")
+    channels = channels_of(inputs, prompt, schema, words)
     assert policy.violations(slot, channels, branch, index, entry) == []
 
 
@@ -150,13 +184,13 @@ def test_a_rule_about_the_names_gives_no_screen() -> None:
     """A call whose input names alone break `sees only` is judged in full, so that the
     violation is reported with its own message."""
     policy = Policy("p", {"a": SlotPolicy("a", sees_only=("x",))})
-    assert screen(policy, "a", ("y",), False) is None
-    assert screen(policy, "a", ("x",), False) is not None
+    assert screen(policy, "a", channels_of({"y": EMPTY}, None, None, ()), False) is None
+    assert screen(policy, "a", channels_of({"x": EMPTY}, None, None, ()), False) is not None
 
 
 def test_a_value_carrying_a_hidden_source_is_not_cleared() -> None:
     policy = Policy("p", {"a": SlotPolicy("a", hidden=(Hidden("b", NEVER_SEES_INDIRECTLY),))})
-    found = screen(policy, "a", ("x",), False)
+    found = screen(policy, "a", channels_of({"x": EMPTY}, None, None, ()), False)
     assert found is not None
     derived = Sent(frozenset(), frozenset({"b"}), frozenset(), frozenset())
     clean = Sent(frozenset({"c"}), frozenset({"c"}), frozenset(), frozenset())
@@ -164,3 +198,17 @@ def test_a_value_carrying_a_hidden_source_is_not_cleared() -> None:
     assert found.clears([clean], None, None)
     assert not found.clears([Sent(frozenset({SEALED}), frozenset({SEALED}), frozenset(),
                                   frozenset())], None, None)  # a shuffle's key: never sent
+
+
+def test_a_slot_unaware_of_a_word_judges_values_carrying_text() -> None:
+    """`unaware of` reads the text values carry: a value with none is cleared on the fixed
+    text's verdict, one with text is judged in full; fixed text naming the word: no screen."""
+    words = (ForbiddenWord("secret", "b"),)
+    policy = Policy("p", {"a": SlotPolicy("a", forbidden_words=words)})
+    found = screen(policy, "a", channels_of({"x": EMPTY}, None, None, ()), False)
+    assert found is not None
+    texted = Sent(frozenset(), frozenset(), frozenset({"the secret word"}), frozenset())
+    assert found.clears([EMPTY], None, None)
+    assert not found.clears([texted], None, None)
+    assert screen(policy, "a", channels_of({"x": EMPTY}, None, None, ("secret",)),
+                  False) is None

@@ -8,9 +8,11 @@ call site and shape of call (`screen`); for each call it asks only whether a val
 carries one of the `watched` sources (or was made by a slot in `makers`, or gives a
 `bare` channel any provenance). When none does, no rule of `Policy.violations` can
 fire and the call is clear without building its channels; otherwise the call is judged
-in full, exactly as before. Rules whose verdict reads literal text carried by values
-(`unaware of`, `is blind to the source of`) or the input names (`requires`, `sees
-only`) give no screen when they could fire: every call is judged in full.
+in full, exactly as before. What the rules read of the call site's fixed text (the input
+names, the `ensures` and role texts, the schema's words) is judged once, on channels whose
+values are empty: when that alone is refused there is no screen and every call is judged
+in full. Rules that read literal text (`unaware of`, `is blind to the source of`) also
+send a call whose values carry any text of the pattern to the full judgement.
 
 The screen must never clear a call that `Policy.violations` would refuse:
 tests/test_policy_screen.py holds the two to that on random policies and channels.
@@ -23,9 +25,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from prose.lang.channels import Channel, ChannelKind
-from prose.lang.flows import SEALED, Chains
+from prose.lang.flows import NO_INDEX, SEALED, Chains, order_marker
 from prose.lang.policy import ANY_ENTRY, Policy
-from prose.lang.policy_rules import channel_violations
 
 
 class Screened(Protocol):
@@ -35,6 +36,8 @@ class Screened(Protocol):
     def provenance(self) -> frozenset[str]: ...
     @property
     def transitive(self) -> frozenset[str]: ...
+    @property
+    def literal(self) -> frozenset[str]: ...
     @property
     def chains(self) -> Chains: ...
 
@@ -46,6 +49,7 @@ class Screen:
     watched: frozenset[str]  # a value carrying one of these (directly or not) needs a verdict
     makers: frozenset[str]  # a value with a chain made by one of these needs a verdict
     bare: frozenset[ChannelKind]  # channels of these kinds must carry no provenance at all
+    literal: bool = False  # a value carrying literal text of the pattern needs a verdict
 
     def clears(self, inputs: Iterable[Screened], prompt: Screened | None,
                schema: Screened | None) -> bool:
@@ -62,14 +66,20 @@ class Screen:
                 return False
             if makers and any(made in makers for made, _, _, _ in value.chains):
                 return False
+            if self.literal and value.literal:
+                return False
         return True
 
 
-def screen(policy: Policy, slot: str, names: Sequence[str], indexed: bool,
+def screen(policy: Policy, slot: str, fixed: Sequence[Channel], indexed: bool,
            entry: str | tuple[str, ...] | None = ANY_ENTRY) -> Screen | None:
-    """The screen of calls to `slot` sending inputs named `names` (the service at an index
-    of a list-valued slot when `indexed`; the entry `entry` of a map-valued one, as
-    `Policy.violations` reads it), or None when every such call must be judged in full."""
+    """The screen of calls to `slot` whose channels hold, besides what their values carry,
+    the `fixed` channels' names and text (a call site's channels with every value empty:
+    `Payload.channels` of empty values); the service at an index of a list-valued slot when
+    `indexed`, the entry `entry` of a map-valued one, as `Policy.violations` reads them.
+    None when every such call must be judged in full."""
+    if policy.violations(slot, fixed, (), 0 if indexed else NO_INDEX, entry):
+        return None  # the names or the fixed text alone are refused: let the judge say so
     wanted = entry if isinstance(entry, tuple) else (entry,)
     judged = [policy.slots[slot]] if slot in policy.slots else []
     judged += [policy.slots[key] for key in policy.entry_keys(slot)
@@ -78,18 +88,19 @@ def screen(policy: Policy, slot: str, names: Sequence[str], indexed: bool,
     watched.update(rule.a for rule in policy.unmerged)  # both are needed: one suffices here
     makers: set[str] = set()
     bare: set[ChannelKind] = set()
-    # The rules that read the names and the fixed text: judged here, on the names alone.
-    probe = [Channel(name, "input") for name in names]
+    literal = False
     for rules in judged:
-        if rules.forbidden_words or rules.blind_to:
-            return None  # they read literal text the values carry: judge every call
-        if any(channel_violations(rules, channel, policy.strict) for channel in probe):
-            return None  # the names alone break `requires` or `sees only`: let it say so
         watched.update(hidden.other for hidden in rules.hidden)
         if rules.own_chain_line or rules.own_round_line or (rules.predecessor_line and indexed):
             makers.add(rules.slot)
+        for sources in rules.blind_to:  # its outputs by position, its order, its name
+            makers.add(sources)
+            watched.add(order_marker(sources))
+            literal = True
+        if rules.forbidden_words:  # words in the text a value carries
+            literal = True
         if rules.sees_only is not None:
             bare.add("schema")
             if policy.strict:
                 bare.add("prompt")
-    return Screen(frozenset(watched), frozenset(makers), frozenset(bare))
+    return Screen(frozenset(watched), frozenset(makers), frozenset(bare), literal)

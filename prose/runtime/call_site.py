@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prose.lang.channels import MESSAGE_KINDS, Channel, call_channels
-from prose.lang.flows import CONCRETE, NO_INDEX, Label
+from prose.lang.flows import CONCRETE, NO_INDEX, NO_LABEL, Label
 from prose.lang.policy import Policy
 from prose.lang.screen import Screen, screen
 from prose.lang.services import SENT_PARAMETERS
@@ -28,7 +28,7 @@ from prose.runtime.services import ModelService, PersonService, ServiceSpec
 from prose.runtime.values import Value
 from prose.syntax import nodes as n
 
-ScreenKey = tuple[tuple[str, ...], bool, "str | tuple[str, ...] | None"]
+ScreenKey = tuple[tuple[str, ...], tuple[str, ...], bool, "str | tuple[str, ...] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +75,9 @@ class Payload:
         return CONCRETE.join(value.label for value in parts)
 
 
+_EMPTY = Value(None, NO_LABEL)  # an input of a call site's fixed channels (`CallSite.screen`)
+
+
 @dataclass(frozen=True, slots=True)
 class CallSite:
     """One call site and the service it reaches, compiled (see the module)."""
@@ -105,14 +108,18 @@ class CallSite:
         """The JSON schema a call here asks for (its own `schema:` first)."""
         return json_schema(options.schema or self.schema_fields)
 
-    def screen(self, policy: Policy, names: tuple[str, ...], index: int,
+    def screen(self, policy: Policy, payload: Payload, index: int,
                entry: str | tuple[str, ...] | None) -> Screen | None:
-        """The policy's screen of a call here sending inputs `names` (None: judge in full)."""
-        key: ScreenKey = (names, index != NO_INDEX, entry)
+        """The policy's screen of a call here sending `payload` (None: judge in full): made
+        once per shape of call (its input names, schema words, index and entry)."""
+        key: ScreenKey = (tuple(payload.inputs), payload.schema_words, index != NO_INDEX,
+                          entry)
         try:
             return self._screens[key]
         except KeyError:
-            found = self._screens[key] = screen(policy, self.slot, names, index != NO_INDEX,
+            fixed = Payload({name: _EMPTY for name in payload.inputs}, None, None,
+                            payload.schema_words, payload.ensures, payload.role).channels()
+            found = self._screens[key] = screen(policy, self.slot, fixed, index != NO_INDEX,
                                                 entry)
             return found
 

@@ -75,7 +75,7 @@ def enforce_policy(
     of the slot reads, without building its channels; any other call is judged in full."""
     slot = target.slot
     if site is not None:
-        screen = site.screen(ctx.policy, tuple(payload.inputs), _index(target), target.entry)
+        screen = site.screen(ctx.policy, payload, _index(target), target.entry)
         if screen is not None and screen.clears(payload.inputs.values(), payload.prompt,
                                                 payload.schema):
             return
