@@ -322,11 +322,16 @@ ROUTE: list[tuple[tuple[str, ...], str]] = [
         client (`scripted_client` for `--script`, else `RouterClient`), writes
         `run_start`, runs the `Interpreter` under the time budget and writes `run_end`
         whatever happened."""),
-    (("prose.runtime.interpreter", "prose.runtime.calls"), """
+    (("prose.runtime.interpreter", "prose.runtime.calls", "prose.runtime.call_site",
+      "prose.lang.screen"), """
         The `Interpreter` walks the AST; a call's target and properties are evaluated
-        and handed to `calls.call_service`, which asks the policy first
-        (`Policy.violations`): a violation stops the run (exit 5) before anything is
-        sent. Then it makes the attempts (`retry:`)."""),
+        and handed to `calls.call_service`. At the first call of a call site to a
+        service, `call_site.compile_site` works out what every call there shares (the
+        slot's `ensures`, the role, the schema's words, the parameters, the policy's
+        screen). The policy is asked first: a call whose values carry nothing the
+        slot's rules read is cleared by the screen (`prose.lang.screen`), any other is
+        judged by `Policy.violations`; a violation stops the run (exit 5) before
+        anything is sent. Then it makes the attempts (`retry:`)."""),
     (("prose.runtime.attempts", "prose.runtime.exchange"), """
         `attempts.attempt` traces one attempt and hands it to its kind of service (a
         model, a Python callable, a nested pattern). A model attempt, like the judge's
@@ -425,7 +430,8 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      [("prose/lang/properties.py", "`RESERVED_PROPERTIES`, and `MODEL_CHANNELS` when its value "
        "reaches the model (hiding then applies to it)"),
       ("prose/lang/channels.py", "what it sends into the model, if it does"),
-      ("prose/runtime/calls.py", "read it from the call's reserved properties"),
+      ("prose/runtime/calls.py", "read it from the call's reserved properties (`call_options`; "
+       "`prose/runtime/call_site.py`'s `CallOptions` holds it)"),
       ("docs/language.md", "section 3 and 4.4"),
       ("tests/test_runtime.py", "a run that uses it")]),
     ("A lint output format",
