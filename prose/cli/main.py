@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from prose import __version__
+from prose.cli.collector import collect_from_here
 
 # command name -> (module, attribute, one-line help shown by `prose --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -57,6 +58,7 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         if cmd_name not in QUIET_TO_THE_END:
             _interrupts_are_the_commands()
+        collect_from_here(read_only=cmd_name in QUIET_TO_THE_END)
         return command
 
     def invoke(self, ctx: click.Context) -> Any:
