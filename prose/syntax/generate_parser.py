@@ -60,9 +60,11 @@ _HEADER = '''\
 # The parse tables of prose's grammar and the runtime parts of Lark, written by Lark's
 # standalone tool (its license, MPL-2.0, below). Regenerate after changing the grammar or
 # upgrading Lark; tests/test_standalone_parser.py checks that this is what it writes.
-# Edited from the tool's output: Lark's optional `regex` module is not imported (prose's
-# grammar has no Unicode categories; importing it was 20-60 ms of a cold `prose lint`),
-# and Lark's two relative imports (of names this module defines) are left out.
+# Edited from the tool's output (prose/syntax/generate_parser.py, `_EDITS`): Lark's
+# optional `regex` module is not imported (prose's grammar has no Unicode categories;
+# importing it was 20-60 ms of a cold `prose lint`), nor `logging` (Lark logs nothing a
+# loaded parser does), nor what only a compressed table needs; Lark's two relative
+# imports (of names this module defines) are left out.
 '''
 
 # Lark imports the third-party `regex` whenever it is installed (LiteLLM's tiktoken brings
@@ -75,12 +77,33 @@ except ImportError:
 """
 _NO_REGEX = "_has_regex = False  # prose: see the header\n"
 
-# Lark's own modules import these lazily from their package; in one module they are
-# globals already, and `from .lexer` would import prose.syntax.lexer instead.
+# Lark logs (at CRITICAL, so nothing is shown) only while it builds a grammar, checks
+# terminals or uses its cache, none of which the loaded parser does; `logging` (with
+# `traceback`, `textwrap`, `string`) was otherwise imported only for it.
+_QUIET_LOGGER = """class _QuietLogger:  # prose: see the header
+    def _nothing(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    debug = info = warning = error = exception = _nothing
+
+
+logger = _QuietLogger()
+"""
+
+# Each (old, new) must occur once in Lark's output: a Lark whose output differs stops the
+# generator rather than write a module edited wrongly.
 _EDITS = (
     (_REGEX_IMPORT, _NO_REGEX),
+    # Lark's own modules import these lazily from their package; in one module they are
+    # globals already, and `from .lexer` would import prose.syntax.lexer instead.
     ("        from .lexer import Token\n", ""),
     ("                from . import __version__\n", ""),
+    ("import sys, re\nimport logging\n", "import sys, re\n"),
+    ('logger: logging.Logger = logging.getLogger("lark")\n'
+     "logger.addHandler(logging.StreamHandler())\n", _QUIET_LOGGER),
+    ("logger.setLevel(logging.CRITICAL)\n", ""),
+    # Only for a compressed table (`--compress`), which this is not.
+    ("import pickle, zlib, base64\n", ""),
 )
 
 
