@@ -23,6 +23,8 @@ CLOSERS = {"RPAR", "RSQB", "RBRACE"}
 
 @dataclass
 class LexedComment:
+    """A comment the lexer found, for the formatter."""
+
     text: str
     line: int
     column: int
@@ -48,6 +50,8 @@ class NestingTooDeep(IndentationProblem):
 
 @dataclass
 class IndentState:
+    """The post-lexer's state of one parse (comments, open brackets)."""
+
     comments: list[LexedComment] = field(default_factory=list)
     open_brackets: list[Token] = field(default_factory=list)
     last_token: Token | None = None
