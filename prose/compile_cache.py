@@ -19,9 +19,9 @@ compiles only text it has not seen. What is run is what the text compiles to:
   cache keeps that program (a list of numbers, checked again by `_sre.compile`); only
   patterns prose, Lark and YAML compile.
 
-The caches are installed by the command line (`prose.cli`, imported before any of prose's
-classes in a `prose` process), not by `import prose`: a program that uses the library
-keeps `dataclasses` and `re` untouched. They are read at install and written when the
+The caches are installed by the command line (`prose.cli.main`, imported before any of
+prose's classes in a `prose` process), not by `import prose`: a program that uses the
+library keeps `dataclasses` and `re` untouched. They are read at install and written when the
 process ends, if it compiled anything new, unless Python is told not to write bytecode
 (`PYTHONDONTWRITEBYTECODE`, `-B`). A cache that cannot be read or written is no cache:
 nothing fails because of it.

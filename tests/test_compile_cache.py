@@ -15,7 +15,7 @@ from pathlib import Path
 # Prints what the process compiled, and how the classes it made behave.
 PROBE = """
 import dataclasses, json, re
-import prose.cli  # installs the caches, as the `prose` command does
+import prose.cli.main  # installs the caches, as the `prose` command does
 from prose import compile_cache
 from prose.syntax import nodes as n
 from prose.source import Span

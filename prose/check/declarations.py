@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class SlotInfo:
+    """A declared slot, as the rules see it."""
+
     name: str
     span: Span
     requires: tuple[str, ...] | None
@@ -31,6 +33,8 @@ class SlotInfo:
 
 @dataclass(frozen=True, slots=True)
 class ConfigInfo:
+    """A declared config key, as the rules see it."""
+
     name: str
     span: Span
     type: str | None
@@ -39,6 +43,8 @@ class ConfigInfo:
 
 @dataclass(frozen=True, slots=True)
 class ParameterInfo:
+    """A declared parameter, as the rules see it."""
+
     name: str
     span: Span
     optional: bool
@@ -46,6 +52,8 @@ class ParameterInfo:
 
 @dataclass(frozen=True, slots=True)
 class InvariantInfo:
+    """An invariant bullet and its checkable form."""
+
     text: str
     span: Span
     form: InvariantForm | None  # its checkable form, if it is written in one

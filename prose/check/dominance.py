@@ -177,13 +177,12 @@ class _Walker:
         return facts
 
     def _record(self, node: n.Node, facts: frozenset[Fact], arms: tuple[Step, ...]) -> None:
-        for call in find_all(node, (n.Call, n.Session)):
-            place = CallPlace(facts, arms)
-            self.places[id(call)] = place
-            if isinstance(call, n.Session):  # analysed as a call made at its position
-                self.places[(call.span.line, call.span.column)] = place
-        for change in find_all(node, (n.Append, n.Assign)):  # a gated growth's statements
-            self.places[id(change)] = CallPlace(facts, arms)
+        # Calls, and a gated growth's statements (appends, assignments), in one walk.
+        place = CallPlace(facts, arms)
+        for found in find_all(node, (n.Call, n.Session, n.Append, n.Assign)):
+            self.places[id(found)] = place
+            if isinstance(found, n.Session):  # analysed as a call made at its position
+                self.places[(found.span.line, found.span.column)] = place
 
     def statement(self, statement: n.Stmt, facts: frozenset[Fact],
                   arms: tuple[Step, ...]) -> frozenset[Fact]:

@@ -46,6 +46,8 @@ AGENT_WORDS = ("model", "persist")
 
 @dataclass
 class Binding:
+    """A name bound in the program, where and how."""
+
     name: str
     kind: BindingKind
     span: Span
@@ -60,6 +62,8 @@ class Binding:
 
 @dataclass
 class Scope:
+    """Names visible in a pattern, a branch or a block."""
+
     kind: Literal["pattern", "branch", "block"]
     parent: Scope | None = None
     names: dict[str, Binding] = field(default_factory=dict)
@@ -78,6 +82,8 @@ class Scope:
 
 @dataclass(frozen=True)
 class Reference:
+    """A use of a name, where and how."""
+
     name: str
     span: Span
     context: Literal["read", "interpolation", "condition", "call-target", "do"]
@@ -86,6 +92,8 @@ class Reference:
 
 @dataclass(frozen=True)
 class CallSite:
+    """A call and what it calls."""
+
     call: n.Call
     slot: str | None  # the declared slot called, directly or through a loop variable
     target: Literal["slot", "service-variable", "alias", "block", "unknown"]
@@ -95,6 +103,8 @@ class CallSite:
 
 @dataclass
 class SemanticModel:
+    """A program's bindings, references, scopes and calls."""
+
     decl: Declarations
     program: n.Program
     bindings: list[Binding] = field(default_factory=list)

@@ -385,9 +385,12 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      "interpreter need nothing. 4 to 8 files; measured (issue 36, on a scratch branch): "
      "`until C (max: N):` as sugar for `loop until C (max: N):` touched 5 (the grammar, "
      "the builder, the parser's list of value starters, language.md, a test); that list "
-     "is now read from the grammar's parse table (`prose.syntax.parser._starts`), so 4. "
+     "is now read from the grammar's parse table (`prose.syntax.parser._starts`), so 4, "
+     "and the parser generated from the grammar, 5. "
      "Completion reads its keywords from the grammar (`prose.syntax.keywords`).",
      [("grammar/prose.lark", "the rule"),
+      ("prose/syntax/standalone_parser.py", "generated: `python -m prose.syntax.generate_parser` "
+       "(tests/test_standalone_parser.py holds it to the grammar)"),
       ("prose/syntax/build.py", "build the existing node from it"),
       ("prose/syntax/format.py", "only if `prose fmt` must keep the spelling (a flag on the node, "
        "as `For.each`); else it writes the canonical form"),
@@ -408,7 +411,7 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
      "such rules, now `judges_invariants` on the rule itself), the rest its fixture, its "
      "parse case and three pages (two generated).",
      [("prose/lang/invariants.py", "its frozen dataclass, in `InvariantForm` and `FORMS`"),
-      ("prose/spec/invariants.py", "its pattern in `parse_invariant_form`"),
+      ("prose/spec/invariants.py", "its pattern and what a match builds: a row of `_FORMS`"),
       ("prose/lang/policy.py", "its `case` in `compile_policy` (mypy fails without one: the "
        "match ends in `assert_never`); a form about calls is then judged by "
        "`Policy.violations` for lint, run and audit alike"),

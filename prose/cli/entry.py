@@ -13,10 +13,13 @@ handler to their end.
 
 A Ctrl-C during Python's own start-up, before this module runs (its `site` imports,
 some 20-40 ms), is still Python's.
+
+The cyclic garbage collector is off while the command line loads (`prose.cli.collector`).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 from typing import TYPE_CHECKING
@@ -35,7 +38,10 @@ _quit_quietly.prose_quiet_start = True  # type: ignore[attr-defined]
 
 
 def main() -> Any:
-    """Console-script entry point: hold Ctrl-C quiet, then run `prose.cli.main.main`."""
+    """Console-script entry point: hold Ctrl-C quiet and the collector off, then run
+    `prose.cli.main.main`."""
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         # Only in place of Python's own handler: a process started with Ctrl-C ignored
         # (a background job, `nohup`) keeps ignoring it.
@@ -43,6 +49,9 @@ def main() -> Any:
             signal.signal(signal.SIGINT, _quit_quietly)
     except (ValueError, OSError):  # not the main thread, or no signals here: as before
         pass
+    from prose.cli.collector import hold
+
+    hold(was_enabled=collecting)
     from prose.cli.main import main as run_command_line
 
     return run_command_line()

@@ -6,13 +6,22 @@ Each command lives in its own module and is imported only when it runs, so
 
 from __future__ import annotations
 
-import importlib
-import sys
-from typing import Any
+# Before any of prose's dataclasses or regexes is made in a `prose` process: what they
+# compile from text comes compiled from a disk cache (a third of a cold `prose lint`,
+# docs/benchmarks.md). Only the command line installs it: a program that imports the
+# library keeps `dataclasses` and `re` as they are.
+from prose.compile_cache import install as _install_compile_caches
 
-import click
+_install_compile_caches()
 
-from prose import __version__
+import importlib  # noqa: E402  (after the caches are in)
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+import click  # noqa: E402
+
+from prose import __version__  # noqa: E402
+from prose.cli.collector import collect_from_here  # noqa: E402
 
 # command name -> (module, attribute, one-line help shown by `prose --help`)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -57,6 +66,7 @@ class LazyGroup(click.Group):
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         if cmd_name not in QUIET_TO_THE_END:
             _interrupts_are_the_commands()
+        collect_from_here(read_only=cmd_name in QUIET_TO_THE_END)
         return command
 
     def invoke(self, ctx: click.Context) -> Any:

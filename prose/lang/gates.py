@@ -12,7 +12,6 @@ program's control flow (`prose.check.dominance`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -278,6 +277,9 @@ class Gates:
 
 def digest(value: Any) -> str:
     """The digest an input is compared by (`gets the same`): sha256 of its canonical JSON."""
+    import hashlib  # here: loading OpenSSL's hashes was ~7 ms of a cold `prose lint`, which
+    # never digests
+
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -90,6 +90,8 @@ class ListOf:
 
 @dataclass(frozen=True, slots=True)
 class Field:
+    """A named field of an object type."""
+
     name: str
     type: Type
 

@@ -9,6 +9,7 @@ backticks never makes a bullet checkable.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from prose.lang.invariants import (
     AtMostOne,
@@ -90,117 +91,85 @@ _NAME_PLAIN = r"`[A-Za-z_][\w-]*`"
 _VIEWER = r"`([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)?)`"
 _SEP = r"\s*(?:,\s*and\b|,|\band\b)\s*"
 
-_SEES_ONLY = re.compile(rf"^{_VIEWER}\s+sees\s+only\s+({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)$", re.I)
-_NEVER_SEES = re.compile(rf"^{_VIEWER}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?$", re.I)
-_UNAWARE = re.compile(rf"^{_VIEWER}\s+is\s+unaware\s+of\s+{_NAME}$", re.I)
-_INDEPENDENT = re.compile(rf"^{_NAME}{_SEP}{_NAME}\s+are\s+independent$", re.I)
-_DISTINCT = re.compile(
-    rf"^{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured|run\s+on\s+distinct\s+models)$",
-    re.I,
-)
-_OWN_CHAIN = re.compile(rf"^(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)$", re.I)
-_OWN_ROUND = re.compile(
-    rf"^(?:each\s+(?:of\s+)?)?{_NAME}\s+never\s+sees\s+(?:anything\s+of\s+)?its\s+own\s+round$",
-    re.I)
-_PREDECESSOR = re.compile(
-    rf"^each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?(?:\s+output)?$", re.I
-)
-_BOUNDED = re.compile(
-    rf"^every\s+loop\s+is\s+bounded\s+by\s+({_NAME_PLAIN}(?:\s*(?:,\s*or\b|,|\bor\b|\band\b)\s*"
-    rf"{_NAME_PLAIN})*)$", re.I)
-_GROWS = re.compile(rf"^{_NAME}\s+only\s+grows$", re.I)
-_UNMERGED = re.compile(rf"^the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged$", re.I)
+_LIST = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)"  # one name or more
+_NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"  # two names or more
+_PATH = r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`"
+_LITERAL = r"(true|false|null|-?\d+(?:\.\d+)?|\"[^\"]*\")"
+# What an approver returns (`` `field == value` `` or `` `field` == value ``): 4 groups.
+_RETURNED = (rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`"
+             rf"|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)")
+_PER_ITERATION = (r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration"
+                  r"|each\s+iteration)\)?)?")
+# A gloss in parentheses after a form, never a `(not machine-checked: ...)` (which marks a
+# prose-only bullet).
+_GLOSS = r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?"
+
+
+def _form(body: str) -> re.Pattern[str]:
+    """A form's pattern: the whole (normalised) bullet, any case."""
+    return re.compile(rf"^{body}$", re.I)
+
+
+_SEES_ONLY = _form(rf"{_VIEWER}\s+sees\s+only\s+{_LIST}")
+_NEVER_SEES = _form(rf"{_VIEWER}\s+never\s+sees\s+{_NAME}(\s*,?\s*even\s+indirectly)?")
+_UNAWARE = _form(rf"{_VIEWER}\s+is\s+unaware\s+of\s+{_NAME}")
+_INDEPENDENT = _form(rf"{_NAME}{_SEP}{_NAME}\s+are\s+independent")
+_DISTINCT = _form(rf"{_NAME}{_SEP}{_NAME}\s+(?:are\s+independently\s+configured"
+                  r"|run\s+on\s+distinct\s+models)")
+_OWN_CHAIN = _form(rf"(?:each\s+)?{_NAME}\s+sees\s+only\s+its\s+own\s+(?:chain|branch)")
+_OWN_ROUND = _form(rf"(?:each\s+(?:of\s+)?)?{_NAME}\s+never\s+sees\s+(?:anything\s+of\s+)?"
+                   r"its\s+own\s+round")
+_PREDECESSOR = _form(rf"each\s+(?:of\s+)?{_NAME}\s+sees\s+only\s+its\s+predecessor'?s?"
+                     r"(?:\s+output)?")
+_BOUNDED = _form(rf"every\s+loop\s+is\s+bounded\s+by\s+({_NAME_PLAIN}(?:\s*(?:,\s*or\b|,|\bor\b"
+                 rf"|\band\b)\s*{_NAME_PLAIN})*)")
+_GROWS = _form(rf"{_NAME}\s+only\s+grows")
+_UNMERGED = _form(rf"the\s+result\s+returns\s+{_NAME}{_SEP}{_NAME}\s+unmerged")
 _ANY_NAME = re.compile(_NAME)
 _ANY_VIEWER = re.compile(_VIEWER)
-_NAMES = rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})+)"
-_PAIRWISE = re.compile(rf"^{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent$", re.I)
-_BLIND = re.compile(rf"^{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}$", re.I)
-_PATH = r"`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)`"
-_RUNS_ONLY_IF = re.compile(rf"^{_NAME}\s+runs\s+only\s+(?:if|when)\s+{_PATH}(?:\s+(?:holds|is\s+true))?$", re.I)
-_LITERAL = r"(true|false|null|-?\d+(?:\.\d+)?|\"[^\"]*\")"
-_RUNS_ONLY_AFTER = re.compile(
-    rf"^{_NAME}\s+runs\s+only\s+after\s+{_NAME}\s+returns\s+"
-    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)$",
-    re.I,
-)
-_SAME_INPUT = re.compile(
-    rf"^{_NAME}\s+gets\s+the\s+same\s+{_NAME}(?:\s+as)?\s+{_NAME}\s+(?:got|was\s+given)$", re.I
-)
-_AT_MOST_ONE = re.compile(
-    rf"^at\s+most\s+one\s+of\s+{_NAMES}\s+runs"
-    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
-    re.I,
-)
-
-
-_ONE_OF = re.compile(
-    rf"^{_NAME}\s+returns\s+{_PATH}\s+as\s+one\s+of\s+"
-    rf"({_LITERAL}(?:\s*(?:,\s*or\b|,|\bor\b)\s*{_LITERAL})*)$", re.I)
+_PAIRWISE = _form(rf"{_NAMES}\s+are\s+(?:all\s+)?pairwise\s+independent")
+_BLIND = _form(rf"{_NAME}\s+is\s+blind\s+to\s+the\s+sources?\s+of\s+{_NAME}")
+_RUNS_ONLY_IF = _form(rf"{_NAME}\s+runs\s+only\s+(?:if|when)\s+{_PATH}"
+                      r"(?:\s+(?:holds|is\s+true))?")
+_RUNS_ONLY_AFTER = _form(rf"{_NAME}\s+runs\s+only\s+after\s+{_NAME}\s+returns\s+{_RETURNED}")
+_SAME_INPUT = _form(rf"{_NAME}\s+gets\s+the\s+same\s+{_NAME}(?:\s+as)?\s+{_NAME}\s+"
+                    r"(?:got|was\s+given)")
+_AT_MOST_ONE = _form(rf"at\s+most\s+one\s+of\s+{_NAMES}\s+runs{_PER_ITERATION}")
+_ONE_OF = _form(rf"{_NAME}\s+returns\s+{_PATH}\s+as\s+one\s+of\s+"
+                rf"({_LITERAL}(?:\s*(?:,\s*or\b|,|\bor\b)\s*{_LITERAL})*)")
 _ONE_LITERAL = re.compile(_LITERAL, re.I)
-_NO_CALL = re.compile(
-    rf"^(?:no\s+call\s+(?:receives|is\s+given|gets)\s+(?:the\s+outputs?\s+of\s+)?{_NAME}"
-    rf"|the\s+outputs?\s+of\s+{_NAME}\s+reach(?:es)?\s+no\s+call)$", re.I)
-_NEVER_TOLD = re.compile(
-    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:is|are)\s+never\s+told\s+(?:the\s+word\s+)?"
-    r"`([^`]+)`$", re.I)
-_SAME_EVERY_CALL = re.compile(
-    rf"^(?:every\s+call\s+of\s+{_NAME}\s+gets|{_NAME}\s+always\s+gets)\s+the\s+same\s+{_NAME}$",
-    re.I)
-_RUNS_ONCE = re.compile(
-    rf"^{_NAME}\s+runs\s+(?:at\s+most\s+once|only\s+once|once\s+at\s+most)"
-    r"(\s*,?\s*\(?(?:per\s+run|per\s+iteration|in\s+each\s+iteration|each\s+iteration)\)?)?$",
-    re.I,
-)
-
-
-_NEVER_AFTER = re.compile(
-    rf"^({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)\s+(?:never|no\s+longer)\s+runs?\s+"
-    rf"(?:again\s+)?(?:after|once)\s+{_NAME}\s+(?:returns|returned|has\s+returned)"
-    rf"(?:\s+(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?))?$",
-    re.I)
-_BINDING_ORDER = re.compile(
-    rf"^{_NAME}\s+(?:run|are\s+called|are\s+tried|runs)\s+one\s+at\s+a\s+time\s*,?\s*"
-    r"in\s+(?:their\s+)?binding\s+order$", re.I)
-_CHOSEN_BY_CODE = re.compile(
-    rf"^no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+(?:what\s+|which\s+)?{_NAME}"
-    r"(?:\s+holds)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_SAME_SEQUENCE = re.compile(
-    rf"^(?:each|every)\s+chain\s+of\s+{_NAME}\s+gets\s+the\s+same\s+(?:sequence|order)\s+of\s+"
-    rf"{_NAME}(?:\s+in\s+the\s+same\s+order)?(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_ITEM_INPUT = re.compile(
-    rf"^each\s+of\s+{_NAME}\s+gets\s+its\s+(?:own\s+)?item\s+of\s+{_NAME}\s+as\s+{_NAME}"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_IN_ORDER = re.compile(
-    rf"^the\s+returned\s+{_NAME}\s+holds\s+the\s+outputs\s+of\s+{_NAME}\s+in\s+binding\s+order"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_GROWS_AFTER = re.compile(
-    rf"^{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+"
-    rf"(?:`([A-Za-z_]\w*)\s*==\s*{_LITERAL}`|`([A-Za-z_]\w*)`\s*(?:==|=|is|as)\s*`?{_LITERAL}`?)"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_CARRIES = re.compile(
-    rf"^the\s+returned\s+{_NAME}\s+(?:carries|holds)\s+(only|nothing\s+of|never)\s*(?:carries\s+|holds\s+)?"
-    rf"(?:the\s+outputs?\s+of\s+)?({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_CARRIES_NEVER = re.compile(
-    rf"^the\s+returned\s+{_NAME}\s+never\s+(?:carries|holds)\s+(?:the\s+outputs?\s+of\s+)?"
-    rf"({_NAME_PLAIN}(?:{_SEP}{_NAME_PLAIN})*)(?:'s(?:\s+outputs?)?)?"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-_ONLY_READS = re.compile(
-    rf"^(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read)"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-
-
-# `` the result satisfies `EXPR` `` and an optional gloss in parentheses after it (never a
-# `(not machine-checked: ...)`, which marks a prose-only bullet).
-_SATISFIES = re.compile(
-    r"^the\s+(?:returned\s+)?result\s+satisfies\s+`([^`]+)`"
-    r"(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
-
-
+_NO_CALL = _form(rf"(?:no\s+call\s+(?:receives|is\s+given|gets)\s+(?:the\s+outputs?\s+of\s+)?"
+                 rf"{_NAME}|the\s+outputs?\s+of\s+{_NAME}\s+reach(?:es)?\s+no\s+call)")
+_NEVER_TOLD = _form(rf"{_LIST}\s+(?:is|are)\s+never\s+told\s+(?:the\s+word\s+)?`([^`]+)`")
+_SAME_EVERY_CALL = _form(rf"(?:every\s+call\s+of\s+{_NAME}\s+gets|{_NAME}\s+always\s+gets)"
+                         rf"\s+the\s+same\s+{_NAME}")
+_RUNS_ONCE = _form(rf"{_NAME}\s+runs\s+(?:at\s+most\s+once|only\s+once|once\s+at\s+most)"
+                   rf"{_PER_ITERATION}")
+_NEVER_AFTER = _form(rf"{_LIST}\s+(?:never|no\s+longer)\s+runs?\s+(?:again\s+)?(?:after|once)\s+"
+                     rf"{_NAME}\s+(?:returns|returned|has\s+returned)(?:\s+{_RETURNED})?")
+_BINDING_ORDER = _form(rf"{_NAME}\s+(?:run|are\s+called|are\s+tried|runs)\s+one\s+at\s+a\s+time"
+                       r"\s*,?\s*in\s+(?:their\s+)?binding\s+order")
+_CHOSEN_BY_CODE = _form(rf"no\s+model\s+(?:call\s+)?(?:chooses|decides|picks)\s+"
+                        rf"(?:what\s+|which\s+)?{_NAME}(?:\s+holds)?{_GLOSS}")
+_SAME_SEQUENCE = _form(rf"(?:each|every)\s+chain\s+of\s+{_NAME}\s+gets\s+the\s+same\s+"
+                       rf"(?:sequence|order)\s+of\s+{_NAME}(?:\s+in\s+the\s+same\s+order)?{_GLOSS}")
+_ITEM_INPUT = _form(rf"each\s+of\s+{_NAME}\s+gets\s+its\s+(?:own\s+)?item\s+of\s+{_NAME}\s+as\s+"
+                    rf"{_NAME}{_GLOSS}")
+_IN_ORDER = _form(rf"the\s+returned\s+{_NAME}\s+holds\s+the\s+outputs\s+of\s+{_NAME}\s+in\s+"
+                  rf"binding\s+order{_GLOSS}")
+_GROWS_AFTER = _form(rf"{_NAME}\s+grows\s+only\s+after\s+{_NAME}\s+returns\s+{_RETURNED}{_GLOSS}")
+_CARRIES = _form(rf"the\s+returned\s+{_NAME}\s+(?:carries|holds)\s+(only|nothing\s+of|never)\s*"
+                 rf"(?:carries\s+|holds\s+)?(?:the\s+outputs?\s+of\s+)?{_LIST}"
+                 rf"(?:'s(?:\s+outputs?)?)?{_GLOSS}")
+_CARRIES_NEVER = _form(rf"the\s+returned\s+{_NAME}\s+never\s+(?:carries|holds)\s+"
+                       rf"(?:the\s+outputs?\s+of\s+)?{_LIST}(?:'s(?:\s+outputs?)?)?{_GLOSS}")
+_ONLY_READS = _form(rf"(?:{_NAME}\s+only\s+reads|{_NAME}'s\s+tools\s+only\s+read){_GLOSS}")
+# `` the result satisfies `EXPR` ``, with a gloss.
+_SATISFIES = _form(rf"the\s+(?:returned\s+)?result\s+satisfies\s+`([^`]+)`{_GLOSS}")
 # `` every `entry` of `ledger` satisfies `EXPR` ``: the same, for each item of a returned list.
-_EVERY_SATISFIES = re.compile(
-    r"^(?:every|each)\s+(?:item\s+)?`([A-Za-z_]\w*)`\s+(?:of|in)\s+(?:the\s+returned\s+)?"
-    r"`([A-Za-z_]\w*)`\s+satisfies\s+`([^`]+)`(?:\s*\((?!\s*not\s+machine)[^()]*\))?$", re.I)
+_EVERY_SATISFIES = _form(rf"(?:every|each)\s+(?:item\s+)?`([A-Za-z_]\w*)`\s+(?:of|in)\s+"
+                         rf"(?:the\s+returned\s+)?`([A-Za-z_]\w*)`\s+satisfies\s+`([^`]+)`"
+                         rf"{_GLOSS}")
 
 
 def _satisfies(expression: str, item: str = "", items: str = "") -> ResultSatisfies:
@@ -233,114 +202,121 @@ def _normalise(text: str) -> str:
     return text.rstrip(" .;!").strip()
 
 
+def _names(text: str) -> tuple[str, ...]:
+    """The backticked names in `text`, each once, in order."""
+    return tuple(dict.fromkeys(_ANY_NAME.findall(text)))
+
+
+def _returns(match: re.Match[str], at: int) -> tuple[str | None, bool | int | float | str | None]:
+    """The `field` and value of `returns `field == value`` (or `` `field` == value ``),
+    whose two spellings are groups `at` to `at + 3`; (None, None) when it says neither."""
+    if match.group(at):
+        return match.group(at), _literal(match.group(at + 1))
+    if match.group(at + 2):
+        return match.group(at + 2), _literal(match.group(at + 3))
+    return None, None
+
+
+def _runs_only_after(m: re.Match[str]) -> InvariantForm:
+    field, value = _returns(m, 3)
+    return RunsOnlyAfter(slot=m.group(1), approver=m.group(2), field=field or "", value=value)
+
+
+def _grows_only_after(m: re.Match[str]) -> InvariantForm:
+    field, value = _returns(m, 3)
+    return GrowsOnlyAfter(name=m.group(1), approver=m.group(2), field=field or "", value=value)
+
+
+def _never_after(m: re.Match[str]) -> InvariantForm:
+    field, value = _returns(m, 3)
+    if field is None:
+        return NeverAfter(slots=_names(m.group(1)), stopper=m.group(2))
+    return NeverAfter(slots=_names(m.group(1)), stopper=m.group(2), field=field, value=value)
+
+
+def _bounded(m: re.Match[str]) -> InvariantForm:
+    first, *others = _names(m.group(1))
+    return LoopsBoundedBy(config_key=first, others=tuple(others))
+
+
+def _at_most_one(m: re.Match[str]) -> InvariantForm | None:
+    names = _names(m.group(1))
+    per_iteration = "iteration" in (m.group(2) or "").lower()
+    return AtMostOne(slots=names, per_iteration=per_iteration) if len(names) >= 2 else None
+
+
+def _never_told(m: re.Match[str]) -> InvariantForm | None:
+    word = m.group(2).strip()
+    return NeverTold(slots=_names(m.group(1)), word=word) if word else None
+
+
+def _same_every_call(m: re.Match[str]) -> InvariantForm:
+    slot = m.group(1) or m.group(2)
+    return SameInput(slot=slot, input=m.group(3), approver=slot)
+
+
+def _pairwise(m: re.Match[str]) -> InvariantForm | None:
+    names = _names(m.group(1))
+    return PairwiseIndependent(slots=names) if len(names) >= 2 else None
+
+
+# Every checkable form: its pattern and what a match of it builds, tried in this order;
+# the first pattern that matches decides (its builder may still say None: a form written
+# with too few names is no form).
+_FORMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], InvariantForm | None]], ...] = (
+    (_SEES_ONLY, lambda m: SeesOnly(slot=m.group(1), inputs=tuple(_ANY_NAME.findall(m.group(2))))),
+    (_NEVER_SEES, lambda m: NeverSees(slot=m.group(1), other=m.group(2),
+                                      indirectly=bool(m.group(3)))),
+    (_UNAWARE, lambda m: UnawareOf(slot=m.group(1), other=m.group(2))),
+    (_INDEPENDENT, lambda m: Independent(a=m.group(1), b=m.group(2))),
+    (_DISTINCT, lambda m: DistinctModels(a=m.group(1), b=m.group(2))),
+    (_OWN_CHAIN, lambda m: OwnChain(slot=m.group(1))),
+    (_OWN_ROUND, lambda m: OwnRound(slot=m.group(1))),
+    (_PREDECESSOR, lambda m: Predecessor(slot=m.group(1))),
+    (_BOUNDED, _bounded),
+    (_GROWS, lambda m: OnlyGrows(name=m.group(1))),
+    (_UNMERGED, lambda m: ReturnsUnmerged(a=m.group(1), b=m.group(2))),
+    # When a slot runs (the control-flow forms), and the pairwise shorthand.
+    (_PAIRWISE, _pairwise),
+    (_BLIND, lambda m: BlindTo(slot=m.group(1), sources=m.group(2))),
+    (_RUNS_ONLY_IF, lambda m: RunsOnlyIf(slot=m.group(1), condition=tuple(m.group(2).split(".")))),
+    (_RUNS_ONLY_AFTER, _runs_only_after),
+    (_SAME_INPUT, lambda m: SameInput(slot=m.group(1), input=m.group(2), approver=m.group(3))),
+    (_AT_MOST_ONE, _at_most_one),
+    (_ONE_OF, lambda m: ReturnsOneOf(
+        slot=m.group(1), path=tuple(m.group(2).split(".")),
+        values=tuple(dict.fromkeys(_literal(item) for item in _ONE_LITERAL.findall(m.group(3)))))),
+    (_NO_CALL, lambda m: NoCallReceives(slot=m.group(1) or m.group(2))),
+    (_NEVER_TOLD, _never_told),
+    (_SAME_EVERY_CALL, _same_every_call),
+    (_SATISFIES, lambda m: _satisfies(m.group(1))),
+    (_EVERY_SATISFIES, lambda m: _satisfies(m.group(3), m.group(1), m.group(2))),
+    (_RUNS_ONCE, lambda m: AtMostOne(slots=(m.group(1),),
+                                     per_iteration="iteration" in (m.group(2) or "").lower())),
+    # The order of calls, and a slot's tools.
+    (_NEVER_AFTER, _never_after),
+    (_BINDING_ORDER, lambda m: InBindingOrder(slot=m.group(1))),
+    (_ONLY_READS, lambda m: OnlyReads(slot=m.group(1) or m.group(2))),
+    (_SAME_SEQUENCE, lambda m: SameSequence(slot=m.group(1), input=m.group(2))),
+    (_ITEM_INPUT, lambda m: ItemInput(slot=m.group(1), items=m.group(2), input=m.group(3))),
+    (_IN_ORDER, lambda m: OutputsInOrder(key=m.group(1), slot=m.group(2))),
+    (_GROWS_AFTER, _grows_only_after),
+    (_CARRIES, lambda m: ReturnCarries(key=m.group(1), slots=_names(m.group(3)),
+                                       only=m.group(2).lower() == "only")),
+    (_CARRIES_NEVER, lambda m: ReturnCarries(key=m.group(1), slots=_names(m.group(2)),
+                                             only=False)),
+    (_CHOSEN_BY_CODE, lambda m: ChosenByCode(name=m.group(1))),
+)
+
+
 def parse_invariant_form(text: str) -> InvariantForm | None:
     """The checkable form `text` is written in, or None for natural language."""
     text = _normalise(text)
     if "`" not in text:
         return None
-    if match := _SEES_ONLY.match(text):
-        return SeesOnly(slot=match.group(1), inputs=tuple(_ANY_NAME.findall(match.group(2))))
-    if match := _NEVER_SEES.match(text):
-        return NeverSees(slot=match.group(1), other=match.group(2), indirectly=bool(match.group(3)))
-    if match := _UNAWARE.match(text):
-        return UnawareOf(slot=match.group(1), other=match.group(2))
-    if match := _INDEPENDENT.match(text):
-        return Independent(a=match.group(1), b=match.group(2))
-    if match := _DISTINCT.match(text):
-        return DistinctModels(a=match.group(1), b=match.group(2))
-    if match := _OWN_CHAIN.match(text):
-        return OwnChain(slot=match.group(1))
-    if match := _OWN_ROUND.match(text):
-        return OwnRound(slot=match.group(1))
-    if match := _PREDECESSOR.match(text):
-        return Predecessor(slot=match.group(1))
-    if match := _BOUNDED.match(text):
-        first, *others = dict.fromkeys(_ANY_NAME.findall(match.group(1)))
-        return LoopsBoundedBy(config_key=first, others=tuple(others))
-    if match := _GROWS.match(text):
-        return OnlyGrows(name=match.group(1))
-    if match := _UNMERGED.match(text):
-        return ReturnsUnmerged(a=match.group(1), b=match.group(2))
-    return _parse_gate(text)
-
-
-def _parse_gate(text: str) -> InvariantForm | None:
-    """The control-flow forms (when a slot runs) and the pairwise shorthand."""
-    if match := _PAIRWISE.match(text):
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
-        return PairwiseIndependent(slots=names) if len(names) >= 2 else None
-    if match := _BLIND.match(text):
-        return BlindTo(slot=match.group(1), sources=match.group(2))
-    if match := _RUNS_ONLY_IF.match(text):
-        return RunsOnlyIf(slot=match.group(1), condition=tuple(match.group(2).split(".")))
-    if match := _RUNS_ONLY_AFTER.match(text):
-        field = match.group(3) or match.group(5)
-        literal = match.group(4) if match.group(3) else match.group(6)
-        return RunsOnlyAfter(slot=match.group(1), approver=match.group(2), field=field,
-                             value=_literal(literal))
-    if match := _SAME_INPUT.match(text):
-        return SameInput(slot=match.group(1), input=match.group(2), approver=match.group(3))
-    if match := _AT_MOST_ONE.match(text):
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
-        per = (match.group(2) or "").lower()
-        return AtMostOne(slots=names, per_iteration="iteration" in per) if len(names) >= 2 else None
-    if match := _ONE_OF.match(text):
-        found = _ONE_LITERAL.findall(match.group(3))
-        return ReturnsOneOf(slot=match.group(1), path=tuple(match.group(2).split(".")),
-                            values=tuple(dict.fromkeys(_literal(item) for item in found)))
-    if match := _NO_CALL.match(text):
-        return NoCallReceives(slot=match.group(1) or match.group(2))
-    if match := _NEVER_TOLD.match(text):
-        word = match.group(2).strip()
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
-        return NeverTold(slots=names, word=word) if word else None
-    if match := _SAME_EVERY_CALL.match(text):
-        slot = match.group(1) or match.group(2)
-        return SameInput(slot=slot, input=match.group(3), approver=slot)
-    if match := _SATISFIES.match(text):
-        return _satisfies(match.group(1))
-    if match := _EVERY_SATISFIES.match(text):
-        return _satisfies(match.group(3), match.group(1), match.group(2))
-    if match := _RUNS_ONCE.match(text):
-        per = (match.group(2) or "").lower()
-        return AtMostOne(slots=(match.group(1),), per_iteration="iteration" in per)
-    return _parse_order(text)
-
-
-def _parse_order(text: str) -> InvariantForm | None:
-    """The forms about the order of calls, and about a slot's tools."""
-    if match := _NEVER_AFTER.match(text):
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(1))))
-        field = match.group(3) or match.group(5)
-        if field is None:
-            return NeverAfter(slots=names, stopper=match.group(2))
-        literal = match.group(4) if match.group(3) else match.group(6)
-        return NeverAfter(slots=names, stopper=match.group(2), field=field,
-                          value=_literal(literal))
-    if match := _BINDING_ORDER.match(text):
-        return InBindingOrder(slot=match.group(1))
-    if match := _ONLY_READS.match(text):
-        return OnlyReads(slot=match.group(1) or match.group(2))
-    if match := _SAME_SEQUENCE.match(text):
-        return SameSequence(slot=match.group(1), input=match.group(2))
-    if match := _ITEM_INPUT.match(text):
-        return ItemInput(slot=match.group(1), items=match.group(2), input=match.group(3))
-    if match := _IN_ORDER.match(text):
-        return OutputsInOrder(key=match.group(1), slot=match.group(2))
-    if match := _GROWS_AFTER.match(text):
-        field = match.group(3) or match.group(5)
-        literal = match.group(4) if match.group(3) else match.group(6)
-        return GrowsOnlyAfter(name=match.group(1), approver=match.group(2), field=field,
-                              value=_literal(literal))
-    if match := _CARRIES.match(text):
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(3))))
-        return ReturnCarries(key=match.group(1), slots=names,
-                             only=match.group(2).lower() == "only")
-    if match := _CARRIES_NEVER.match(text):
-        names = tuple(dict.fromkeys(_ANY_NAME.findall(match.group(2))))
-        return ReturnCarries(key=match.group(1), slots=names, only=False)
-    if match := _CHOSEN_BY_CODE.match(text):
-        return ChosenByCode(name=match.group(1))
+    for pattern, build in _FORMS:
+        if match := pattern.match(text):
+            return build(match)
     return None
 
 

@@ -514,31 +514,24 @@ def _stray_blocks(
             )
 
 
+def _declared_twice(code: str, what: str, name: str, span: Span,
+                    first: dict[str, Span]) -> Diagnostic:
+    """`what` `name` declared again at `span`, pointing at its first declaration."""
+    return make(code, f"{what} `{name}` is declared twice", span,
+                secondary=(Label(first[name], "first declared here"),))
+
+
 def _check_names(spec: PatternSpec, out: list[Diagnostic]) -> None:
     """Duplicates, slot/config clashes, parameter/config agreement and invariant names."""
     slots: dict[str, Span] = {}
     for slot in spec.slots:
         if slot.name in slots:
-            out.append(
-                make(
-                    "PS121",
-                    f"slot `{slot.name}` is declared twice",
-                    slot.span,
-                    secondary=(Label(slots[slot.name], "first declared here"),),
-                )
-            )
+            out.append(_declared_twice("PS121", "slot", slot.name, slot.span, slots))
         slots.setdefault(slot.name, slot.span)
     configs: dict[str, Span] = {}
     for param in spec.config:
         if param.name in configs:
-            out.append(
-                make(
-                    "PS131",
-                    f"config key `{param.name}` is declared twice",
-                    param.span,
-                    secondary=(Label(configs[param.name], "first declared here"),),
-                )
-            )
+            out.append(_declared_twice("PS131", "config key", param.name, param.span, configs))
         elif param.name in slots:
             out.append(
                 make(
@@ -552,14 +545,8 @@ def _check_names(spec: PatternSpec, out: list[Diagnostic]) -> None:
     params: dict[str, Span] = {}
     for parameter in spec.parameters:
         if parameter.name in params:
-            out.append(
-                make(
-                    "PS141",
-                    f"parameter `{parameter.name}` is declared twice",
-                    parameter.span,
-                    secondary=(Label(params[parameter.name], "first declared here"),),
-                )
-            )
+            out.append(_declared_twice("PS141", "parameter", parameter.name, parameter.span,
+                                       params))
             continue
         params[parameter.name] = parameter.span
         config = spec.config_param(parameter.name)

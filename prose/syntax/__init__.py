@@ -1,24 +1,10 @@
 """Syntax: the grammar, the AST and the markdown block extraction.
 
-This is the only package that imports Lark; nothing it returns holds a Lark
-object.
+This is the only package that imports Lark (its parser runs from a module generated
+from the grammar, `generate_parser.py`); nothing it returns holds a Lark object.
 """
 
 from __future__ import annotations
-
-import sys
-
-if "lark" not in sys.modules and "regex" not in sys.modules:
-    # Lark imports the third-party `regex` module whenever it is installed (LiteLLM's
-    # tiktoken brings it), only to read Unicode categories (`\p{L}`) in a grammar's
-    # terminals; prose's grammar has none, and Lark parses with `re`. Importing `regex`
-    # was 20-60 ms of a cold `prose lint` (docs/benchmarks.md, cold lint), so it is hidden
-    # while Lark loads, and importable again right after (for LiteLLM).
-    sys.modules["regex"] = None  # type: ignore[assignment]
-    try:
-        import lark.utils  # noqa: F401  (where Lark looks for `regex`)
-    finally:
-        del sys.modules["regex"]
 
 from prose.errors import ProseSyntaxError
 from prose.source import Span

@@ -11,11 +11,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from typing import Literal as TypingLiteral
 
-from lark import Token, Transformer
-
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.code_conditions import code_problem
+from prose.syntax.lark_api import Token, Transformer
 from prose.syntax.walk import map_spans
 
 Item = Any  # a Token, a Node, a tuple of them, or None

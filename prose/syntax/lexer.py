@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from lark import Token
-from lark.lark import PostLex
-
+from prose.syntax.generate_parser import ALWAYS_ACCEPT
+from prose.syntax.lark_api import PostLex, Token
 from prose.syntax.nesting import MAX_NESTING, too_deep_message
 
 OPENERS = {"LPAR": ")", "LSQB": "]", "LBRACE": "}"}
@@ -24,6 +23,8 @@ CLOSERS = {"RPAR", "RSQB", "RBRACE"}
 
 @dataclass
 class LexedComment:
+    """A comment the lexer found, for the formatter."""
+
     text: str
     line: int
     column: int
@@ -49,6 +50,8 @@ class NestingTooDeep(IndentationProblem):
 
 @dataclass
 class IndentState:
+    """The post-lexer's state of one parse (comments, open brackets)."""
+
     comments: list[LexedComment] = field(default_factory=list)
     open_brackets: list[Token] = field(default_factory=list)
     last_token: Token | None = None
@@ -57,11 +60,7 @@ class IndentState:
 class ProseIndenter(PostLex):
     """Turns newline tokens into indentation tokens (see module docstring)."""
 
-    # NAME is lexed in every parser state, so that a keyword the state expects is
-    # recognised only as a whole word: without it, where a name cannot come next,
-    # `append x tomato` lexed as `append x to mato` (Lark turns a NAME that spells a
-    # keyword into that keyword, but only in states whose lexer has NAME).
-    always_accept = ("_NL", "_PIPE_NL", "NAME")
+    always_accept = ALWAYS_ACCEPT  # (where the tables are generated, which keeps them too)
 
     def __init__(self) -> None:
         self.state = IndentState()

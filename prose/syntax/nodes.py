@@ -26,6 +26,8 @@ def _bound_at() -> Any:
 
 @dataclass(frozen=True, slots=True)
 class Node:
+    """Every node of the AST: where it is written (`span`, not compared)."""
+
     span: Span = field(compare=False, repr=False, kw_only=True, default=NO_SPAN)
 
     @property
@@ -115,6 +117,8 @@ class Shuffle(Node):
 
 @dataclass(frozen=True, slots=True)
 class Array(Node):
+    """`[a, b, ...]`."""
+
     items: tuple[Expr, ...]
 
 
@@ -129,6 +133,8 @@ class Entry(Node):
 
 @dataclass(frozen=True, slots=True)
 class Object(Node):
+    """`{key: value, ...}`."""
+
     entries: tuple[Entry, ...]
 
 
@@ -209,12 +215,16 @@ class Builtin(Node):
 
 @dataclass(frozen=True, slots=True)
 class BoolOp(Node):
+    """`a and b`, `a or b` (operands in order)."""
+
     op: TypingLiteral["and", "or"]
     operands: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Not(Node):
+    """`not x`."""
+
     operand: Expr
 
 
@@ -285,6 +295,8 @@ class ExprStmt(Node):
 
 @dataclass(frozen=True, slots=True)
 class Return(Node):
+    """`return [value]`."""
+
     value: Expr | None = None
 
 
@@ -355,6 +367,8 @@ class Branch(Node):
 
 @dataclass(frozen=True, slots=True)
 class If(Node):
+    """`if` / `elif` branches and an optional `else`."""
+
     branches: tuple[Branch, ...]
     orelse: tuple[Stmt, ...] | None = None
 
@@ -376,18 +390,24 @@ class Orphan(Node):
 
 @dataclass(frozen=True, slots=True)
 class Option(Node):
+    """One `option "label":` of a `choice`."""
+
     label: str
     body: tuple[Stmt, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Choice(Node):
+    """`choice CRITERIA:` and its `option "label":` blocks."""
+
     criteria: Condition
     options: tuple[Option, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Try(Node):
+    """`try:` with its `catch [as name]:` and `finally:` bodies."""
+
     body: tuple[Stmt, ...]
     catch_var: str | None = None
     handler: tuple[Stmt, ...] | None = None
@@ -397,16 +417,22 @@ class Try(Node):
 
 @dataclass(frozen=True, slots=True)
 class Throw(Node):
+    """`throw [value]`."""
+
     value: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Continue(Node):
+    """`continue`."""
+
     pass
 
 
 @dataclass(frozen=True, slots=True)
 class Break(Node):
+    """`break`."""
+
     pass
 
 
@@ -421,6 +447,8 @@ class Append(Node):
 
 @dataclass(frozen=True, slots=True)
 class BlockDef(Node):
+    """`block name(params):` and its body."""
+
     name: str
     params: tuple[str, ...]
     body: tuple[Stmt, ...]
@@ -438,6 +466,8 @@ class Do(Node):
 
 @dataclass(frozen=True, slots=True)
 class Use(Node):
+    """`use "path" [as alias]`."""
+
     path: str
     alias: str
     bound_at: tuple[Span, ...] = _bound_at()

@@ -1,7 +1,8 @@
 """Parses prose source into the AST, turning Lark's errors into ProseSyntaxError.
 
-The Lark parser is built once per process (its analysis is cached on disk by
-Lark) with the AST builder running inline, so no parse tree is materialised.
+The parser is loaded once per process from the tables generated from the grammar
+(`prose.syntax.generate_parser`, `prose.syntax.lark_api`) with the AST builder running
+inline, so no parse tree is materialised.
 """
 
 from __future__ import annotations
@@ -9,13 +10,19 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
-from lark import Lark, Token, UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-
 from prose.errors import ProseSyntaxError, SyntaxProblem
-from prose.resources import grammar_file
 from prose.source import Span, code_frame
 from prose.syntax import nodes as n
 from prose.syntax.build import Builder
+from prose.syntax.lark_api import (
+    Lark,
+    Token,
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    new_parser,
+)
 from prose.syntax.lexer import IndentationProblem, NestingTooDeep, ProseIndenter
 from prose.syntax.nesting import first_too_deep, too_deep_message
 from prose.syntax.typos import KeywordTypo, keyword_typo
@@ -55,32 +62,22 @@ _TERMINAL_WORDS = {
 
 
 def build_lark(**options: object) -> Lark:
-    """A Lark parser for the grammar alone (no builder), e.g. to check it with strict=True."""
-    return Lark(
-        grammar_file().read_text(encoding="utf-8"),
-        parser="lalr",
-        lexer="contextual",
-        postlex=ProseIndenter(),
-        start=["start", "predicate_start"],
-        maybe_placeholders=False,
-        **options,
-    )
+    """A parser built by Lark itself from the grammar file (no builder), e.g. to check the
+    grammar with strict=True. Imports Lark: the command line parses with `new_parser`."""
+    from lark import Lark as GrammarCompiler
+
+    from prose.resources import grammar_file
+    from prose.syntax.generate_parser import OPTIONS
+
+    return GrammarCompiler(grammar_file().read_text(encoding="utf-8"),
+                           postlex=ProseIndenter(), **OPTIONS, **options)
 
 
 class _Parser:
     def __init__(self) -> None:
         self.builder = Builder()
         self.indenter = ProseIndenter()
-        self.lark = Lark(
-            grammar_file().read_text(encoding="utf-8"),
-            parser="lalr",
-            lexer="contextual",
-            postlex=self.indenter,
-            transformer=self.builder,
-            start=["start", "predicate_start"],
-            maybe_placeholders=False,
-            cache=True,
-        )
+        self.lark = new_parser(postlex=self.indenter, transformer=self.builder)
         self.lock = threading.RLock()
         self.builder.predicate_parser = self.predicate
 
@@ -258,7 +255,7 @@ def _starts() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     table where each begins: so a new construct's first word is grouped as it should be in
     "expected a value" or "expected a statement" without a list to keep. Built on the first
     syntax error (a parser without the builder: `accepts` tries every terminal)."""
-    lark = build_lark(cache=True)
+    lark = new_parser(postlex=ProseIndenter())
 
     def accepted(text: str, start: str) -> frozenset[str]:
         state = lark.parse_interactive(text, start=start)
