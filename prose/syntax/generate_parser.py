@@ -126,7 +126,22 @@ def generate() -> str:
             raise RuntimeError(f"Lark's standalone output changed: {old.strip()!r} is not "
                                "where prose.syntax.generate_parser expects it")
         text = text.replace(old, new)
-    return _HEADER + text
+    return _HEADER + f"{GRAMMAR_DIGEST}{grammar_digest()}\n" + text
+
+
+# The line of the module that names the grammar it was generated from: a test holds it to
+# the grammar whatever Lark is installed (the rest of the file is Lark's and may differ
+# with another Lark version).
+GRAMMAR_DIGEST = "# grammar/prose.lark sha256: "
+
+
+def grammar_digest() -> str:
+    """The sha256 of the grammar's text."""
+    import hashlib
+
+    from prose.resources import grammar_file
+
+    return hashlib.sha256(grammar_file().read_bytes()).hexdigest()
 
 
 def _canonical(table: Any) -> None:
