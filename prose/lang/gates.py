@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -313,6 +314,15 @@ def matches(output: Any, field_name: str, value: Literal) -> bool:
     return bool(found == value)
 
 
+def replaces_decision(approver: str, reached: AbstractSet[str]) -> bool:
+    """Whether a call that may reach the slots `reached` replaces `approver`'s latest
+    decision, the output `runs only after` and `grows only after` read: any call of the
+    approver does, whether it returns (its output is now the latest) or fails (no
+    decision stands, `GateHistory.failed`). The linter kills what it knew about the
+    approver's latest result at every such call (`prose.check.dominance`)."""
+    return approver in reached
+
+
 _MISSING = object()
 
 
@@ -496,8 +506,8 @@ class GateHistory:
         for number, rule in enumerate(gates.stops):
             if rule.stopper == slot and rule.stops(output):
                 self.stopped.add(number)
-        if (any(rule.approver == slot for rule in gates.approvals)
-                or any(rule.approver == slot for rule in gates.growths)):
+        if any(replaces_decision(rule.approver, {slot})
+               for rule in (*gates.approvals, *gates.growths)):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
 

@@ -13,6 +13,7 @@ from prose.check.dominance import (
     call_places,
     exclusive,
     given,
+    latest,
     path_of,
     root,
 )
@@ -51,17 +52,31 @@ def _invariant(item: GateForm) -> Label:
     return Label(item.span, f"invariant: {item.text.strip()}")
 
 
-def _approved(ctx: CheckContext, approver: str, field: str, value: object
-              ) -> set[tuple[str, str | None]]:
-    """The facts that say an `approver` result's `field` is `value` (`r.field == value`,
-    and for `true` the bare test `r.field` too), for every name bound to its result:
-    `runs only after` (PH631) and `grows only after` (PH643) ask for one of them."""
+def _places(ctx: CheckContext) -> dict[object, CallPlace]:
+    """What holds at each call and growth of the program (`prose.check.dominance`)."""
+    flow = ctx.flow
+
+    def reach(call: n.Call) -> set[str]:
+        site = flow.calls.get(id(call))
+        return site.slots if site is not None else set()
+
+    return call_places(ctx.program, reach, key=flow)
+
+
+def _approved(approver: str, field: str, value: object) -> Callable[[frozenset[Fact]], bool]:
+    """Whether facts say that `approver`'s latest result has `field` == `value`: a name
+    holds that result (bound by a call of `approver` alone, with no call that may reach
+    `approver` since) and was tested, `R.field == value` (for `true`, the bare test
+    `R.field` too). `runs only after` (PH631) and `grows only after` (PH643) ask it."""
     literal = json.dumps(value)
-    results = approver_results(ctx, approver)
-    wanted: set[tuple[str, str | None]] = {(f"{name}.{field}", literal) for name in results}
-    if value is True:
-        wanted |= {(f"{name}.{field}", None) for name in results}
-    return wanted
+    marker = latest(approver)
+
+    def holds(facts: frozenset[Fact]) -> bool:
+        return any(tag == marker and ((f"{name}.{field}", literal) in facts
+                                      or (value is True and (f"{name}.{field}", None) in facts))
+                   for name, tag in facts)
+
+    return holds
 
 
 def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
@@ -76,6 +91,11 @@ def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
 def _tests_any(wanted: set[Fact]) -> Callable[[CallFlow, frozenset[Fact]], bool]:
     """Proven where every path to the call has tested one of `wanted`."""
     return lambda _, facts: bool(wanted & facts)
+
+
+def _tests_approval(approved: Callable[[frozenset[Fact]], bool]
+                    ) -> Callable[[CallFlow, frozenset[Fact]], bool]:
+    return lambda _, facts: approved(facts)
 
 
 def _at_call(rule: Rule, site: CallFlow, item: GateForm, message: str,
@@ -128,7 +148,7 @@ class RunsOnlyIfViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, RunsOnlyIf):
             condition = ".".join(item.form.condition)
             tested = {(condition, None), (condition, "true")}
@@ -139,31 +159,6 @@ class RunsOnlyIfViolated(Rule):
                     f"not check `{condition}`",
                     help=f"call it inside `if {condition}:`, or leave before it with "
                     f"`if not {condition}: return ...`")
-
-
-def approver_results(ctx: CheckContext, approver: str) -> set[str]:
-    """Names every binding of which is the result of a call of `approver` (only)."""
-    good: set[str] = set()
-    bad: set[str] = set()
-    for statement in find_all(ctx.program, (n.Let, n.Assign)):
-        names: tuple[str, ...] = ()
-        if isinstance(statement, n.Let):
-            names = statement.names if not statement.destructure else ()
-            bad.update(statement.names if statement.destructure else ())
-        elif isinstance(statement, n.Assign):
-            path = path_of(statement.target)
-            names = (path,) if path is not None and "." not in path else ()
-            if path is not None and "." in path:
-                bad.add(root(path))
-        value = statement.value if isinstance(statement, n.Let | n.Assign) else None
-        site = ctx.flow.calls.get(id(value)) if isinstance(value, n.Call) else None
-        for name in names:
-            is_literal_null = isinstance(value, n.Literal) and value.value is None
-            if site is not None and site.slots == {approver}:
-                good.add(name)
-            elif not is_literal_null:  # `let decision = null` before a `try` binds nothing
-                bad.add(name)
-    return good - bad
 
 
 @rule
@@ -209,13 +204,12 @@ class RunsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, RunsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            wanted = _approved(ctx, form.approver, form.field, form.value)
-            for site in _unproven(ctx, places, form.slot,
-                                  _tests_any(wanted)):
+            approved = _approved(form.approver, form.field, form.value)
+            for site in _unproven(ctx, places, form.slot, _tests_approval(approved)):
                 yield _at_call(
                     self, site, item, f"`{form.slot}` is called here on a path that does not "
                     f"check that `{form.approver}` returned `{form.field}` == {literal}",
@@ -272,7 +266,7 @@ class SameInputViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, SameInput):
             form = item.form
             if form.approver == form.slot:
@@ -411,7 +405,7 @@ class AtMostOneViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, AtMostOne):
             form = item.form
             listed = set(form.slots)
@@ -507,11 +501,11 @@ class GrowsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, GrowsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            wanted = _approved(ctx, form.approver, form.field, form.value)
+            approved = _approved(form.approver, form.field, form.value)
             changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
             for change in changes:
                 target = change.target
@@ -520,7 +514,7 @@ class GrowsOnlyAfterViolated(Rule):
                 if not isinstance(target, n.Name) or target.name != form.name:
                     continue
                 place = places.get(id(change))
-                if place is not None and wanted & place.facts:
+                if place is not None and approved(place.facts):
                     continue
                 yield self.diagnostic(
                     change.span, f"`{form.name}` grows here on a path that does not check "
