@@ -17,9 +17,10 @@ body starts with none, since it runs wherever it is called from.
 (or `r = call S`, the call reaching `S` alone) makes it true, and it dies where `r` is
 bound again and wherever a call that may reach `S` runs (directly, through a service
 value, a block run with `do`, a pipeline stage; in a loop body that may run again; in
-another branch of a `parallel:`), by `prose.lang.gates.replaces_decision`: `runs only
+another branch of a `parallel:`), by `prose.lang.gates.replaces_latest`: `runs only
 after` and `grows only after` ask for it next to the test of `r.ok`, since the run time
-judges the approver's latest call, not the one whose result was tested.
+judges the approver's latest call, not the one whose result was tested. What a call of
+`S` was given dies there too (`gets the same ... got` compares with the latest call).
 
 Every call (and session) also gets its *arms*: the compound statements around it, with
 which arm it is in, so `at most one of` can ask whether two calls are on exclusive
@@ -35,7 +36,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-from prose.lang.gates import replaces_decision
+from prose.lang.gates import replaces_latest
 from prose.syntax import nodes as n
 from prose.syntax.walk import child_bodies, children, find_all, pipeline_of, value_loop
 
@@ -182,16 +183,6 @@ def bound_result(statement: n.Stmt) -> tuple[str, n.Call | n.Session] | None:
     return (name, value) if isinstance(value, n.Call | n.Session) else None
 
 
-def _decided(facts: frozenset[Fact], reached: AbstractSet[str]) -> frozenset[Fact]:
-    """`facts` without what a call that may reach `reached` makes stale: which name holds
-    a slot's latest result, for each slot such a call replaces the decision of."""
-    if not reached:
-        return facts
-    return frozenset(fact for fact in facts if not (
-        fact[1] is not None and fact[1].startswith(_LATEST)
-        and replaces_decision(fact[1][len(_LATEST):], reached)))
-
-
 def _leaves(body: tuple[n.Stmt, ...]) -> bool:
     return bool(body) and isinstance(body[-1], _LEAVES)
 
@@ -208,6 +199,7 @@ class _Walker:
         self._reach = reach
         self._reached: dict[int, frozenset[str]] = {}
         self._blocks: dict[str, frozenset[str]] = {}  # block name -> the slots it may call
+        self._given_by: dict[str, frozenset[str]] = {}  # a `given` fact's tag -> its call's slots
         definitions = list(find_all(program, n.BlockDef))
         changed = True
         while changed:  # blocks run blocks (themselves too): to the fixed point
@@ -217,6 +209,30 @@ class _Walker:
                 if slots != self._blocks.get(block.name, frozenset()):
                     self._blocks[block.name] = slots
                     changed = True
+
+    def _decided(self, facts: frozenset[Fact], reached: AbstractSet[str]) -> frozenset[Fact]:
+        """`facts` without what a call that may reach `reached` makes stale: which name
+        holds a slot's latest result, and what a call of such a slot was given."""
+        if not reached:
+            return facts
+        return frozenset(fact for fact in facts if not (
+            fact[1] is not None and (
+                (fact[1].startswith(_LATEST)
+                 and replaces_latest(fact[1][len(_LATEST):], reached))
+                or any(replaces_latest(slot, reached)
+                       for slot in self._given_by.get(fact[1], ())))))
+
+    def _given(self, statement: n.Stmt) -> set[Fact]:
+        """`given_facts`, remembering the slots of the call that was given them."""
+        found = given_facts(statement)
+        value = (statement.value if isinstance(statement, n.Let | n.Assign | n.Return)
+                 else statement.expr if isinstance(statement, n.ExprStmt) else None)
+        if found and isinstance(value, n.Call):
+            slots = self._direct(value)
+            for _, tag in found:
+                if tag is not None:
+                    self._given_by[tag] = slots
+        return found
 
     def _direct(self, node: n.Node) -> frozenset[str]:
         """The slots `node` itself calls (not what is inside it): a call's, a session's,
@@ -273,12 +289,12 @@ class _Walker:
             if isinstance(call, n.Do):
                 continue
             others = frozenset().union(*(slots for other, slots in makers if other is not call))
-            place = CallPlace(_decided(facts, others), arms)
+            place = CallPlace(self._decided(facts, others), arms)
             self.places[id(call)] = place
             if isinstance(call, n.Session):  # analysed as a call made at its position
                 self.places[(call.span.line, call.span.column)] = place
         for change in find_all(node, (n.Append, n.Assign)):  # a gated growth's statements
-            self.places[id(change)] = CallPlace(_decided(facts, self.reached(change)), arms)
+            self.places[id(change)] = CallPlace(self._decided(facts, self.reached(change)), arms)
 
     def statement(self, statement: n.Stmt, facts: frozenset[Fact],
                   arms: tuple[Step, ...]) -> frozenset[Fact]:
@@ -326,16 +342,17 @@ class _Walker:
                 kept = facts
                 if looping:  # the body runs again after all of itself (and the header)
                     killed = set().union(*(self.bound_roots(item) for item in nested))
-                    kept = _decided(frozenset(fact for fact in facts if root(fact[0]) not in killed),
-                                    self.reached(statement))
+                    kept = self._decided(frozenset(fact for fact in facts
+                                                   if root(fact[0]) not in killed),
+                                         self.reached(statement))
                 elif kind == "parallel":  # the other branches run meanwhile
-                    kept = _decided(facts, frozenset().union(
+                    kept = self._decided(facts, frozenset().union(
                         *(self.reached(other) for other in bodies if other is not nested)))
                 self.body(nested, kept, (*arms, Step(id(statement), number, kind, line, False)))
         killed = self.bound_roots(statement)
-        after = frozenset(fact for fact in facts | given_facts(statement)
+        after = self._decided(facts, self._flowing(statement, self.reached(statement)))
+        after = frozenset(fact for fact in after | self._given(statement)
                           if root(fact[0]) not in killed)
-        after = _decided(after, self._flowing(statement, self.reached(statement)))
         bound = bound_result(statement)
         slots = self._direct(bound[1]) if bound is not None else frozenset()
         if bound is not None and len(slots) == 1:  # the call of one slot, made last
@@ -348,7 +365,7 @@ class _Walker:
     def _after(self, facts: frozenset[Fact], ran: tuple[n.Stmt, ...]) -> frozenset[Fact]:
         """What still holds after `ran` (some of it, or all) ran."""
         killed = set().union(*(self.bound_roots(item) for item in ran))
-        return _decided(frozenset(fact for fact in facts if root(fact[0]) not in killed),
+        return self._decided(frozenset(fact for fact in facts if root(fact[0]) not in killed),
                         self.reached(ran))
 
     def _flowing(self, statement: n.Stmt, reached: frozenset[str]) -> frozenset[str]:

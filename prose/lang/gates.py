@@ -314,13 +314,14 @@ def matches(output: Any, field_name: str, value: Literal) -> bool:
     return bool(found == value)
 
 
-def replaces_decision(approver: str, reached: AbstractSet[str]) -> bool:
-    """Whether a call that may reach the slots `reached` replaces `approver`'s latest
-    decision, the output `runs only after` and `grows only after` read: any call of the
-    approver does, whether it returns (its output is now the latest) or fails (no
-    decision stands, `GateHistory.failed`). The linter kills what it knew about the
-    approver's latest result at every such call (`prose.check.dominance`)."""
-    return approver in reached
+def replaces_latest(slot: str, reached: AbstractSet[str]) -> bool:
+    """Whether a call that may reach the slots `reached` replaces what `slot`'s latest
+    call returned and was given, which `runs only after`, `grows only after` and `gets
+    the same ... got` read: any call of `slot` does, whether it returns (its output and
+    inputs are now the latest) or fails (no decision stands, `GateHistory.failed`). The
+    linter drops what it knew about the latest call at every such call
+    (`prose.check.dominance`)."""
+    return slot in reached
 
 
 _MISSING = object()
@@ -506,8 +507,9 @@ class GateHistory:
         for number, rule in enumerate(gates.stops):
             if rule.stopper == slot and rule.stops(output):
                 self.stopped.add(number)
-        if any(replaces_decision(rule.approver, {slot})
-               for rule in (*gates.approvals, *gates.growths)):
+        approvers = [rule.approver for rule in gates.approvals]
+        if any(replaces_latest(approver, {slot})
+               for approver in (*approvers, *(rule.approver for rule in gates.growths))):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
 
