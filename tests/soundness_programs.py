@@ -86,7 +86,9 @@ class Invariant:
     `form` is never, indirect, unaware, independent (about slots `a` and `b`),
     only (`a` sees only `inputs`), chain (each `a` sees only its own chain), round
     (each `a` never sees its own round), one of the control-flow forms (runs_if,
-    at_most_one, once, same_every, grows: `progress` grows only after `a` returns `ok`),
+    at_most_one, once, same_every, grows: `progress` grows only after `a` returns `ok`,
+    runs_after: `a` runs only after `b` returns `ok`, same_got: `a` gets the same
+    `text` `b` got),
     a result form (carries_only: `a` and `inputs`; never_carries: `a`) or never_told
     (`a` is never told the word `b`). See `bullet` for each spelling.
     """
@@ -118,6 +120,10 @@ class Invariant:
                     + (" per iteration" if self.per_iteration else ""),
             # every call after the first must get the `text` the one before got (PH632)
             "same_every": f"- every call of `{self.a}` gets the same `text`",
+            # the latest call of `b` before each call of `a` returned `ok` == true (PH631)
+            "runs_after": f"- `{self.a}` runs only after `{self.b}` returns `ok` == true",
+            # each call of `a` gets the `text` the latest call of `b` got (PH632)
+            "same_got": f"- `{self.a}` gets the same `text` `{self.b}` got",
             # the list every program with this form starts with (`GROWN`), grown only after
             # the latest call of `a` returned `ok` == true (PH643; R060 before the growth)
             "grows": f"- `{GROWN}` grows only after `{self.a}` returns `ok` == true",
@@ -139,7 +145,8 @@ class Invariant:
         control-flow and result forms (a stopped growth, a failed result must be flagged).
         """
         if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once",
-                         "same_every", "grows", "carries_only", "never_carries"):
+                         "same_every", "grows", "runs_after", "same_got", "carries_only",
+                         "never_carries"):
             return
         if self.form == "never_told":
             yield self.a, self.b, "told"
@@ -393,6 +400,8 @@ class Generator:
     constructs: set[str] = field(default_factory=set)
     first: bool = False  # the last loop generated was a `"first"` race (its value is one item)
     approver: str | None = None  # the slot of a `grows only after` invariant (GROWN exists)
+    # (form, slot, approver) of each `runs only after` and `gets the same ... got` invariant
+    gated: tuple[tuple[str, str, str], ...] = ()
 
     # --- drawing helpers ------------------------------------------------------------
 
@@ -631,9 +640,10 @@ class Generator:
 
     # --- calls ----------------------------------------------------------------------------
 
-    def call(self, scope: Scope, head: str, slot: str | None = None) -> Lines:
+    def call(self, scope: Scope, head: str, slot: str | None = None,
+             text: str | None = None) -> Lines:
         """`head` is `call` or `let r = call`; the target (`slot` if given) and properties
-        are drawn here."""
+        (`text: <text>` among them, if given) are drawn here."""
         services = self.names(scope, "svc")
         target = self.weighted([(4, "slot"), (4 if services else 0, "svc")])
         if slot is not None:
@@ -645,6 +655,9 @@ class Generator:
             name = self.pick(list(SLOTS))
         lines = [f"{head} {name}"]
         used: set[str] = set()
+        if text is not None:
+            used.add("text")
+            lines.append(f"  text: {text}")
         for _ in range(self.weighted([(1, 1), (2, 2), (1, 0)])):
             label = self.weighted([(3, "text"), (2, "notes"), (1, "draft"), (1, "context"),
                                    (1, "material"), (1, "attack_notes")])
@@ -697,6 +710,8 @@ class Generator:
         if self.approver is not None and GROWN in self.names(scope, "list:str", sure=True,
                                                              assignable=ctx):
             choices.append((4, "gated growth"))
+        if self.gated:
+            choices.append((4, "gated call"))
         if ctx.can_throw:
             choices.append((5, "throw"))
         if ctx.in_loop:
@@ -827,6 +842,45 @@ class Generator:
                     f"append {item} to {GROWN}")
         merge(scope, [inner], exhaustive=False)
         return [*lines, f"if {test}:", *indent(body)]
+
+    def s_gated_call(self, scope: Scope, ctx: Ctx) -> Lines:
+        """A call of a gated slot the way its invariant asks, or nearly: for `runs only
+        after`, under a test of an approval (`if r.ok:`), the approver's call just before
+        it or a reply already in scope; for `gets the same `text` ... got`, after a call of
+        the approver given the same name as `text`. Sometimes another statement (a later
+        call of the approver, say, or a binding of the name) runs in between."""
+        form, slot, approver = self.pick(self.gated)
+        self.constructs.add(f"gated call ({form})")
+        lines: Lines = []
+        if form == "same_got":
+            names = self.names(scope, *VALUE_KINDS, sure=True)
+            given = self.pick(["task_brief", *names[-3:]])
+            lines += self._bound_call(scope, approver, given)
+            if self.weighted([(3, False), (1, True)]):
+                lines += self.statement(scope, ctx.inner())
+            return [*lines, *self._bound_call(scope, slot, given)]
+        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
+        if name is None:
+            name = self.fresh("r")
+            lines += self.call(scope, f"let {name} = call", slot=approver)
+            scope[name] = Var("obj")
+        test = self.pick([f"{name}.ok", f"{name}.ok == true", f"{name}.ok and {name}.n >= 0"])
+        inner = dict(scope)
+        body: Lines = []
+        if self.weighted([(3, False), (1, True)]):
+            body += self.statement(inner, ctx.inner())
+        body += self._bound_call(inner, slot)
+        merge(scope, [inner], exhaustive=False)
+        return [*lines, f"if {test}:", *indent(body)]
+
+    def _bound_call(self, scope: Scope, slot: str, text: str | None = None) -> Lines:
+        """`call slot` or `let rN = call slot`, given `text: <text>` if `text` is given."""
+        if self.flip():
+            return self.call(scope, "call", slot=slot, text=text)
+        name = self.fresh("r")
+        lines = self.call(scope, f"let {name} = call", slot=slot, text=text)
+        scope[name] = Var("obj")
+        return lines
 
     def s_service_variable(self, scope: Scope, ctx: Ctx) -> Lines:
         services = self.names(scope, "svc", sure=True, assignable=ctx)
@@ -1152,22 +1206,23 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 
 # Every form `invariants()` draws (tests/test_soundness_coverage.py holds that each one is
-# drawn and is a checked form, not prose). Not drawn: `` `A` returns `ok` as one of true,
-# false `` (PH637): it is proven from a slot's declared output type, and these slots'
-# `ensures` are free text, so the linter would flag every call and the run time (every
-# scripted `ok` is a boolean) would stop none: nothing for the oracle to compare.
+# drawn and is a checked form, not prose). Not drawn:
+# - `` `A` returns `ok` as one of true, false `` (PH637): the linter proves it from the
+#   slot's declared output type and the run time judges what the model returned, so
+#   neither verdict depends on the generated program: lint flags every call of a slot
+#   whose `ensures` is free text (as these are) and the run time, every scripted `ok`
+#   a boolean, stops none; with a typed `ensures` lint is clean and the run stops only
+#   on a reply the script made up. A differential test over programs compares nothing.
+# - `` `J` is blind to the source of `S` `` (PH634): it is about a list-valued slot
+#   (which service of `S` made an output), and these slots are single services; the
+#   leak fixtures (tests/fixtures/leaks/blind-*.yaml) and tests/test_blindness.py cover it.
 FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
-         "same_every", "carries_only", "never_carries", "never_told")
-# Forms the generator writes only when asked (`patterns(required=...)`), and why they are
-# not drawn by default: a form the soundness test would fail on now and then.
-ON_REQUEST: dict[str, str] = {
-    "grows": "PH643 (like PH631 for `runs only after`) proves a growth from a test of "
-             "`r.ok` where `r` is bound by a call of the approver; the run time asks that "
-             "the approver's *latest* call returned it, so a later call of the approver "
-             "between the test and the growth (or between `r`'s binding and the test) that "
-             "returned `ok` == false stops the run where the linter reported nothing "
-             "(tests/test_soundness.py::test_a_growth_after_a_later_refusal_is_flagged)",
-}
+         "same_every", "grows", "runs_after", "same_got", "carries_only", "never_carries",
+         "never_told")
+# The control-flow forms whose gated statements the generator writes on purpose (a test of
+# an approval, the same name given twice): `tests/test_soundness.py` also runs a seeded
+# sample of each, since a random draw holds one rarely.
+GATED_FORMS = ("grows", "runs_after", "same_got")
 
 
 @st.composite
@@ -1205,8 +1260,9 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any],
         chosen.append(draw(invariants((form,)).filter(lambda i: i not in chosen)))
     chosen += [i for i in draw(st.lists(invariants(), max_size=3, unique=True)) if i not in chosen]
     approvers = [i.a for i in chosen if i.form == "grows"]
+    gated = tuple((i.form, i.a, i.b) for i in chosen if i.form in ("runs_after", "same_got"))
     generator = Generator(draw, frozenset(i.a for i in chosen),
-                          approver=approvers[0] if approvers else None)
+                          approver=approvers[0] if approvers else None, gated=gated)
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
     lines: Lines = list(AGENT_DEFINITION)

@@ -29,8 +29,11 @@ carries `A` `` (a result the run time failed, R061, must be flagged by PH642 at 
 program's `return`) and `` `A` is never told `w` `` (checked like 3., by PH606, for that
 word). `` `progress` grows only after `A` returns `ok` == true `` (programs with it bind
 `progress` and grow it, under a test of an approval or not: a growth the run time
-stopped must be flagged by PH643 at that statement) is drawn only by a seeded test of
-its own, for a known gap (`ON_REQUEST`, `test_a_growth_after_a_later_refusal_is_flagged`).
+stopped must be flagged by PH643 at that statement), `` `A` runs only after `B` returns
+`ok` == true `` and `` `A` gets the same `text` `B` got `` (programs with them call `A`
+under a test of `B`'s reply, or after a call of `B` given the same name, sometimes with
+another call of `B` in between: a call the run time stopped must be flagged by PH631 or
+PH632) are drawn too, and each of these three also by a seeded sample of its own.
 One pattern in five sets
 `flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
@@ -89,6 +92,7 @@ from prose.runtime import RunOptions, RunResult, run_pattern
 from tests.conftest import examples
 from tests.soundness_programs import (
     AGENT_DEFINITION,
+    GATED_FORMS,
     MARKER_PREFIX,
     GeneratedPattern,
     Invariant,
@@ -99,7 +103,7 @@ from tests.soundness_programs import (
 )
 
 EXAMPLES = int(os.environ.get("PROSE_SOUNDNESS_EXAMPLES", str(examples(150, 1500))))
-GROWTH_EXAMPLES = 30  # a fixed sample (seeded) of patterns with `grows only after`
+GATED_EXAMPLES = 30  # a fixed sample (seeded) of patterns with each of GATED_FORMS
 # The thorough run: rounds of ROUND fresh examples until this many seconds have passed.
 SECONDS = float(os.environ.get("PROSE_SOUNDNESS_SECONDS", "0"))
 ROUND = 100
@@ -495,14 +499,20 @@ def test_lint_over_approximates_the_run(pattern: GeneratedPattern) -> None:
     check_pattern(pattern)
 
 
-@seed(40)
-@settings(max_examples=GROWTH_EXAMPLES, deadline=None, database=None, phases=(Phase.generate,),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                                 HealthCheck.data_too_large])
-@given(pattern=patterns(required=("grows",)))
-def test_stopped_growths_are_flagged(pattern: GeneratedPattern) -> None:
-    """`grows only after` on a fixed sample (it is not drawn by default: ON_REQUEST)."""
-    check_pattern(pattern)
+@pytest.mark.parametrize("form", GATED_FORMS)
+def test_gated_forms_on_a_fixed_sample(form: str) -> None:
+    """`grows only after`, `runs only after` and `gets the same ... got` on a fixed sample
+    each (a random draw holds one of them now and then: this makes sure every run does)."""
+    @seed(40)
+    @settings(max_examples=GATED_EXAMPLES, deadline=None, database=None,
+              phases=(Phase.generate,),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                     HealthCheck.data_too_large])
+    @given(pattern=patterns(required=(form,)))
+    def check(pattern: GeneratedPattern) -> None:
+        check_pattern(pattern)
+
+    check()
 
 
 # Found by this test (issue 40): the call in the `map` passes the one name bound once, but
@@ -530,8 +540,8 @@ def test_a_call_stopped_after_one_given_another_value_is_flagged() -> None:
 
 
 # A growth after a later refusal: `r` was approved, then the approver refused (its latest
-# call returned `ok` == false), so the run time stops the growth (R060); PH643 sees only
-# the test of `r.ok` (tests.soundness_programs.ON_REQUEST).
+# call returned `ok` == false), so the run time stops the growth (R060); PH643 must see that
+# the later call made the test of `r.ok` stale (issue 40: it used not to).
 LATER_REFUSAL = """\
 let progress = []
 let r = call proposer
@@ -540,16 +550,143 @@ if r.ok:
   record "a" in progress
 return { result: progress }"""
 
+RUNS_AFTER = Invariant("runs_after", "adversary", "proposer")
+GROWS = Invariant("grows", "proposer")
+SAME_GOT = Invariant("same_got", "adversary", "proposer")
 
-@pytest.mark.xfail(strict=True, reason="known gap of PH643/PH631: a later call of the approver "
-                   "between the tested result and the growth is not seen statically")
-def test_a_growth_after_a_later_refusal_is_flagged() -> None:
-    invariants = (Invariant("never", "summariser", "adversary"), Invariant("grows", "proposer"))
-    pattern = GeneratedPattern("", "", invariants, script_for([True, False], {}), 0,
-                               frozenset()).rebuild(LATER_REFUSAL)
-    outcome = evaluate(pattern)
-    assert outcome.result.exit_code == 5, outcome.report()  # the run time stopped the growth
+# Programs whose gated statement (the line holding `# gated`) the run time stops because
+# a later call of the approver (`proposer`, replying `ok` true, then false) replaced the
+# result that was tested, or the input it was given: lint must flag that line.
+STALE: dict[str, tuple[Invariant, str]] = {
+    "growth after a later refusal": (GROWS, LATER_REFUSAL.replace('progress\nreturn',
+                                                                  'progress # gated\nreturn')),
+    "call after a later refusal": (RUNS_AFTER, """\
+let r = call proposer
+if r.ok:
+  call proposer
+  call adversary # gated
+return { result: task_brief }"""),
+    "the approver called again between the binding and the test": (RUNS_AFTER, """\
+let r = call proposer
+let s1 = "between"
+call proposer
+if r.ok == true:
+  call adversary # gated
+return { result: task_brief }"""),
+    "the approver called in a loop before the gated call": (RUNS_AFTER, """\
+let r = call proposer
+if r.ok:
+  repeat 2:
+    call adversary # gated
+    call proposer
+return { result: task_brief }"""),
+    "a growth in a loop that calls the approver": (GROWS, """\
+let progress = []
+let r = call proposer
+if r.ok:
+  for x in ["a", "b"]:
+    record x in progress # gated
+    let r2 = call proposer
+return { result: progress }"""),
+    "the approver called through a block": (RUNS_AFTER, """\
+block ask(p):
+  call p
+let r = call proposer
+if r.ok:
+  do ask(proposer)
+  call adversary # gated
+return { result: task_brief }"""),
+    "the approver called through a service value": (RUNS_AFTER, """\
+let w = proposer
+let r = call proposer
+if r.ok:
+  call w
+  call adversary # gated
+return { result: task_brief }"""),
+    "the approver given another text since": (SAME_GOT, """\
+call proposer
+  text: task_brief
+call proposer
+  text: "something else"
+call adversary # gated
+  text: task_brief
+return { result: task_brief }"""),
+}
+
+# Their clean twins: the approver is called again, and its *new* result is what is tested
+# (or what the gated call is given): lint reports nothing and the run ends normally.
+FRESH: dict[str, tuple[Invariant, str]] = {
+    "the new result tested": (RUNS_AFTER, """\
+let r = call proposer
+call proposer
+r = call proposer
+if r.ok:
+  call adversary
+return { result: task_brief }"""),
+    "the new result tested in each iteration": (RUNS_AFTER, """\
+repeat 3:
+  let r = call proposer
+  if r.ok:
+    call adversary
+return { result: task_brief }"""),
+    "a growth after the new result": (GROWS, """\
+let progress = []
+let r = call proposer
+repeat 2:
+  r = call proposer
+  if not r.ok:
+    continue
+  record "a" in progress
+return { result: progress }"""),
+    "a block that calls another slot": (RUNS_AFTER, """\
+block ask(p):
+  call p
+let r = call proposer
+if r.ok:
+  do ask(summariser)
+  call adversary
+return { result: task_brief }"""),
+    "the approver given the same text last": (SAME_GOT, """\
+call proposer
+  text: "something else"
+call proposer
+  text: task_brief
+call adversary
+  text: task_brief
+return { result: task_brief }"""),
+}
+GATED_CODES = {"runs_after": "PH631", "grows": "PH643", "same_got": "PH632"}
+
+
+def _gated(program: str, invariant: Invariant) -> Outcome:
+    """`program` under one gate invariant, `proposer` replying `ok` true, false, true..."""
+    pattern = GeneratedPattern("", "", (Invariant("never", "summariser", "adversary"),
+                                        invariant), script_for([True, False], {}), 0,
+                               frozenset()).rebuild("\n".join([*AGENT_DEFINITION, program]))
+    return evaluate(pattern)
+
+
+@pytest.mark.parametrize("name", sorted(STALE))
+def test_a_stale_approval_is_flagged(name: str) -> None:
+    invariant, program = STALE[name]
+    outcome = _gated(program, invariant)
+    gated = next(number for number, line in enumerate(outcome.pattern.program.splitlines(),
+                                                      start=outcome.pattern.program_start)
+                 if "# gated" in line)
+    assert outcome.result.exit_code == 5, outcome.report()  # the run time stopped it
+    assert outcome.result.error is not None and outcome.result.error.span is not None
+    assert outcome.result.error.span.line == gated, outcome.report()
+    assert coded_at(outcome.errors, GATED_CODES[invariant.form], gated), outcome.report()
     assert outcome.failure is None, f"{FAILURES[outcome.failure]}\n{outcome.report()}"
+
+
+@pytest.mark.parametrize("name", sorted(FRESH))
+def test_a_fresh_approval_stays_clean(name: str) -> None:
+    invariant, program = FRESH[name]
+    outcome = _gated(program, invariant)
+    gates = [d for d in outcome.errors if d.code in GATE_CODES]
+    assert not gates, outcome.report()
+    assert outcome.result.exit_code == 0, outcome.report()
 
 
 @pytest.mark.skipif(not SECONDS, reason="the thorough run: PROSE_SOUNDNESS_SECONDS=3600")
