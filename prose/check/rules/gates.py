@@ -88,6 +88,23 @@ def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
             yield site
 
 
+def _approval_help(facts: frozenset[Fact], approver: str, field: str, literal: str,
+                   act: str) -> str:
+    """How to prove an approval, naming a test that was made of a result that may no
+    longer be the approver's latest."""
+    do = (f"bind `let verdict = call {approver}` and {act} inside "
+          f"`if verdict.{field} == {literal}:`")
+    tested = sorted(path for path, value in facts if path.endswith(f".{field}") and (
+        value == literal or (value is None and literal == "true")))
+    if not tested:
+        return do
+    name = tested[0].rsplit(".", 1)[0]
+    return (f"`{tested[0]}` is tested, but `{name}` may not hold the latest result of "
+            f"`{approver}` here (another call that may reach `{approver}` may run after "
+            f"the one that bound it), and the run time judges the latest: {do}, with no "
+            f"other call of `{approver}` in between")
+
+
 def _tests_any(wanted: set[Fact]) -> Callable[[CallFlow, frozenset[Fact]], bool]:
     """Proven where every path to the call has tested one of `wanted`."""
     return lambda _, facts: bool(wanted & facts)
@@ -169,11 +186,16 @@ class RunsOnlyAfterViolated(Rule):
     ## What it does
     For `` `executor` runs only after `approver` returns `approved` == true ``,
     checks that every call that may reach `executor` is dominated by a test of
-    `R.approved == true` (or `R.approved` when the value is `true`), where
-    every binding of `R` is the result of a call of `approver`, and nothing
-    binds `R` again in between. The run time asks again before each call: the
+    `R.approved == true` (or `R.approved` when the value is `true`), where `R`
+    holds the *latest* result of `approver` from the test to the call: it was
+    bound by a call of `approver` (that call alone), nothing binds it again,
+    and no call that may reach `approver` runs between that binding and the
+    call of `executor` (directly, through a service value, a block run with
+    `do` or a pipeline stage; in a loop body that runs again; in another
+    branch of a `parallel:`). The run time asks again before each call: the
     latest call of `approver` in this run must have returned that value (R060),
-    and `prose audit` asks the same of the recorded calls.
+    and `prose audit` asks the same of the recorded calls. So a verdict asked
+    for again is tested again: its new value is the one that counts.
 
     ## Why is this bad
     An irreversible step that can run without its approval, or on a stale or
@@ -187,11 +209,35 @@ class RunsOnlyAfterViolated(Rule):
       proposal: proposal
     ```
 
+    A verdict tested, then asked for again (the second may be a refusal):
+
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    if verdict.approved:
+      let second = call approver
+        proposal: proposal
+      let done = call executor
+        proposal: proposal
+    ```
+
     ## Use instead
     ```prose
     let verdict = call approver
       proposal: proposal
     if verdict.approved == true:
+      let done = call executor
+        proposal: proposal
+    ```
+
+    Asked again, the new verdict is the one tested:
+
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    verdict = call approver
+      proposal: proposal
+    if verdict.approved:
       let done = call executor
         proposal: proposal
     ```
@@ -213,8 +259,8 @@ class RunsOnlyAfterViolated(Rule):
                 yield _at_call(
                     self, site, item, f"`{form.slot}` is called here on a path that does not "
                     f"check that `{form.approver}` returned `{form.field}` == {literal}",
-                    help=f"bind `let verdict = call {form.approver}` and call `{form.slot}` "
-                    f"inside `if verdict.{form.field} == {literal}:`")
+                    help=_approval_help(_place(places, site).facts, form.approver, form.field,
+                                        literal, f"call `{form.slot}`"))
 
 
 @rule
@@ -226,8 +272,10 @@ class SameInputViolated(Rule):
     every call of `executor` is given `proposal` as a name (or path) that,
     on every path to the call, a call of `approver` was given under the same
     input name, with nothing binding that name again in between (a loop
-    variable: within one iteration). The approver's call is a statement of
-    its own (`let verdict = call approver ...`). The run time
+    variable: within one iteration) and no later call that may reach the
+    approver (the run time compares with what its latest call got). The
+    approver's call is a statement of its own (`let verdict = call approver
+    ...`). The run time
     compares the digests of the two values before each call of `executor`
     (R060), and records them for `prose audit`. For `` every call of `P`
     gets the same `material` ``, every call passes one path bound once for
@@ -466,11 +514,12 @@ class GrowsOnlyAfterViolated(Rule):
     checks that every `record ... in progress` and `append ... to progress`,
     and every assignment to `progress` or a part of it (its first `let` is
     its start, not a growth), is dominated by a test of `R.certified == true`
-    (or `R.certified`) where every binding of `R` is the result of a call of
-    `certifier`, with nothing binding `R` again in between: the proof of
-    `runs only after` (PH631), for a statement instead of a call. The run
-    time asks again before each such statement: the latest call of
-    `certifier` must have returned that value (R060, the list is not
+    (or `R.certified`) where `R` holds the *latest* result of `certifier`: it
+    was bound by a call of `certifier` alone, nothing binds it again, and no
+    call that may reach `certifier` runs between that binding and the growth
+    (in a loop body that runs again either): the proof of `runs only after`
+    (PH631), for a statement instead of a call. The run time asks again before each such statement: the latest call
+    of `certifier` must have returned that value (R060, the list is not
     changed). **Known gap:** the trace records no growth, so `prose audit`
     cannot judge it.
 
@@ -483,6 +532,17 @@ class GrowsOnlyAfterViolated(Rule):
     let verdict = call certifier
       proposed_step: proposal.step
     append proposal.step to progress
+    ```
+
+    A step certified, then another asked about before it is recorded:
+
+    ```prose
+    let verdict = call certifier
+      proposed_step: proposal.step
+    if verdict.certified:
+      let next = call certifier
+        proposed_step: other.step
+      append proposal.step to progress
     ```
 
     ## Use instead
@@ -520,5 +580,6 @@ class GrowsOnlyAfterViolated(Rule):
                     change.span, f"`{form.name}` grows here on a path that does not check "
                     f"that `{form.approver}` returned `{form.field}` == {literal}",
                     secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
-                    help=f"bind `let verdict = call {form.approver}` and grow `{form.name}` "
-                    f"inside `if verdict.{form.field} == {literal}:`")
+                    help=_approval_help(place.facts if place is not None else frozenset(),
+                                        form.approver, form.field, literal,
+                                        f"grow `{form.name}`"))
