@@ -55,6 +55,10 @@ SLOTS: dict[str, str] = {
     "summariser": "summary of a text",
 }
 ROLES: dict[str, str] = {"proposer": "proposal", "adversary": "attack", "summariser": "summary"}
+# The list-valued slot a `blind` invariant is about (declared only in patterns with one),
+# bound to SERVICES services by the script.
+SOURCES = "samplers"
+SERVICES = 2
 # Session names: the agent every program defines, and `session` for inline prompts.
 AGENTS = ("scout", "session")
 AGENT_DEFINITION = ["agent scout:", "  persist: true", '  prompt: "Keep short notes."']
@@ -132,6 +136,9 @@ class Invariant:
             "never_carries": f"- the returned `result` never carries `{self.a}`",
             # a literal word never sent to `a` (PH606; the run-time policy stops the call)
             "never_told": f"- `{self.a}` is never told `{self.b}`",
+            # nothing telling which service of SOURCES made an output reaches `a`: an output
+            # in binding order or picked by its index, a loop counter over them (PH634)
+            "blind": f"- `{self.a}` is blind to the source of `{SOURCES}`",
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -146,7 +153,7 @@ class Invariant:
         """
         if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once",
                          "same_every", "grows", "runs_after", "same_got", "carries_only",
-                         "never_carries"):
+                         "never_carries", "blind"):
             return
         if self.form == "never_told":
             yield self.a, self.b, "told"
@@ -217,6 +224,8 @@ def pattern_text(program: str, invariants: Sequence[Invariant], strict: bool = F
     default of a string config key (a config default is the pattern's own text).
     """
     slots = "\n".join(f"- `{name}`\n  - ensures: {ensures}" for name, ensures in SLOTS.items())
+    if any(invariant.form == "blind" for invariant in invariants):
+        slots += f"\n- `{SOURCES}` (list)\n  - ensures: an answer to the brief"
     bullets = "\n".join(invariant.bullet() for invariant in invariants)
     head = textwrap.dedent(
         """\
@@ -279,7 +288,11 @@ def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) ->
             else:
                 replies.append(reply(slot, index, ok_cycle[index % len(ok_cycle)]))
         slots[slot] = replies
-    return {"slots": slots}
+    # The services of the list-valued slot: one queue each (unused unless a pattern
+    # declares it), their replies marked like a slot's.
+    services = [[reply(SOURCES, index, ok_cycle[index % len(ok_cycle)])
+                 for index in range(REPLIES_PER_SLOT)] for _ in range(SERVICES)]
+    return {"slots": {**slots, SOURCES: services}}
 
 
 # Operators, slices and built-ins the generator writes, by the kind of value they give:
@@ -400,6 +413,7 @@ class Generator:
     constructs: set[str] = field(default_factory=set)
     first: bool = False  # the last loop generated was a `"first"` race (its value is one item)
     approver: str | None = None  # the slot of a `grows only after` invariant (GROWN exists)
+    judge: str | None = None  # the slot of a `blind` invariant (SOURCES is declared)
     # (form, slot, approver) of each `runs only after` and `gets the same ... got` invariant
     gated: tuple[tuple[str, str, str], ...] = ()
 
@@ -712,6 +726,8 @@ class Generator:
             choices.append((4, "gated growth"))
         if self.gated:
             choices.append((4, "gated call"))
+        if self.judge is not None:
+            choices.append((3, "sampling"))
         if ctx.can_throw:
             choices.append((5, "throw"))
         if ctx.in_loop:
@@ -872,6 +888,33 @@ class Generator:
         body += self._bound_call(inner, slot)
         merge(scope, [inner], exhaustive=False)
         return [*lines, f"if {test}:", *indent(body)]
+
+    def s_sampling(self, scope: Scope, ctx: Ctx) -> Lines:
+        """The outputs of SOURCES' services collected in binding order (`let answers = for s
+        in samplers: call s ...`, sometimes with the loop counter), or one picked by its
+        index (`call samplers[0]`); what a judge blind to their source may not get until
+        it is shuffled."""
+        name = self.fresh("os")
+        if self.weighted([(3, False), (1, True)]):
+            self.constructs.add("call of a service of a list-valued slot")
+            lines = self.call(scope, f"let {name} = call", slot=f"{SOURCES}[{self.pick('01')}]")
+            scope[name] = Var("obj")
+            return lines
+        assert self.judge is not None
+        service, counter = self.fresh("s"), self.fresh("i")
+        inner = {**scope, counter: Var("num", mutable=False)}
+        body = self.call(inner, "call", slot=service)
+        if self.weighted([(4, False), (1, True)]):  # the judge told the position
+            body = [*self.call(inner, "call", slot=self.judge,
+                               text=self.pick([counter, f'"answer {{{counter}}}"'])), *body]
+        self.constructs.add("outputs of a list-valued slot in binding order")
+        scope[name] = Var("list:obj", nonempty=True)
+        lines = [f"let {name} = for {service}, {counter} in {SOURCES}:", *indent(body)]
+        if self.flip():  # the judge given the outputs: shuffled, or not
+            given = self.pick([f"shuffle({name}).items", name, f"{name}[0].text",
+                               f"sort(shuffle({name}).items, by: \"n\")"])
+            lines += self.call(scope, "call", slot=self.judge, text=given)
+        return lines
 
     def _bound_call(self, scope: Scope, slot: str, text: str | None = None) -> Lines:
         """`call slot` or `let rN = call slot`, given `text: <text>` if `text` is given."""
@@ -1050,7 +1093,10 @@ class Generator:
             list_kind = self.weighted([(3, "list:str"), (3, "list:obj"), (3, "list:any"),
                                        (1, "list:svc")])
             source = None
-            if list_kind == "list:svc":
+            if list_kind == "list:svc" and self.judge and self.weighted([(1, False), (3, True)]):
+                self.constructs.add("loop over a list-valued slot")
+                source = SOURCES
+            elif list_kind == "list:svc":
                 self.constructs.add("loop over services")
                 source = f"[{self.slot()}, {self.slot()}]"
             elif self.weighted([(3, True), (1, False)]):
@@ -1213,16 +1259,13 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 #   whose `ensures` is free text (as these are) and the run time, every scripted `ok`
 #   a boolean, stops none; with a typed `ensures` lint is clean and the run stops only
 #   on a reply the script made up. A differential test over programs compares nothing.
-# - `` `J` is blind to the source of `S` `` (PH634): it is about a list-valued slot
-#   (which service of `S` made an output), and these slots are single services; the
-#   leak fixtures (tests/fixtures/leaks/blind-*.yaml) and tests/test_blindness.py cover it.
 FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
          "same_every", "grows", "runs_after", "same_got", "carries_only", "never_carries",
-         "never_told")
-# The control-flow forms whose gated statements the generator writes on purpose (a test of
-# an approval, the same name given twice): `tests/test_soundness.py` also runs a seeded
-# sample of each, since a random draw holds one rarely.
-GATED_FORMS = ("grows", "runs_after", "same_got")
+         "never_told", "blind")
+# The forms whose statements the generator writes on purpose (a test of an approval, the
+# same name given twice, outputs of SOURCES in binding order): `tests/test_soundness.py`
+# also runs a seeded sample of each, since a random draw holds one rarely.
+GATED_FORMS = ("grows", "runs_after", "same_got", "blind")
 
 
 @st.composite
@@ -1233,7 +1276,8 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "round", "no_call", "runs_if", "same_every", "grows", "never_carries"):
+    if form in ("chain", "round", "no_call", "runs_if", "same_every", "grows", "never_carries",
+                "blind"):
         return Invariant(form, a)
     if form == "carries_only":
         others = draw(st.lists(st.sampled_from([slot for slot in SLOTS if slot != a]),
@@ -1262,7 +1306,8 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any],
     approvers = [i.a for i in chosen if i.form == "grows"]
     gated = tuple((i.form, i.a, i.b) for i in chosen if i.form in ("runs_after", "same_got"))
     generator = Generator(draw, frozenset(i.a for i in chosen),
-                          approver=approvers[0] if approvers else None, gated=gated)
+                          approver=approvers[0] if approvers else None, gated=gated,
+                          judge=next((i.a for i in chosen if i.form == "blind"), None))
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
     lines: Lines = list(AGENT_DEFINITION)

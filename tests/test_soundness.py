@@ -33,7 +33,11 @@ stopped must be flagged by PH643 at that statement), `` `A` runs only after `B` 
 `ok` == true `` and `` `A` gets the same `text` `B` got `` (programs with them call `A`
 under a test of `B`'s reply, or after a call of `B` given the same name, sometimes with
 another call of `B` in between: a call the run time stopped must be flagged by PH631 or
-PH632) are drawn too, and each of these three also by a seeded sample of its own.
+PH632) are drawn too, and so is `` `A` is blind to the source of `samplers` `` (a
+list-valued slot declared by the patterns with it, bound to two scripted services;
+programs collect its outputs in binding order, sometimes with the loop counter, and hand
+them to A shuffled or not: a call the run time stopped must be flagged by PH634); each of
+these four also by a seeded sample of its own.
 One pattern in five sets
 `flow: strict`; those are checked through 1. only (the markers say nothing about input names, branches or implicit
 flows). A string config key's default, sometimes naming a slot, is the
@@ -687,6 +691,32 @@ def test_a_fresh_approval_stays_clean(name: str) -> None:
     gates = [d for d in outcome.errors if d.code in GATE_CODES]
     assert not gates, outcome.report()
     assert outcome.result.exit_code == 0, outcome.report()
+
+
+# Found by this test (issue 40, the `blind` form): in strict mode the body of a loop over
+# the services of a list-valued slot depends on the list, which is their names; so the
+# outputs it collects name their services even shuffled, and the run time stopped the
+# judge where the linter (which left the services' names out of the loop's dependence)
+# reported nothing. In normal mode the shuffled outputs are clean for both.
+SHUFFLED_IN_A_SERVICE_LOOP = """\
+let answers = for s in samplers:
+  call s
+    text: task_brief
+call summariser
+  text: shuffle(answers).items
+return { result: task_brief }"""
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "normal"])
+def test_outputs_of_a_loop_over_services_in_strict_mode(strict: bool) -> None:
+    pattern = GeneratedPattern("", "", (Invariant("blind", "summariser"),),
+                               script_for([True], {}), 0, frozenset(), strict=strict
+                               ).rebuild("\n".join([*AGENT_DEFINITION,
+                                                    SHUFFLED_IN_A_SERVICE_LOOP]))
+    outcome = evaluate(pattern)
+    assert outcome.failure is None, f"{FAILURES[outcome.failure]}\n{outcome.report()}"
+    assert outcome.result.exit_code == (5 if strict else 0), outcome.report()
+    assert any(d.code == "PH634" for d in outcome.errors) == strict, outcome.report()
 
 
 @pytest.mark.skipif(not SECONDS, reason="the thorough run: PROSE_SOUNDNESS_SECONDS=3600")
