@@ -365,8 +365,8 @@ class _Walker:
     def _after(self, facts: frozenset[Fact], ran: tuple[n.Stmt, ...]) -> frozenset[Fact]:
         """What still holds after `ran` (some of it, or all) ran."""
         killed = set().union(*(self.bound_roots(item) for item in ran))
-        return self._decided(frozenset(fact for fact in facts if root(fact[0]) not in killed),
-                        self.reached(ran))
+        kept = frozenset(fact for fact in facts if root(fact[0]) not in killed)
+        return self._decided(kept, self.reached(ran))
 
     def _flowing(self, statement: n.Stmt, reached: frozenset[str]) -> frozenset[str]:
         """The slots calls of `statement` may reach on a path that goes on after it: an
