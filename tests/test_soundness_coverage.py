@@ -29,6 +29,7 @@ from prose.syntax.parser import parse_program
 from prose.syntax.walk import children
 from tests.soundness_programs import (
     FORMS,
+    GATED_FORMS,
     GeneratedPattern,
     Invariant,
     pattern_text,
@@ -163,6 +164,7 @@ def test_every_invariant_form_is_drawn_and_checked() -> None:
     """Each form of `tests.soundness_programs.FORMS` appears in drawn patterns, and its
     bullet is one the linter checks (a misspelt bullet would be prose, PH608, and the
     soundness test would compare nothing for it)."""
+    assert set(GATED_FORMS) <= set(FORMS), "a form with a seeded sample is not drawn"
     missing = sorted(set(FORMS) - set(FORMS_DRAWN))
     assert not missing, f"invariant forms no drawn pattern holds: {missing}"
     for form, invariant in sorted(FORMS_DRAWN.items()):
