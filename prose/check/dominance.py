@@ -246,7 +246,8 @@ class _Walker:
         return frozenset()
 
     def _scan(self, nodes: Iterable[n.Node]) -> frozenset[str]:
-        """The slots running `nodes` may call; a block definition's body runs elsewhere."""
+        """The slots running `nodes` may call, with the blocks' known so far (a block
+        definition's body runs elsewhere)."""
         found: set[str] = set()
         pending = list(nodes)
         while pending:
@@ -262,8 +263,10 @@ class _Walker:
         if isinstance(node, tuple):
             return frozenset().union(*(self.reached(item) for item in node))
         found = self._reached.get(id(node))
-        if found is None:
-            found = self._reached[id(node)] = self._scan((node,))
+        if found is None:  # from its children's, each asked once
+            found = frozenset() if isinstance(node, n.BlockDef) else self._direct(node).union(
+                *(self.reached(child) for child in children(node)))
+            self._reached[id(node)] = found
         return found
 
     def bound_roots(self, node: n.Node) -> set[str]:
