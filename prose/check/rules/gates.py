@@ -518,10 +518,10 @@ class GrowsOnlyAfterViolated(Rule):
     was bound by a call of `certifier` alone, nothing binds it again, and no
     call that may reach `certifier` runs between that binding and the growth
     (in a loop body that runs again either): the proof of `runs only after`
-    (PH631), for a statement instead of a call. The run time asks again before each such statement: the latest call
-    of `certifier` must have returned that value (R060, the list is not
-    changed). **Known gap:** the trace records no growth, so `prose audit`
-    cannot judge it.
+    (PH631), for a statement instead of a call. The run time asks again
+    before each such statement: the latest call of `certifier` must have
+    returned that value (R060, the list is not changed). **Known gap:** the
+    trace records no growth, so `prose audit` cannot judge it.
 
     ## Why is this bad
     A ratchet whose certified list can take a step the certifier rejected
