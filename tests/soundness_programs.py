@@ -55,6 +55,10 @@ SLOTS: dict[str, str] = {
     "summariser": "summary of a text",
 }
 ROLES: dict[str, str] = {"proposer": "proposal", "adversary": "attack", "summariser": "summary"}
+# The list-valued slot a `blind` invariant is about (declared only in patterns with one),
+# bound to SERVICES services by the script.
+SOURCES = "samplers"
+SERVICES = 2
 # Session names: the agent every program defines, and `session` for inline prompts.
 AGENTS = ("scout", "session")
 AGENT_DEFINITION = ["agent scout:", "  persist: true", '  prompt: "Keep short notes."']
@@ -86,7 +90,9 @@ class Invariant:
     `form` is never, indirect, unaware, independent (about slots `a` and `b`),
     only (`a` sees only `inputs`), chain (each `a` sees only its own chain), round
     (each `a` never sees its own round), one of the control-flow forms (runs_if,
-    at_most_one, once, same_every, grows: `progress` grows only after `a` returns `ok`),
+    at_most_one, once, same_every, grows: `progress` grows only after `a` returns `ok`,
+    runs_after: `a` runs only after `b` returns `ok`, same_got: `a` gets the same
+    `text` `b` got),
     a result form (carries_only: `a` and `inputs`; never_carries: `a`) or never_told
     (`a` is never told the word `b`). See `bullet` for each spelling.
     """
@@ -118,6 +124,10 @@ class Invariant:
                     + (" per iteration" if self.per_iteration else ""),
             # every call after the first must get the `text` the one before got (PH632)
             "same_every": f"- every call of `{self.a}` gets the same `text`",
+            # the latest call of `b` before each call of `a` returned `ok` == true (PH631)
+            "runs_after": f"- `{self.a}` runs only after `{self.b}` returns `ok` == true",
+            # each call of `a` gets the `text` the latest call of `b` got (PH632)
+            "same_got": f"- `{self.a}` gets the same `text` `{self.b}` got",
             # the list every program with this form starts with (`GROWN`), grown only after
             # the latest call of `a` returned `ok` == true (PH643; R060 before the growth)
             "grows": f"- `{GROWN}` grows only after `{self.a}` returns `ok` == true",
@@ -126,6 +136,9 @@ class Invariant:
             "never_carries": f"- the returned `result` never carries `{self.a}`",
             # a literal word never sent to `a` (PH606; the run-time policy stops the call)
             "never_told": f"- `{self.a}` is never told `{self.b}`",
+            # nothing telling which service of SOURCES made an output reaches `a`: an output
+            # in binding order or picked by its index, a loop counter over them (PH634)
+            "blind": f"- `{self.a}` is blind to the source of `{SOURCES}`",
         }[self.form]
 
     def rules(self) -> Iterator[tuple[str, str, str]]:
@@ -139,7 +152,8 @@ class Invariant:
         control-flow and result forms (a stopped growth, a failed result must be flagged).
         """
         if self.form in ("only", "chain", "round", "runs_if", "at_most_one", "once",
-                         "same_every", "grows", "carries_only", "never_carries"):
+                         "same_every", "grows", "runs_after", "same_got", "carries_only",
+                         "never_carries", "blind"):
             return
         if self.form == "never_told":
             yield self.a, self.b, "told"
@@ -210,6 +224,8 @@ def pattern_text(program: str, invariants: Sequence[Invariant], strict: bool = F
     default of a string config key (a config default is the pattern's own text).
     """
     slots = "\n".join(f"- `{name}`\n  - ensures: {ensures}" for name, ensures in SLOTS.items())
+    if any(invariant.form == "blind" for invariant in invariants):
+        slots += f"\n- `{SOURCES}` (list)\n  - ensures: an answer to the brief"
     bullets = "\n".join(invariant.bullet() for invariant in invariants)
     head = textwrap.dedent(
         """\
@@ -272,7 +288,11 @@ def script_for(ok_cycle: Sequence[bool], failures: dict[str, frozenset[int]]) ->
             else:
                 replies.append(reply(slot, index, ok_cycle[index % len(ok_cycle)]))
         slots[slot] = replies
-    return {"slots": slots}
+    # The services of the list-valued slot: one queue each (unused unless a pattern
+    # declares it), their replies marked like a slot's.
+    services = [[reply(SOURCES, index, ok_cycle[index % len(ok_cycle)])
+                 for index in range(REPLIES_PER_SLOT)] for _ in range(SERVICES)]
+    return {"slots": {**slots, SOURCES: services}}
 
 
 # Operators, slices and built-ins the generator writes, by the kind of value they give:
@@ -393,6 +413,9 @@ class Generator:
     constructs: set[str] = field(default_factory=set)
     first: bool = False  # the last loop generated was a `"first"` race (its value is one item)
     approver: str | None = None  # the slot of a `grows only after` invariant (GROWN exists)
+    judge: str | None = None  # the slot of a `blind` invariant (SOURCES is declared)
+    # (form, slot, approver) of each `runs only after` and `gets the same ... got` invariant
+    gated: tuple[tuple[str, str, str], ...] = ()
 
     # --- drawing helpers ------------------------------------------------------------
 
@@ -631,9 +654,10 @@ class Generator:
 
     # --- calls ----------------------------------------------------------------------------
 
-    def call(self, scope: Scope, head: str, slot: str | None = None) -> Lines:
+    def call(self, scope: Scope, head: str, slot: str | None = None,
+             text: str | None = None) -> Lines:
         """`head` is `call` or `let r = call`; the target (`slot` if given) and properties
-        are drawn here."""
+        (`text: <text>` among them, if given) are drawn here."""
         services = self.names(scope, "svc")
         target = self.weighted([(4, "slot"), (4 if services else 0, "svc")])
         if slot is not None:
@@ -645,6 +669,9 @@ class Generator:
             name = self.pick(list(SLOTS))
         lines = [f"{head} {name}"]
         used: set[str] = set()
+        if text is not None:
+            used.add("text")
+            lines.append(f"  text: {text}")
         for _ in range(self.weighted([(1, 1), (2, 2), (1, 0)])):
             label = self.weighted([(3, "text"), (2, "notes"), (1, "draft"), (1, "context"),
                                    (1, "material"), (1, "attack_notes")])
@@ -697,6 +724,10 @@ class Generator:
         if self.approver is not None and GROWN in self.names(scope, "list:str", sure=True,
                                                              assignable=ctx):
             choices.append((4, "gated growth"))
+        if self.gated:
+            choices.append((4, "gated call"))
+        if self.judge is not None:
+            choices.append((3, "sampling"))
         if ctx.can_throw:
             choices.append((5, "throw"))
         if ctx.in_loop:
@@ -827,6 +858,72 @@ class Generator:
                     f"append {item} to {GROWN}")
         merge(scope, [inner], exhaustive=False)
         return [*lines, f"if {test}:", *indent(body)]
+
+    def s_gated_call(self, scope: Scope, ctx: Ctx) -> Lines:
+        """A call of a gated slot the way its invariant asks, or nearly: for `runs only
+        after`, under a test of an approval (`if r.ok:`), the approver's call just before
+        it or a reply already in scope; for `gets the same `text` ... got`, after a call of
+        the approver given the same name as `text`. Sometimes another statement (a later
+        call of the approver, say, or a binding of the name) runs in between."""
+        form, slot, approver = self.pick(self.gated)
+        self.constructs.add(f"gated call ({form})")
+        lines: Lines = []
+        if form == "same_got":
+            names = self.names(scope, *VALUE_KINDS, sure=True)
+            given = self.pick(["task_brief", *names[-3:]])
+            lines += self._bound_call(scope, approver, given)
+            if self.weighted([(3, False), (1, True)]):
+                lines += self.statement(scope, ctx.inner())
+            return [*lines, *self._bound_call(scope, slot, given)]
+        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
+        if name is None:
+            name = self.fresh("r")
+            lines += self.call(scope, f"let {name} = call", slot=approver)
+            scope[name] = Var("obj")
+        test = self.pick([f"{name}.ok", f"{name}.ok == true", f"{name}.ok and {name}.n >= 0"])
+        inner = dict(scope)
+        body: Lines = []
+        if self.weighted([(3, False), (1, True)]):
+            body += self.statement(inner, ctx.inner())
+        body += self._bound_call(inner, slot)
+        merge(scope, [inner], exhaustive=False)
+        return [*lines, f"if {test}:", *indent(body)]
+
+    def s_sampling(self, scope: Scope, ctx: Ctx) -> Lines:
+        """The outputs of SOURCES' services collected in binding order (`let answers = for s
+        in samplers: call s ...`, sometimes with the loop counter), or one picked by its
+        index (`call samplers[0]`); what a judge blind to their source may not get until
+        it is shuffled."""
+        name = self.fresh("os")
+        if self.weighted([(3, False), (1, True)]):
+            self.constructs.add("call of a service of a list-valued slot")
+            lines = self.call(scope, f"let {name} = call", slot=f"{SOURCES}[{self.pick('01')}]")
+            scope[name] = Var("obj")
+            return lines
+        assert self.judge is not None
+        service, counter = self.fresh("s"), self.fresh("i")
+        inner = {**scope, counter: Var("num", mutable=False)}
+        body = self.call(inner, "call", slot=service)
+        if self.weighted([(4, False), (1, True)]):  # the judge told the position
+            body = [*self.call(inner, "call", slot=self.judge,
+                               text=self.pick([counter, f'"answer {{{counter}}}"'])), *body]
+        self.constructs.add("outputs of a list-valued slot in binding order")
+        scope[name] = Var("list:obj", nonempty=True)
+        lines = [f"let {name} = for {service}, {counter} in {SOURCES}:", *indent(body)]
+        if self.flip():  # the judge given the outputs: shuffled, or not
+            given = self.pick([f"shuffle({name}).items", name, f"{name}[0].text",
+                               f"sort(shuffle({name}).items, by: \"n\")"])
+            lines += self.call(scope, "call", slot=self.judge, text=given)
+        return lines
+
+    def _bound_call(self, scope: Scope, slot: str, text: str | None = None) -> Lines:
+        """`call slot` or `let rN = call slot`, given `text: <text>` if `text` is given."""
+        if self.flip():
+            return self.call(scope, "call", slot=slot, text=text)
+        name = self.fresh("r")
+        lines = self.call(scope, f"let {name} = call", slot=slot, text=text)
+        scope[name] = Var("obj")
+        return lines
 
     def s_service_variable(self, scope: Scope, ctx: Ctx) -> Lines:
         services = self.names(scope, "svc", sure=True, assignable=ctx)
@@ -996,7 +1093,10 @@ class Generator:
             list_kind = self.weighted([(3, "list:str"), (3, "list:obj"), (3, "list:any"),
                                        (1, "list:svc")])
             source = None
-            if list_kind == "list:svc":
+            if list_kind == "list:svc" and self.judge and self.weighted([(1, False), (3, True)]):
+                self.constructs.add("loop over a list-valued slot")
+                source = SOURCES
+            elif list_kind == "list:svc":
                 self.constructs.add("loop over services")
                 source = f"[{self.slot()}, {self.slot()}]"
             elif self.weighted([(3, True), (1, False)]):
@@ -1152,22 +1252,20 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 
 
 # Every form `invariants()` draws (tests/test_soundness_coverage.py holds that each one is
-# drawn and is a checked form, not prose). Not drawn: `` `A` returns `ok` as one of true,
-# false `` (PH637): it is proven from a slot's declared output type, and these slots'
-# `ensures` are free text, so the linter would flag every call and the run time (every
-# scripted `ok` is a boolean) would stop none: nothing for the oracle to compare.
+# drawn and is a checked form, not prose). Not drawn:
+# - `` `A` returns `ok` as one of true, false `` (PH637): the linter proves it from the
+#   slot's declared output type and the run time judges what the model returned, so
+#   neither verdict depends on the generated program: lint flags every call of a slot
+#   whose `ensures` is free text (as these are) and the run time, every scripted `ok`
+#   a boolean, stops none; with a typed `ensures` lint is clean and the run stops only
+#   on a reply the script made up. A differential test over programs compares nothing.
 FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
-         "same_every", "carries_only", "never_carries", "never_told")
-# Forms the generator writes only when asked (`patterns(required=...)`), and why they are
-# not drawn by default: a form the soundness test would fail on now and then.
-ON_REQUEST: dict[str, str] = {
-    "grows": "PH643 (like PH631 for `runs only after`) proves a growth from a test of "
-             "`r.ok` where `r` is bound by a call of the approver; the run time asks that "
-             "the approver's *latest* call returned it, so a later call of the approver "
-             "between the test and the growth (or between `r`'s binding and the test) that "
-             "returned `ok` == false stops the run where the linter reported nothing "
-             "(tests/test_soundness.py::test_a_growth_after_a_later_refusal_is_flagged)",
-}
+         "same_every", "grows", "runs_after", "same_got", "carries_only", "never_carries",
+         "never_told", "blind")
+# The forms whose statements the generator writes on purpose (a test of an approval, the
+# same name given twice, outputs of SOURCES in binding order): `tests/test_soundness.py`
+# also runs a seeded sample of each, since a random draw holds one rarely.
+GATED_FORMS = ("grows", "runs_after", "same_got", "blind")
 
 
 @st.composite
@@ -1178,7 +1276,8 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
     if form == "only":
         labels = draw(st.lists(st.sampled_from(INPUT_NAMES), min_size=1, max_size=3, unique=True))
         return Invariant(form, a, inputs=tuple(labels))
-    if form in ("chain", "round", "no_call", "runs_if", "same_every", "grows", "never_carries"):
+    if form in ("chain", "round", "no_call", "runs_if", "same_every", "grows", "never_carries",
+                "blind"):
         return Invariant(form, a)
     if form == "carries_only":
         others = draw(st.lists(st.sampled_from([slot for slot in SLOTS if slot != a]),
@@ -1205,8 +1304,10 @@ def patterns(draw: Callable[[st.SearchStrategy[Any]], Any],
         chosen.append(draw(invariants((form,)).filter(lambda i: i not in chosen)))
     chosen += [i for i in draw(st.lists(invariants(), max_size=3, unique=True)) if i not in chosen]
     approvers = [i.a for i in chosen if i.form == "grows"]
+    gated = tuple((i.form, i.a, i.b) for i in chosen if i.form in ("runs_after", "same_got"))
     generator = Generator(draw, frozenset(i.a for i in chosen),
-                          approver=approvers[0] if approvers else None)
+                          approver=approvers[0] if approvers else None, gated=gated,
+                          judge=next((i.a for i in chosen if i.form == "blind"), None))
     scope: Scope = {"task_brief": Var("str", mutable=False),
                     "style": Var("str", mutable=False), "rounds": Var("num", mutable=False)}
     lines: Lines = list(AGENT_DEFINITION)

@@ -13,6 +13,15 @@ dies where anything binds its root name again (and, inside a loop, where the loo
 binds it anywhere: the next iteration runs after that binding); a block definition's
 body starts with none, since it runs wherever it is called from.
 
+`(r, latest(S))` says that `r` holds the *latest* result of slot `S`: `let r = call S`
+(or `r = call S`, the call reaching `S` alone) makes it true, and it dies where `r` is
+bound again and wherever a call that may reach `S` runs (directly, through a service
+value, a block run with `do`, a pipeline stage; in a loop body that may run again; in
+another branch of a `parallel:`), by `prose.lang.gates.replaces_latest`: `runs only
+after` and `grows only after` ask for it next to the test of `r.ok`, since the run time
+judges the approver's latest call, not the one whose result was tested. What a call of
+`S` was given dies there too (`gets the same ... got` compares with the latest call).
+
 Every call (and session) also gets its *arms*: the compound statements around it, with
 which arm it is in, so `at most one of` can ask whether two calls are on exclusive
 paths (different arms of one `if` or `choice`, outside any loop; or after an arm that
@@ -22,11 +31,14 @@ left the pattern).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
+from prose.lang.gates import replaces_latest
 from prose.syntax import nodes as n
-from prose.syntax.walk import child_bodies, find_all, pipeline_of, value_loop
+from prose.syntax.walk import child_bodies, children, find_all, pipeline_of, value_loop
 
 Fact = tuple[str, str | None]
 Kind = Literal["if", "choice", "loop", "block", "parallel", "body"]
@@ -149,6 +161,28 @@ def given_facts(statement: n.Stmt) -> set[Fact]:
             if (path := path_of(prop.value)) is not None}
 
 
+_LATEST = "#latest result of "
+# The slots a call may reach (the linter's flow analysis: `CallFlow.slots`).
+Reach = Callable[[n.Call], AbstractSet[str]]
+
+
+def latest(slot: str) -> str:
+    """The fact `(name, latest(slot))`: `name` holds the latest result of `slot`."""
+    return _LATEST + slot
+
+
+def bound_result(statement: n.Stmt) -> tuple[str, n.Call | n.Session] | None:
+    """`let r = call ...` or `r = call ...` (or a session): the name and the call."""
+    if isinstance(statement, n.Let) and not statement.destructure and len(statement.names) == 1:
+        name = statement.names[0]
+    elif isinstance(statement, n.Assign) and isinstance(statement.target, n.Name):
+        name = statement.target.name
+    else:
+        return None
+    value = statement.value
+    return (name, value) if isinstance(value, n.Call | n.Session) else None
+
+
 def _leaves(body: tuple[n.Stmt, ...]) -> bool:
     return bool(body) and isinstance(body[-1], _LEAVES)
 
@@ -158,10 +192,82 @@ def _exits(body: tuple[n.Stmt, ...]) -> bool:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, program: n.Program, reach: Reach) -> None:
         self.places: dict[object, CallPlace] = {}
         # A statement's bound names are asked for at every level of nesting above it.
         self._bound: dict[int, set[str]] = {}
+        self._reach = reach
+        self._reached: dict[int, frozenset[str]] = {}
+        self._blocks: dict[str, frozenset[str]] = {}  # block name -> the slots it may call
+        self._given_by: dict[str, frozenset[str]] = {}  # a `given` fact's tag -> its call's slots
+        definitions = list(find_all(program, n.BlockDef))
+        changed = True
+        while changed:  # blocks run blocks (themselves too): to the fixed point
+            changed = False
+            for block in definitions:
+                slots = self._blocks.get(block.name, frozenset()) | self._scan(block.body)
+                if slots != self._blocks.get(block.name, frozenset()):
+                    self._blocks[block.name] = slots
+                    changed = True
+
+    def _decided(self, facts: frozenset[Fact], reached: AbstractSet[str]) -> frozenset[Fact]:
+        """`facts` without what a call that may reach `reached` makes stale: which name
+        holds a slot's latest result, and what a call of such a slot was given."""
+        if not reached:
+            return facts
+        return frozenset(fact for fact in facts if not (
+            fact[1] is not None and (
+                (fact[1].startswith(_LATEST)
+                 and replaces_latest(fact[1][len(_LATEST):], reached))
+                or any(replaces_latest(slot, reached)
+                       for slot in self._given_by.get(fact[1], ())))))
+
+    def _given(self, statement: n.Stmt) -> set[Fact]:
+        """`given_facts`, remembering the slots of the call that was given them."""
+        found = given_facts(statement)
+        value = (statement.value if isinstance(statement, n.Let | n.Assign | n.Return)
+                 else statement.expr if isinstance(statement, n.ExprStmt) else None)
+        if found and isinstance(value, n.Call):
+            slots = self._direct(value)
+            for _, tag in found:
+                if tag is not None:
+                    self._given_by[tag] = slots
+        return found
+
+    def _direct(self, node: n.Node) -> frozenset[str]:
+        """The slots `node` itself calls (not what is inside it): a call's, a session's,
+        those of the blocks a `do` may run."""
+        if isinstance(node, n.Call):
+            return frozenset(self._reach(node))
+        if isinstance(node, n.Session):
+            return frozenset({node.slot})
+        if isinstance(node, n.Do) and node.name is not None:
+            return self._blocks.get(node.name, frozenset())
+        return frozenset()
+
+    def _scan(self, nodes: Iterable[n.Node]) -> frozenset[str]:
+        """The slots running `nodes` may call, with the blocks' known so far (a block
+        definition's body runs elsewhere)."""
+        found: set[str] = set()
+        pending = list(nodes)
+        while pending:
+            node = pending.pop()
+            if isinstance(node, n.BlockDef):
+                continue
+            found |= self._direct(node)
+            pending.extend(children(node))
+        return frozenset(found)
+
+    def reached(self, node: n.Node | tuple[n.Stmt, ...]) -> frozenset[str]:
+        """The slots running `node` (a statement, or the statements of a body) may call."""
+        if isinstance(node, tuple):
+            return frozenset().union(*(self.reached(item) for item in node))
+        found = self._reached.get(id(node))
+        if found is None:  # from its children's, each asked once
+            found = frozenset() if isinstance(node, n.BlockDef) else self._direct(node).union(
+                *(self.reached(child) for child in children(node)))
+            self._reached[id(node)] = found
+        return found
 
     def bound_roots(self, node: n.Node) -> set[str]:
         found = self._bound.get(id(node))
@@ -177,12 +283,21 @@ class _Walker:
         return facts
 
     def _record(self, node: n.Node, facts: frozenset[Fact], arms: tuple[Step, ...]) -> None:
-        # Calls, and a gated growth's statements (appends, assignments), in one walk.
-        place = CallPlace(facts, arms)
-        for found in find_all(node, (n.Call, n.Session, n.Append, n.Assign)):
-            self.places[id(found)] = place
-            if isinstance(found, n.Session):  # analysed as a call made at its position
-                self.places[(found.span.line, found.span.column)] = place
+        calls = list(find_all(node, (n.Call, n.Session, n.Do)))
+        # A call in a statement that makes other calls (in its inputs, say) may run after
+        # them: what they make stale is not known there.
+        makers = [(call, self._direct(call)) for call in calls]
+        makers = [(call, slots) for call, slots in makers if slots]
+        for call in calls:
+            if isinstance(call, n.Do):
+                continue
+            others = frozenset().union(*(slots for other, slots in makers if other is not call))
+            place = CallPlace(self._decided(facts, others), arms)
+            self.places[id(call)] = place
+            if isinstance(call, n.Session):  # analysed as a call made at its position
+                self.places[(call.span.line, call.span.column)] = place
+        for change in find_all(node, (n.Append, n.Assign)):  # a gated growth's statements
+            self.places[id(change)] = CallPlace(self._decided(facts, self.reached(change)), arms)
 
     def statement(self, statement: n.Stmt, facts: frozenset[Fact],
                   arms: tuple[Step, ...]) -> frozenset[Fact]:
@@ -208,13 +323,15 @@ class _Walker:
             # A `try` whose `catch` always leaves: after it, its body ran to the end.
             end = self.body(statement.body, facts, (*arms, Step(id(statement), 0, "body", line,
                                                                  False)))
+            # The `catch` runs after part of the body, `finally` after part of either.
+            ran: tuple[n.Stmt, ...] = ()
             for number, handler in enumerate((statement.handler, statement.final), 1):
+                ran += statement.body if number == 1 else statement.handler or ()
                 if handler is not None:
-                    self.body(handler, facts, (*arms, Step(id(statement), number, "body", line,
-                                                           False)))
+                    self.body(handler, self._after(facts, ran),
+                              (*arms, Step(id(statement), number, "body", line, False)))
             if statement.handler is not None and _leaves(statement.handler):
-                killed = set().union(*(self.bound_roots(item) for item in statement.final or ()))
-                return frozenset(fact for fact in end if root(fact[0]) not in killed)
+                return self._after(end, statement.final or ())
         elif isinstance(statement, n.BlockDef):
             self.body(statement.body, frozenset(), (*arms, Step(id(statement), 0, "block", line,
                                                                 False)))
@@ -223,36 +340,67 @@ class _Walker:
                        or pipeline_of(statement) is not None)
             kind: Kind = ("loop" if looping else "parallel" if isinstance(statement, n.Parallel)
                           else "body")
-            for number, nested in enumerate(child_bodies(statement)):
+            bodies = list(child_bodies(statement))
+            for number, nested in enumerate(bodies):
                 kept = facts
-                if looping:
+                if looping:  # the body runs again after all of itself (and the header)
                     killed = set().union(*(self.bound_roots(item) for item in nested))
-                    kept = frozenset(fact for fact in facts if root(fact[0]) not in killed)
+                    kept = self._decided(frozenset(fact for fact in facts
+                                                   if root(fact[0]) not in killed),
+                                         self.reached(statement))
+                elif kind == "parallel":  # the other branches run meanwhile
+                    kept = self._decided(facts, frozenset().union(
+                        *(self.reached(other) for other in bodies if other is not nested)))
                 self.body(nested, kept, (*arms, Step(id(statement), number, kind, line, False)))
         killed = self.bound_roots(statement)
-        after = frozenset(fact for fact in facts | given_facts(statement)
+        after = self._decided(facts, self._flowing(statement, self.reached(statement)))
+        after = frozenset(fact for fact in after | self._given(statement)
                           if root(fact[0]) not in killed)
+        bound = bound_result(statement)
+        slots = self._direct(bound[1]) if bound is not None else frozenset()
+        if bound is not None and len(slots) == 1:  # the call of one slot, made last
+            after |= {(bound[0], latest(next(iter(slots))))}
         if (isinstance(statement, n.If) and statement.orelse is None
                 and len(statement.branches) == 1 and _leaves(statement.branches[0].body)):
             after |= negated_facts(statement.branches[0].condition.predicate)
         return after
 
+    def _after(self, facts: frozenset[Fact], ran: tuple[n.Stmt, ...]) -> frozenset[Fact]:
+        """What still holds after `ran` (some of it, or all) ran."""
+        killed = set().union(*(self.bound_roots(item) for item in ran))
+        kept = frozenset(fact for fact in facts if root(fact[0]) not in killed)
+        return self._decided(kept, self.reached(ran))
 
-# The last program analysed and its places: several rules ask for the same program's.
-_LAST: tuple[n.Program, dict[object, CallPlace]] | None = None
+    def _flowing(self, statement: n.Stmt, reached: frozenset[str]) -> frozenset[str]:
+        """The slots calls of `statement` may reach on a path that goes on after it: an
+        `if` arm that always leaves (`return`, `throw`, `break`, `continue`) does not."""
+        if not isinstance(statement, n.If) or not reached:
+            return reached
+        arms = [branch.body for branch in statement.branches]
+        if statement.orelse is not None:
+            arms.append(statement.orelse)
+        return frozenset().union(*(self.reached(body) for body in arms if not _leaves(body)))
 
 
-def call_places(program: n.Program) -> dict[object, CallPlace]:
-    """What holds at each call and session of the program (keyed by the node's id; a
-    session also by its line and column, where the analysis made its call). Read only:
-    the last program's places are kept and handed to the next caller asking for them."""
+# The last program analysed (with the reach it was given) and its places: several rules
+# ask for the same program's.
+_LAST: tuple[n.Program, object, dict[object, CallPlace]] | None = None
+
+
+def call_places(program: n.Program, reach: Reach, key: object = None
+                ) -> dict[object, CallPlace]:
+    """What holds at each call, session and growth statement of the program (keyed by
+    the node's id; a session also by its line and column, where the analysis made its
+    call). `reach` gives the slots a call may reach; `key` names it (the flow analysis
+    it reads) so that the last program's places, read only, are handed to the next
+    caller asking for them with the same key."""
     global _LAST
     last = _LAST  # read once: another thread may replace it
-    if last is not None and last[0] is program:
-        return last[1]
-    walker = _Walker()
+    if last is not None and last[0] is program and key is not None and last[1] is key:
+        return last[2]
+    walker = _Walker(program, reach)
     walker.body(program.body, frozenset(), ())
-    _LAST = (program, walker.places)
+    _LAST = (program, key, walker.places)
     return walker.places
 
 

@@ -733,7 +733,10 @@ class _Analyser(Visitor[Value]):
             iterable = self._expr(shape.items, state)
             whole = iterable.whole
             element = Value(_flatten(iterable).label, None, iterable.services)
-            depends = _flatten(iterable).label
+            # Strict mode: the body depends on the list, and a list of services is their
+            # names (`<service NAME>`, as the run time labels it): iterating the services
+            # of `S` tells the body which service it is at.
+            depends = _flatten(self._rendered(iterable)).label
             if self.blind_sources and isinstance(loop, n.For) and loop.index_var:
                 revealed = flows.revealed_orders(self.result.chains(iterable),
                                                  iterable.services, self.blind_sources)

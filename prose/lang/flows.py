@@ -372,7 +372,8 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "key written in the pattern as literal text (keys reach a model as field names)", ""),
     ("`record v in xs`, `append v to xs`", "the list's label and the value's", "the program counter"),
     ("`let { a, b } = v`", "each name the member's label", "the program counter"),
-    ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body"),
+    ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body; a "
+     "list of services (`for s in S`) is their names, `<service NAME>`"),
     ("`repeat N`, `loop ... (max: N)`", "the counter carries nothing", "`N`'s label and the "
      "condition's in the body"),
     ("`for x, i in xs` (i)", "nothing, except where a judge is blind to the source of a "

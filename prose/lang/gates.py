@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -315,6 +316,16 @@ def matches(output: Any, field_name: str, value: Literal) -> bool:
     return bool(found == value)
 
 
+def replaces_latest(slot: str, reached: AbstractSet[str]) -> bool:
+    """Whether a call that may reach the slots `reached` replaces what `slot`'s latest
+    call returned and was given, which `runs only after`, `grows only after` and `gets
+    the same ... got` read: any call of `slot` does, whether it returns (its output and
+    inputs are now the latest) or fails (no decision stands, `GateHistory.failed`). The
+    linter drops what it knew about the latest call at every such call
+    (`prose.check.dominance`)."""
+    return slot in reached
+
+
 _MISSING = object()
 
 
@@ -498,8 +509,9 @@ class GateHistory:
         for number, rule in enumerate(gates.stops):
             if rule.stopper == slot and rule.stops(output):
                 self.stopped.add(number)
-        if (any(rule.approver == slot for rule in gates.approvals)
-                or any(rule.approver == slot for rule in gates.growths)):
+        approvers = [rule.approver for rule in gates.approvals]
+        if any(replaces_latest(approver, {slot})
+               for approver in (*approvers, *(rule.approver for rule in gates.growths))):
             for scope in scopes_of(path):
                 self.outputs[(slot, scope)] = output
 

@@ -13,6 +13,7 @@ from prose.check.dominance import (
     call_places,
     exclusive,
     given,
+    latest,
     path_of,
     root,
 )
@@ -51,17 +52,31 @@ def _invariant(item: GateForm) -> Label:
     return Label(item.span, f"invariant: {item.text.strip()}")
 
 
-def _approved(ctx: CheckContext, approver: str, field: str, value: object
-              ) -> set[tuple[str, str | None]]:
-    """The facts that say an `approver` result's `field` is `value` (`r.field == value`,
-    and for `true` the bare test `r.field` too), for every name bound to its result:
-    `runs only after` (PH631) and `grows only after` (PH643) ask for one of them."""
+def _places(ctx: CheckContext) -> dict[object, CallPlace]:
+    """What holds at each call and growth of the program (`prose.check.dominance`)."""
+    flow = ctx.flow
+
+    def reach(call: n.Call) -> set[str]:
+        site = flow.calls.get(id(call))
+        return site.slots if site is not None else set()
+
+    return call_places(ctx.program, reach, key=flow)
+
+
+def _approved(approver: str, field: str, value: object) -> Callable[[frozenset[Fact]], bool]:
+    """Whether facts say that `approver`'s latest result has `field` == `value`: a name
+    holds that result (bound by a call of `approver` alone, with no call that may reach
+    `approver` since) and was tested, `R.field == value` (for `true`, the bare test
+    `R.field` too). `runs only after` (PH631) and `grows only after` (PH643) ask it."""
     literal = json.dumps(value)
-    results = approver_results(ctx, approver)
-    wanted: set[tuple[str, str | None]] = {(f"{name}.{field}", literal) for name in results}
-    if value is True:
-        wanted |= {(f"{name}.{field}", None) for name in results}
-    return wanted
+    marker = latest(approver)
+
+    def holds(facts: frozenset[Fact]) -> bool:
+        return any(tag == marker and ((f"{name}.{field}", literal) in facts
+                                      or (value is True and (f"{name}.{field}", None) in facts))
+                   for name, tag in facts)
+
+    return holds
 
 
 def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
@@ -73,9 +88,31 @@ def _unproven(ctx: CheckContext, places: dict[object, CallPlace], slot: str,
             yield site
 
 
+def _approval_help(facts: frozenset[Fact], approver: str, field: str, literal: str,
+                   act: str) -> str:
+    """How to prove an approval, naming a test that was made of a result that may no
+    longer be the approver's latest."""
+    do = (f"bind `let verdict = call {approver}` and {act} inside "
+          f"`if verdict.{field} == {literal}:`")
+    tested = sorted(path for path, value in facts if path.endswith(f".{field}") and (
+        value == literal or (value is None and literal == "true")))
+    if not tested:
+        return do
+    name = tested[0].rsplit(".", 1)[0]
+    return (f"`{tested[0]}` is tested, but `{name}` may not hold the latest result of "
+            f"`{approver}` here (another call that may reach `{approver}` may run after "
+            f"the one that bound it), and the run time judges the latest: {do}, with no "
+            f"other call of `{approver}` in between")
+
+
 def _tests_any(wanted: set[Fact]) -> Callable[[CallFlow, frozenset[Fact]], bool]:
     """Proven where every path to the call has tested one of `wanted`."""
     return lambda _, facts: bool(wanted & facts)
+
+
+def _tests_approval(approved: Callable[[frozenset[Fact]], bool]
+                    ) -> Callable[[CallFlow, frozenset[Fact]], bool]:
+    return lambda _, facts: approved(facts)
 
 
 def _at_call(rule: Rule, site: CallFlow, item: GateForm, message: str,
@@ -128,7 +165,7 @@ class RunsOnlyIfViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, RunsOnlyIf):
             condition = ".".join(item.form.condition)
             tested = {(condition, None), (condition, "true")}
@@ -141,31 +178,6 @@ class RunsOnlyIfViolated(Rule):
                     f"`if not {condition}: return ...`")
 
 
-def approver_results(ctx: CheckContext, approver: str) -> set[str]:
-    """Names every binding of which is the result of a call of `approver` (only)."""
-    good: set[str] = set()
-    bad: set[str] = set()
-    for statement in find_all(ctx.program, (n.Let, n.Assign)):
-        names: tuple[str, ...] = ()
-        if isinstance(statement, n.Let):
-            names = statement.names if not statement.destructure else ()
-            bad.update(statement.names if statement.destructure else ())
-        elif isinstance(statement, n.Assign):
-            path = path_of(statement.target)
-            names = (path,) if path is not None and "." not in path else ()
-            if path is not None and "." in path:
-                bad.add(root(path))
-        value = statement.value if isinstance(statement, n.Let | n.Assign) else None
-        site = ctx.flow.calls.get(id(value)) if isinstance(value, n.Call) else None
-        for name in names:
-            is_literal_null = isinstance(value, n.Literal) and value.value is None
-            if site is not None and site.slots == {approver}:
-                good.add(name)
-            elif not is_literal_null:  # `let decision = null` before a `try` binds nothing
-                bad.add(name)
-    return good - bad
-
-
 @rule
 class RunsOnlyAfterViolated(Rule):
     """A slot that runs only after an approval is called where the approval is not
@@ -174,11 +186,16 @@ class RunsOnlyAfterViolated(Rule):
     ## What it does
     For `` `executor` runs only after `approver` returns `approved` == true ``,
     checks that every call that may reach `executor` is dominated by a test of
-    `R.approved == true` (or `R.approved` when the value is `true`), where
-    every binding of `R` is the result of a call of `approver`, and nothing
-    binds `R` again in between. The run time asks again before each call: the
+    `R.approved == true` (or `R.approved` when the value is `true`), where `R`
+    holds the *latest* result of `approver` from the test to the call: it was
+    bound by a call of `approver` (that call alone), nothing binds it again,
+    and no call that may reach `approver` runs between that binding and the
+    call of `executor` (directly, through a service value, a block run with
+    `do` or a pipeline stage; in a loop body that runs again; in another
+    branch of a `parallel:`). The run time asks again before each call: the
     latest call of `approver` in this run must have returned that value (R060),
-    and `prose audit` asks the same of the recorded calls.
+    and `prose audit` asks the same of the recorded calls. So a verdict asked
+    for again is tested again: its new value is the one that counts.
 
     ## Why is this bad
     An irreversible step that can run without its approval, or on a stale or
@@ -192,11 +209,35 @@ class RunsOnlyAfterViolated(Rule):
       proposal: proposal
     ```
 
+    A verdict tested, then asked for again (the second may be a refusal):
+
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    if verdict.approved:
+      let second = call approver
+        proposal: proposal
+      let done = call executor
+        proposal: proposal
+    ```
+
     ## Use instead
     ```prose
     let verdict = call approver
       proposal: proposal
     if verdict.approved == true:
+      let done = call executor
+        proposal: proposal
+    ```
+
+    Asked again, the new verdict is the one tested:
+
+    ```prose
+    let verdict = call approver
+      proposal: proposal
+    verdict = call approver
+      proposal: proposal
+    if verdict.approved:
       let done = call executor
         proposal: proposal
     ```
@@ -209,18 +250,17 @@ class RunsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, RunsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            wanted = _approved(ctx, form.approver, form.field, form.value)
-            for site in _unproven(ctx, places, form.slot,
-                                  _tests_any(wanted)):
+            approved = _approved(form.approver, form.field, form.value)
+            for site in _unproven(ctx, places, form.slot, _tests_approval(approved)):
                 yield _at_call(
                     self, site, item, f"`{form.slot}` is called here on a path that does not "
                     f"check that `{form.approver}` returned `{form.field}` == {literal}",
-                    help=f"bind `let verdict = call {form.approver}` and call `{form.slot}` "
-                    f"inside `if verdict.{form.field} == {literal}:`")
+                    help=_approval_help(_place(places, site).facts, form.approver, form.field,
+                                        literal, f"call `{form.slot}`"))
 
 
 @rule
@@ -232,8 +272,10 @@ class SameInputViolated(Rule):
     every call of `executor` is given `proposal` as a name (or path) that,
     on every path to the call, a call of `approver` was given under the same
     input name, with nothing binding that name again in between (a loop
-    variable: within one iteration). The approver's call is a statement of
-    its own (`let verdict = call approver ...`). The run time
+    variable: within one iteration) and no later call that may reach the
+    approver (the run time compares with what its latest call got). The
+    approver's call is a statement of its own (`let verdict = call approver
+    ...`). The run time
     compares the digests of the two values before each call of `executor`
     (R060), and records them for `prose audit`. For `` every call of `P`
     gets the same `material` ``, every call passes one path bound once for
@@ -272,7 +314,7 @@ class SameInputViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, SameInput):
             form = item.form
             if form.approver == form.slot:
@@ -411,7 +453,7 @@ class AtMostOneViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, AtMostOne):
             form = item.form
             listed = set(form.slots)
@@ -472,13 +514,14 @@ class GrowsOnlyAfterViolated(Rule):
     checks that every `record ... in progress` and `append ... to progress`,
     and every assignment to `progress` or a part of it (its first `let` is
     its start, not a growth), is dominated by a test of `R.certified == true`
-    (or `R.certified`) where every binding of `R` is the result of a call of
-    `certifier`, with nothing binding `R` again in between: the proof of
-    `runs only after` (PH631), for a statement instead of a call. The run
-    time asks again before each such statement: the latest call of
-    `certifier` must have returned that value (R060, the list is not
-    changed). **Known gap:** the trace records no growth, so `prose audit`
-    cannot judge it.
+    (or `R.certified`) where `R` holds the *latest* result of `certifier`: it
+    was bound by a call of `certifier` alone, nothing binds it again, and no
+    call that may reach `certifier` runs between that binding and the growth
+    (in a loop body that runs again either): the proof of `runs only after`
+    (PH631), for a statement instead of a call. The run time asks again
+    before each such statement: the latest call of `certifier` must have
+    returned that value (R060, the list is not changed). **Known gap:** the
+    trace records no growth, so `prose audit` cannot judge it.
 
     ## Why is this bad
     A ratchet whose certified list can take a step the certifier rejected
@@ -489,6 +532,17 @@ class GrowsOnlyAfterViolated(Rule):
     let verdict = call certifier
       proposed_step: proposal.step
     append proposal.step to progress
+    ```
+
+    A step certified, then another asked about before it is recorded:
+
+    ```prose
+    let verdict = call certifier
+      proposed_step: proposal.step
+    if verdict.certified:
+      let next = call certifier
+        proposed_step: other.step
+      append proposal.step to progress
     ```
 
     ## Use instead
@@ -507,11 +561,11 @@ class GrowsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = call_places(ctx.program)
+        places = _places(ctx)
         for item in forms(ctx, GrowsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            wanted = _approved(ctx, form.approver, form.field, form.value)
+            approved = _approved(form.approver, form.field, form.value)
             changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
             for change in changes:
                 target = change.target
@@ -520,11 +574,12 @@ class GrowsOnlyAfterViolated(Rule):
                 if not isinstance(target, n.Name) or target.name != form.name:
                     continue
                 place = places.get(id(change))
-                if place is not None and wanted & place.facts:
+                if place is not None and approved(place.facts):
                     continue
                 yield self.diagnostic(
                     change.span, f"`{form.name}` grows here on a path that does not check "
                     f"that `{form.approver}` returned `{form.field}` == {literal}",
                     secondary=[Label(item.span, f"invariant: {item.text.strip()}")],
-                    help=f"bind `let verdict = call {form.approver}` and grow `{form.name}` "
-                    f"inside `if verdict.{form.field} == {literal}:`")
+                    help=_approval_help(place.facts if place is not None else frozenset(),
+                                        form.approver, form.field, literal,
+                                        f"grow `{form.name}`"))
