@@ -114,19 +114,22 @@ return { result: task_brief }"""),
 }
 
 # Their clean twins: the approver is called again, and its *new* result is what is tested
-# (or what the gated call is given): lint reports nothing and the run ends normally.
+# (or what the gated call is given): lint reports nothing and the run ends normally. The
+# tests compare with `true`: these slots declare no output type, so a bare `if r.ok:` does
+# not prove `ok == true` (`prose.lang.gates.bare_test_approves`; a reply's `"yes"` is
+# truthy and not `true`).
 FRESH: dict[str, tuple[Invariant, str]] = {
     "the new result tested": (RUNS_AFTER, """\
 let r = call proposer
 call proposer
 r = call proposer
-if r.ok:
+if r.ok == true:
   call adversary
 return { result: task_brief }"""),
     "the new result tested in each iteration": (RUNS_AFTER, """\
 repeat 3:
   let r = call proposer
-  if r.ok:
+  if r.ok == true:
     call adversary
 return { result: task_brief }"""),
     "a growth after the new result": (GROWS, """\
@@ -134,7 +137,7 @@ let progress = []
 let r = call proposer
 repeat 2:
   r = call proposer
-  if not r.ok:
+  if r.ok != true:
     continue
   record "a" in progress
 return { result: progress }"""),
@@ -142,7 +145,7 @@ return { result: progress }"""),
 block ask(p):
   call p
 let r = call proposer
-if r.ok:
+if r.ok == true:
   do ask(summariser)
   call adversary
 return { result: task_brief }"""),

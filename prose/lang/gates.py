@@ -326,6 +326,19 @@ def replaces_latest(slot: str, reached: AbstractSet[str]) -> bool:
     return slot in reached
 
 
+def bare_test_approves(declared: str | None) -> bool:
+    """Whether a bare test of an approver's field (`if r.ok:`) proves `ok == true`, as
+    `runs only after` and `grows only after` demand of the approver's latest result: only
+    when the slot declares the field boolean (`output: { ok: boolean }`), so that every
+    reply that passes its schema holds `true` or `false` there. A field of another or no
+    declared type may hold any truthy value (`"yes"`), which the run time does not count
+    as `true` (`GateHistory.returned` compares the value as JSON), so the linter asks for
+    `r.ok == true`."""
+    from prose.lang.schema_types import json_type
+
+    return declared is not None and json_type(declared) == "boolean"
+
+
 _MISSING = object()
 
 

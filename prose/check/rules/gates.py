@@ -21,6 +21,7 @@ from prose.check.flow import CallFlow
 from prose.check.invariant_checks import Form, forms
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
+from prose.lang.gates import bare_test_approves
 from prose.lang.invariants import AtMostOne, GrowsOnlyAfter, RunsOnlyAfter, RunsOnlyIf, SameInput
 from prose.source import Span
 from prose.syntax import nodes as n
@@ -63,17 +64,22 @@ def _places(ctx: CheckContext) -> dict[object, CallPlace]:
     return call_places(ctx.program, reach, key=flow)
 
 
-def _approved(approver: str, field: str, value: object) -> Callable[[frozenset[Fact]], bool]:
+def _approved(ctx: CheckContext, approver: str, field: str,
+              value: object) -> Callable[[frozenset[Fact]], bool]:
     """Whether facts say that `approver`'s latest result has `field` == `value`: a name
     holds that result (bound by a call of `approver` alone, with no call that may reach
     `approver` since) and was tested, `R.field == value` (for `true`, the bare test
-    `R.field` too). `runs only after` (PH631) and `grows only after` (PH643) ask it."""
+    `R.field` too when the field is declared boolean: `prose.lang.gates.bare_test_approves`).
+    `runs only after` (PH631) and `grows only after` (PH643) ask it."""
     literal = json.dumps(value)
     marker = latest(approver)
+    spec_slot = ctx.spec.slot(approver) if ctx.spec is not None else None
+    declared = (spec_slot.output_schema or {}).get(field) if spec_slot is not None else None
+    bare = value is True and bare_test_approves(declared)
 
     def holds(facts: frozenset[Fact]) -> bool:
         return any(tag == marker and ((f"{name}.{field}", literal) in facts
-                                      or (value is True and (f"{name}.{field}", None) in facts))
+                                      or (bare and (f"{name}.{field}", None) in facts))
                    for name, tag in facts)
 
     return holds
@@ -186,7 +192,9 @@ class RunsOnlyAfterViolated(Rule):
     ## What it does
     For `` `executor` runs only after `approver` returns `approved` == true ``,
     checks that every call that may reach `executor` is dominated by a test of
-    `R.approved == true` (or `R.approved` when the value is `true`), where `R`
+    `R.approved == true` (or the bare `R.approved` when the value is `true` and
+    `approver` declares `approved` boolean: another value may be truthy and not
+    `true`, which the run time refuses), where `R`
     holds the *latest* result of `approver` from the test to the call: it was
     bound by a call of `approver` (that call alone), nothing binds it again,
     and no call that may reach `approver` runs between that binding and the
@@ -254,7 +262,7 @@ class RunsOnlyAfterViolated(Rule):
         for item in forms(ctx, RunsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            approved = _approved(form.approver, form.field, form.value)
+            approved = _approved(ctx, form.approver, form.field, form.value)
             for site in _unproven(ctx, places, form.slot, _tests_approval(approved)):
                 yield _at_call(
                     self, site, item, f"`{form.slot}` is called here on a path that does not "
@@ -514,7 +522,7 @@ class GrowsOnlyAfterViolated(Rule):
     checks that every `record ... in progress` and `append ... to progress`,
     and every assignment to `progress` or a part of it (its first `let` is
     its start, not a growth), is dominated by a test of `R.certified == true`
-    (or `R.certified`) where `R` holds the *latest* result of `certifier`: it
+    (or the bare `R.certified` when `certifier` declares it boolean) where `R` holds the *latest* result of `certifier`: it
     was bound by a call of `certifier` alone, nothing binds it again, and no
     call that may reach `certifier` runs between that binding and the growth
     (in a loop body that runs again either): the proof of `runs only after`
@@ -565,7 +573,7 @@ class GrowsOnlyAfterViolated(Rule):
         for item in forms(ctx, GrowsOnlyAfter):
             form = item.form
             literal = json.dumps(form.value)
-            approved = _approved(form.approver, form.field, form.value)
+            approved = _approved(ctx, form.approver, form.field, form.value)
             changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
             for change in changes:
                 target = change.target
