@@ -9,6 +9,7 @@ from prose.check.declarations import Declarations
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.builtins import BUILTINS, arity_problem, operation_problem
+from prose.lang.type_words import program_word, with_article
 from prose.spelling import closest
 from prose.syntax import nodes as n
 from prose.syntax.code_conditions import JUDGE_HINT
@@ -189,22 +190,14 @@ def _problem(node: n.Node, decl: Declarations) -> str | None:
         wanted = _FIRST_ARGUMENT.get(node.name)
         given = type_of(node.args[0], decl)
         if wanted is not None and given is not None and given != wanted:
-            article = "an" if wanted[0] in "aeiou" else "a"
-            return f"`{node.name}` takes {article} {wanted}, not {_a(given)}"
+            return f"`{node.name}` takes {with_article(wanted)}, not {with_article(given)}"
     return None
-
-
-def _a(type_name: str) -> str:
-    return f"an {type_name}" if type_name[0] in "aeiou" else f"a {type_name}"
 
 
 def type_of(expr: n.Expr, decl: Declarations) -> str | None:
     """The type name (`prose.runtime.values.type_name`) an expression surely has, or None."""
     if isinstance(expr, n.Literal):
-        value = expr.value
-        if value is None:
-            return "null"
-        return "boolean" if isinstance(value, bool) else "number"
+        return program_word(expr.value)
     if isinstance(expr, n.String):
         return "string"
     if isinstance(expr, n.Array):
