@@ -20,7 +20,10 @@ from prose.check.findings import (
     ArityMismatch,
     BadAssignTarget,
     BadCallTarget,
+    BlindJudge,
     BranchWritesOuter,
+    ConditionNotExpression,
+    EmptyConditionText,
     Finding,
     LetRepeated,
     LoopControlMisplaced,
@@ -103,7 +106,6 @@ class SemanticModel:
     findings: list[Finding] = field(default_factory=list)
     slot_uses: dict[str, int] = field(default_factory=dict)
     config_uses: dict[str, int] = field(default_factory=dict)
-    conditions: list[tuple[n.Condition, tuple[str, ...]]] = field(default_factory=list)
     list_valued_slots: set[str] = field(default_factory=set)
 
     def findings_of(self, kind: type[F]) -> Iterator[F]:
@@ -605,9 +607,13 @@ class _Walker(Visitor[None]):
         self.model.findings.append(BadCallTarget(name=name, span=target.span))
 
     def _condition(self, condition: n.Condition, scope: Scope) -> None:
+        if not condition.text:
+            self.model.findings.append(EmptyConditionText(span=condition.span))
+        if condition.problem is not None:
+            self.model.findings.append(ConditionNotExpression(
+                span=condition.span, text=condition.text, problem=condition.problem))
         if condition.predicate is not None:
             self.visit(condition.predicate, scope)
-            self.model.conditions.append((condition, ()))
             return
         seen: list[str] = []
         for mention in condition.mentions:
@@ -621,7 +627,8 @@ class _Walker(Visitor[None]):
                 seen.append(mention)
             elif head in self.decl.parameters and head not in self.decl.slots:
                 seen.append(mention)
-        self.model.conditions.append((condition, tuple(seen)))
+        if condition.text and condition.is_discretion and not seen:
+            self.model.findings.append(BlindJudge(span=condition.span, text=condition.text))
 
     # --- helpers -------------------------------------------------------------------
 

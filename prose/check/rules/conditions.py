@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule, rule
+from prose.check.findings import BlindJudge, EmptyConditionText
+from prose.check.rule import CheckContext, FindingRule, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
 @rule
-class EmptyCondition(Rule):
+class EmptyCondition(FindingRule):
     """A condition with no text.
 
     ## What it does
@@ -34,19 +35,14 @@ class EmptyCondition(Rule):
     ```
     """
 
-    code = "PC401"
+    finding = EmptyConditionText
     name = "empty-condition"
     category = "conditions"
     severity = Severity.ERROR
 
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, _ in ctx.model.conditions:
-            if not condition.text:
-                yield self.diagnostic(condition.span, "empty condition")
-
 
 @rule
-class DiscretionWithoutNames(Rule):
+class DiscretionWithoutNames(FindingRule):
     """A discretion condition that mentions no value in scope.
 
     ## What it does
@@ -75,19 +71,10 @@ class DiscretionWithoutNames(Rule):
     ```
     """
 
-    code = "PC402"
+    finding = BlindJudge
     name = "discretion-without-names"
     category = "conditions"
     severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, seen in ctx.model.conditions:
-            if condition.text and condition.is_discretion and not seen:
-                yield self.diagnostic(
-                    condition.span,
-                    f"the judge for `{condition.text}` would see no value: it names nothing in scope",
-                    help="mention the variable the judgement is about, e.g. `draft`",
-                )
 
 
 STRATEGIES = ("all", "first", "any")

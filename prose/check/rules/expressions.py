@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from prose.check.declarations import Declarations
-from prose.check.rule import CheckContext, Rule, rule
+from prose.check.findings import ConditionNotExpression
+from prose.check.rule import CheckContext, FindingRule, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.builtins import BUILTINS, arity_problem, operation_problem
 from prose.lang.type_words import program_word, with_article
 from prose.spelling import closest
 from prose.syntax import nodes as n
-from prose.syntax.code_conditions import JUDGE_HINT
 from prose.syntax.walk import find_all
 
 
 @rule
-class ConditionNotAnExpression(Rule):
+class ConditionNotAnExpression(FindingRule):
     """A condition written as code that does not parse.
 
     ## What it does
@@ -52,19 +52,10 @@ class ConditionNotAnExpression(Rule):
     `if **verdict says the draft is ready**:`.
     """
 
-    code = "PS200"
+    finding = ConditionNotExpression
     name = "condition-not-an-expression"
     category = "conditions"
     severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, _ in ctx.model.conditions:
-            if condition.problem is not None:
-                yield self.diagnostic(
-                    condition.span,
-                    f"the condition `{condition.text}` is not an expression: {condition.problem}",
-                    help=JUDGE_HINT,
-                )
 
 
 @rule
