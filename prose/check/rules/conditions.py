@@ -11,7 +11,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
-@rule
+@rule(name="empty-condition", category="conditions", severity=Severity.ERROR)
 class EmptyCondition(FindingRule):
     """A condition with no text.
 
@@ -36,12 +36,9 @@ class EmptyCondition(FindingRule):
     """
 
     finding = EmptyConditionText
-    name = "empty-condition"
-    category = "conditions"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="discretion-without-names", category="conditions", severity=Severity.ERROR)
 class DiscretionWithoutNames(FindingRule):
     """A discretion condition that mentions no value in scope.
 
@@ -72,16 +69,14 @@ class DiscretionWithoutNames(FindingRule):
     """
 
     finding = BlindJudge
-    name = "discretion-without-names"
-    category = "conditions"
-    severity = Severity.ERROR
 
 
 STRATEGIES = ("all", "first", "any")
 ON_FAIL = ("fail-fast", "continue", "ignore")
 
 
-@rule
+@rule(code="PC403", name="invalid-parallel-modifiers",
+      category="conditions", severity=Severity.ERROR)
 class InvalidParallelModifiers(Rule):
     """Parallel modifiers that do not make sense.
 
@@ -110,11 +105,6 @@ class InvalidParallelModifiers(Rule):
         task: task
     ```
     """
-
-    code = "PC403"
-    name = "invalid-parallel-modifiers"
-    category = "conditions"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for statement in walk_statements(ctx.program.body):

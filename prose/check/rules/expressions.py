@@ -16,7 +16,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import find_all
 
 
-@rule
+@rule(name="condition-not-an-expression", category="conditions", severity=Severity.ERROR)
 class ConditionNotAnExpression(FindingRule):
     """A condition written as code that does not parse.
 
@@ -53,12 +53,9 @@ class ConditionNotAnExpression(FindingRule):
     """
 
     finding = ConditionNotExpression
-    name = "condition-not-an-expression"
-    category = "conditions"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(code="PS201", name="bad-builtin-call", category="correctness", severity=Severity.ERROR)
 class BadBuiltinCall(Rule):
     """A built-in that does not exist, or called with the wrong arguments.
 
@@ -84,11 +81,6 @@ class BadBuiltinCall(Rule):
     ```
     """
 
-    code = "PS201"
-    name = "bad-builtin-call"
-    category = "correctness"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for node in _expressions(ctx.program):
             if not isinstance(node, n.Builtin):
@@ -106,7 +98,7 @@ class BadBuiltinCall(Rule):
             yield self.diagnostic(node.span, problem, help=help_text)
 
 
-@rule
+@rule(code="PT310", name="impossible-operation", category="correctness", severity=Severity.ERROR)
 class ImpossibleOperation(Rule):
     """An operation on values whose types the linter knows and the operation does not take.
 
@@ -131,11 +123,6 @@ class ImpossibleOperation(Rule):
     let more = rounds + 1
     ```
     """
-
-    code = "PT310"
-    name = "impossible-operation"
-    category = "correctness"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for node in _expressions(ctx.program):

@@ -47,7 +47,8 @@ class LeakRule(Rule):
                                   secondary=_leak(ctx, found, transitive=self.transitive))
 
 
-@rule
+@rule(code="PH603", name="sees-only-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class SeesOnlyViolated(Rule):
     """A call passes a slot an input outside its `sees only` list.
 
@@ -74,12 +75,6 @@ class SeesOnlyViolated(Rule):
     ```
     """
 
-    code = "PH603"
-    judges_invariants = True
-    name = "sees-only-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.SEES_ONLY):
             slot, violation = found.slot, found.violation
@@ -93,7 +88,8 @@ class SeesOnlyViolated(Rule):
                            *ctx.flow.path_labels(found.site.call, found.prop)],
             )
 
-@rule
+@rule(code="PH604", name="never-sees-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class NeverSeesViolated(LeakRule):
     """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
 
@@ -123,19 +119,14 @@ class NeverSeesViolated(LeakRule):
     respond to `B`.
     """
 
-    code = "PH604"
-    judges_invariants = True
-    name = "never-sees-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.NEVER_SEES
 
     def message(self, found: SiteViolation) -> str:
         return (f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
                 f"`{_channel(found)}`")
 
-@rule
+@rule(code="PH607", name="independence-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class IndependenceViolated(Rule):
     """Two slots declared independent, and one receives the other's output.
 
@@ -166,12 +157,6 @@ class IndependenceViolated(Rule):
     ```
     """
 
-    code = "PH607"
-    judges_invariants = True
-    name = "independence-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.INDEPENDENT):
             slot, other = found.slot, found.violation.other
@@ -183,7 +168,8 @@ class IndependenceViolated(Rule):
                 secondary=_leak(ctx, found, transitive=ctx.policy.strict),
             )
 
-@rule
+@rule(code="PH605", name="never-sees-indirectly-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class NeverSeesIndirectlyViolated(LeakRule):
     """A value influenced by `B`, even through other calls, reaches `A`.
 
@@ -209,12 +195,6 @@ class NeverSeesIndirectlyViolated(LeakRule):
     Do not route anything derived from `B` to `A`.
     """
 
-    code = "PH605"
-    judges_invariants = True
-    name = "never-sees-indirectly-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.NEVER_SEES_INDIRECTLY
     transitive = True
 
@@ -222,7 +202,8 @@ class NeverSeesIndirectlyViolated(LeakRule):
         return (f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
                 f"through `{_channel(found)}`")
 
-@rule
+@rule(code="PH606", name="unaware-of-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class UnawareOfViolated(Rule):
     """Literal text sent to `A` names `B`, `B`'s role, or the pattern.
 
@@ -252,12 +233,6 @@ class UnawareOfViolated(Rule):
       prompt: "Write a proposal that answers the brief."
     ```
     """
-
-    code = "PH606"
-    judges_invariants = True
-    name = "unaware-of-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.UNAWARE_OF):
@@ -294,7 +269,8 @@ class UnawareOfViolated(Rule):
                 return prop.span, origin
         return prop.span, None
 
-@rule
+@rule(code="PH609", name="own-chain-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class OwnChainViolated(LeakRule):
     """A call of `A` receives another `A` chain's output.
 
@@ -335,12 +311,6 @@ class OwnChainViolated(LeakRule):
     ```
     """
 
-    code = "PH609"
-    judges_invariants = True
-    name = "own-chain-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.OWN_CHAIN
 
     def message(self, found: SiteViolation) -> str:
@@ -348,7 +318,8 @@ class OwnChainViolated(LeakRule):
                 f"`{_channel(found)}`")
 
 
-@rule
+@rule(code="PH610", name="predecessor-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class PredecessorViolated(LeakRule):
     """A service of a list-valued slot receives an output other than its predecessor's.
 
@@ -385,12 +356,6 @@ class PredecessorViolated(LeakRule):
     ```
     """
 
-    code = "PH610"
-    judges_invariants = True
-    name = "predecessor-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.PREDECESSOR
 
     def message(self, found: SiteViolation) -> str:
@@ -398,7 +363,8 @@ class PredecessorViolated(LeakRule):
                 f"its predecessor's, through `{_channel(found)}`")
 
 
-@rule
+@rule(code="PH608", name="invariant-not-checkable",
+      category="information-hiding", severity=Severity.INFO)
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.
 
@@ -427,11 +393,6 @@ class InvariantNotCheckable(Rule):
     - `proposer` is unaware of `adversary`
     ```
     """
-
-    code = "PH608"
-    name = "invariant-not-checkable"
-    category = "information-hiding"
-    severity = Severity.INFO
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.check.suggest import mentioned_slots, suggest_rewrite

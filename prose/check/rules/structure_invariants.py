@@ -15,7 +15,8 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import loops, statements_in_loops, terminal_returns, walk_statements
 
 
-@rule
+@rule(code="PT304", name="loop-not-bounded-by-config",
+      category="termination", severity=Severity.ERROR, judges_invariants=True)
 class LoopNotBoundedByConfig(Rule):
     """A loop is not bounded by the config key an invariant names.
 
@@ -58,12 +59,6 @@ class LoopNotBoundedByConfig(Rule):
         task: task
     ```
     """
-
-    code = "PT304"
-    judges_invariants = True
-    name = "loop-not-bounded-by-config"
-    category = "termination"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for item in forms(ctx, LoopsBoundedBy):
@@ -113,7 +108,8 @@ class LoopNotBoundedByConfig(Rule):
         )
 
 
-@rule
+@rule(code="PK503", name="only-grows-violated",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class OnlyGrowsViolated(Rule):
     """A list declared to only grow is reassigned or rebuilt.
 
@@ -139,12 +135,6 @@ class OnlyGrowsViolated(Rule):
     record verdict in history
     ```
     """
-
-    code = "PK503"
-    judges_invariants = True
-    name = "only-grows-violated"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         looped = statements_in_loops(ctx.program.body)
@@ -175,7 +165,8 @@ class OnlyGrowsViolated(Rule):
                 )
 
 
-@rule
+@rule(code="PK504", name="returns-merged",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class ReturnsMergedViolated(Rule):
     """The result does not return two slots' outputs unmerged.
 
@@ -201,12 +192,6 @@ class ReturnsMergedViolated(Rule):
     return { result: { proposal: proposal, attack: attack } }
     ```
     """
-
-    code = "PK504"
-    judges_invariants = True
-    name = "returns-merged"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for item in forms(ctx, ReturnsUnmerged):

@@ -52,7 +52,7 @@ def _loops(ctx: CheckContext) -> Iterator[LoopShape]:
         yield loop_shape(node)
 
 
-@rule
+@rule(code="PT301", name="unbounded-repeat", category="termination", severity=Severity.ERROR)
 class UnboundedRepeat(Rule):
     """A `repeat` count that is not a static integer >= 0.
 
@@ -83,11 +83,6 @@ class UnboundedRepeat(Rule):
     ```
     """
 
-    code = "PT301"
-    name = "unbounded-repeat"
-    category = "termination"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
             if loop.count is None:
@@ -103,7 +98,7 @@ class UnboundedRepeat(Rule):
                 yield self.diagnostic(loop.count.span, f"`repeat` count {value} is negative")
 
 
-@rule
+@rule(code="PT302", name="loop-without-max", category="termination", severity=Severity.ERROR)
 class LoopWithoutMax(Rule):
     """A `loop` without `(max: N)`.
 
@@ -130,11 +125,6 @@ class LoopWithoutMax(Rule):
     ```
     """
 
-    code = "PT302"
-    name = "loop-without-max"
-    category = "termination"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
             if loop.bound is None and loop.items is None:
@@ -145,7 +135,7 @@ class LoopWithoutMax(Rule):
                 )
 
 
-@rule
+@rule(code="PT303", name="invalid-max", category="termination", severity=Severity.ERROR)
 class InvalidMax(Rule):
     """A loop `max` that is not a positive integer.
 
@@ -171,11 +161,6 @@ class InvalidMax(Rule):
         task: task
     ```
     """
-
-    code = "PT303"
-    name = "invalid-max"
-    category = "termination"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):

@@ -10,7 +10,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
-@rule
+@rule(code="PK505", name="field-of-text-output", category="contract", severity=Severity.WARNING)
 class FieldOfTextOutput(Rule):
     """A field is read from a call result that has no output schema, so it is text.
 
@@ -42,11 +42,6 @@ class FieldOfTextOutput(Rule):
       - ensures: evaluation object with `score` (number), `suggestions` (string)
     ```
     """
-
-    code = "PK505"
-    name = "field-of-text-output"
-    category = "contract"
-    severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         text_from: dict[str, tuple[str, n.Call]] = {}

@@ -8,7 +8,8 @@ from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.syntax import nodes as n
 
 
-@rule
+@rule(code=BadCallTarget.code, name="unknown-call-target",
+      category="names", severity=Severity.ERROR)
 class UnknownCallTarget(Rule):
     """`call X` where X is not a slot, a service variable, a `use` alias or a block.
 
@@ -35,11 +36,6 @@ class UnknownCallTarget(Rule):
       draft: draft
     ```
     """
-
-    code = BadCallTarget.code
-    name = "unknown-call-target"
-    category = "names"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
