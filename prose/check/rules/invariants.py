@@ -33,13 +33,19 @@ def _channel(found: SiteViolation) -> str:
 class LeakRule(Rule):
     """A rule that reports each violation of one policy rule where a slot receives what it
     must not (the path the value took, then the invariant): a subclass names the policy
-    rule and writes the message, nothing else."""
+    rule and the message, nothing else.
+
+    As pyflakes' messages, the message is a template: `{called}` is the slot the call
+    runs, `{slot}` and `{other}` the invariant's two slots, `{channel}` the input (or
+    "the call") the value arrives through."""
 
     policy_rule: ClassVar[str]
+    template: ClassVar[str]
     transitive: ClassVar[bool] = False  # the path may run through derived values
 
     def message(self, found: SiteViolation) -> str:
-        raise NotImplementedError
+        return self.template.format(called=found.slot, slot=found.violation.slot,
+                                    other=found.violation.other, channel=_channel(found))
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, self.policy_rule):
@@ -121,9 +127,7 @@ class NeverSeesViolated(LeakRule):
 
     policy_rule = rules.NEVER_SEES
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
-                f"`{_channel(found)}`")
+    template = "`{slot}` receives output of `{other}` through `{channel}`"
 
 @rule(code="PH607", name="independence-violated",
       category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
@@ -198,9 +202,7 @@ class NeverSeesIndirectlyViolated(LeakRule):
     policy_rule = rules.NEVER_SEES_INDIRECTLY
     transitive = True
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
-                f"through `{_channel(found)}`")
+    template = "`{slot}` receives a value derived from `{other}` through `{channel}`"
 
 @rule(code="PH606", name="unaware-of-violated",
       category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
@@ -313,9 +315,7 @@ class OwnChainViolated(LeakRule):
 
     policy_rule = rules.OWN_CHAIN
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.slot}` receives another `{found.slot}` chain's output through "
-                f"`{_channel(found)}`")
+    template = "`{called}` receives another `{called}` chain's output through `{channel}`"
 
 
 @rule(code="PH610", name="predecessor-violated",
@@ -358,9 +358,8 @@ class PredecessorViolated(LeakRule):
 
     policy_rule = rules.PREDECESSOR
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"a service of `{found.slot}` receives an output of `{found.slot}` that is not "
-                f"its predecessor's, through `{_channel(found)}`")
+    template = ("a service of `{called}` receives an output of `{called}` that is not its "
+                "predecessor's, through `{channel}`")
 
 
 @rule(code="PH608", name="invariant-not-checkable",
