@@ -153,23 +153,35 @@ def map_spans(tree: Any, move: SpanMove) -> Any:
     if isinstance(tree, n.Node):
         cls = type(tree)
         copy = object.__new__(cls)
-        for name, positioned in _positions(cls):
-            value = getattr(tree, name)
-            object.__setattr__(copy, name, map_spans(value, move) if positioned else value)
+        for slot in field_layout(cls):
+            value = getattr(tree, slot.name)
+            object.__setattr__(copy, slot.name, map_spans(value, move) if slot.positioned else value)
         return copy
     return tree  # text, a number, None: no position in it
 
 
-_POSITIONS: dict[type, tuple[tuple[str, bool], ...]] = {}
+@dataclass(frozen=True, slots=True)
+class FieldLayout:
+    """One field of a node class: whether it may hold a position (a span, or nodes with
+    theirs) and whether it is shown (in the node's `repr` and in `prose parse`'s dump:
+    not a position of its own, nor the program's whole text)."""
+
+    name: str
+    positioned: bool
+    shown: bool
 
 
-def _positions(cls: type[n.Node]) -> tuple[tuple[str, bool], ...]:
-    """Every field of a node class, and whether it may hold a position (a span or nodes)."""
-    found = _POSITIONS.get(cls)
+_FIELD_LAYOUTS: dict[type, tuple[FieldLayout, ...]] = {}
+
+
+def field_layout(cls: type[n.Node]) -> tuple[FieldLayout, ...]:
+    """Every field of a node class, in field order (computed once per class)."""
+    found = _FIELD_LAYOUTS.get(cls)
     if found is None:
         hints = typing.get_type_hints(cls)
-        found = _POSITIONS[cls] = tuple(
-            (field.name, _holds_position(hints[field.name])) for field in fields(cls))
+        found = _FIELD_LAYOUTS[cls] = tuple(
+            FieldLayout(field.name, _holds_position(hints[field.name]), field.repr)
+            for field in fields(cls))
     return found
 
 
