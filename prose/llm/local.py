@@ -49,8 +49,9 @@ from prose.llm.local_engine import (
 )
 from prose.llm.local_schema import bounded_schema
 from prose.llm.local_tools import parse_reply, plain_messages, tool_schema
-from prose.llm.providers import ProviderReply, ProviderToolCall, register_custom_provider
+from prose.llm.providers import ProviderReply, register_custom_provider
 from prose.llm.sent import count_request
+from prose.llm.types import ToolCall
 
 LOCAL_PROVIDER = "prose-local"
 EMBEDDED_NAME = "smollm2-135m"
@@ -169,12 +170,12 @@ def _request(call: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
 
 def _reply(call: Mapping[str, Any], generation: Generation) -> ProviderReply:
     text: str | None = generation.text
-    tool_calls: tuple[ProviderToolCall, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
     if (call.get("optional_params") or {}).get("tools"):
         parsed = parse_reply(generation.text)
         text = parsed.answer
         if parsed.tool is not None:
-            tool_calls = (ProviderToolCall("call_local_0", parsed.tool, parsed.arguments),)
+            tool_calls = (ToolCall("call_local_0", parsed.tool, parsed.arguments),)
     return ProviderReply(
         text=text,
         model=local_model(str(call["model"])),

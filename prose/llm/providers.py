@@ -16,14 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-
-@dataclass(frozen=True, slots=True)
-class ProviderToolCall:
-    """A tool the model asks to run: the call's id, the tool's name, its JSON arguments."""
-
-    id: str
-    name: str
-    arguments: str
+from prose.llm.types import ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +31,7 @@ class ProviderReply:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str | None = None
-    tool_calls: tuple[ProviderToolCall, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
     fingerprint: str | None = None
 
 
@@ -105,4 +98,4 @@ def _handler_class(provider: str, answer: Answer, aanswer: AsyncAnswer | None) -
     return ProviderHandler
 
 
-__all__ = ["ProviderReply", "ProviderToolCall", "register_custom_provider"]
+__all__ = ["ProviderReply", "register_custom_provider"]

@@ -13,10 +13,11 @@ from types import ModuleType
 from typing import Any
 
 from prose.llm.errors import ProviderError
-from prose.llm.providers import ProviderReply, ProviderToolCall, register_custom_provider
+from prose.llm.providers import ProviderReply, register_custom_provider
 from prose.llm.reply import STRUCTURED_FINGERPRINT
 from prose.llm.script import SCRIPT_PROVIDER, Script, script_model, unreserved
 from prose.llm.sent import count_request
+from prose.llm.types import ToolCall
 
 _API_BASE = "prose-script://"
 _TEXT_FINGERPRINT = "prose-script/text"
@@ -59,7 +60,7 @@ def _answer(call: Mapping[str, Any]) -> ProviderReply:
         model=script_model(unreserved(key)),
         prompt_tokens=reply.prompt_tokens,
         completion_tokens=reply.completion_tokens,
-        tool_calls=tuple(ProviderToolCall(f"call_{index}", name, arguments)
+        tool_calls=tuple(ToolCall(f"call_{index}", name, arguments)
                          for index, (name, arguments) in enumerate(reply.tool_calls)),
         fingerprint=STRUCTURED_FINGERPRINT if reply.structured else _TEXT_FINGERPRINT,
     )
