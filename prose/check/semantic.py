@@ -38,7 +38,7 @@ from prose.check.findings import (
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.visitor import Visitor
-from prose.syntax.walk import bound_names, walk_statements
+from prose.syntax.walk import bound_names, place_root, root_name, walk_statements
 
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param", "agent"]
 F = TypeVar("F", bound=Finding)
@@ -322,11 +322,8 @@ class _Walker(Visitor[None]):
         names: list[tuple[str | None, str | None]] = [(statement.var, service_of)]
         if statement.index_var:
             names.append((statement.index_var, None))
-        root = statement.iterable
-        while isinstance(root, n.Member | n.Index):
-            root = root.obj
-        iterates = root.name if isinstance(root, n.Name) and (
-            root.name in self.decl.config or root.name in self.decl.parameters) else None
+        root = root_name(statement.iterable)
+        iterates = root if root in self.decl.config or root in self.decl.parameters else None
         self._loop_body(statement.body, scope, statement.parallel, names, statement.span,
                         iterates=iterates)
 
@@ -569,9 +566,7 @@ class _Walker(Visitor[None]):
         for prop in call.properties:
             self.visit(prop.value, scope)
         target = call.target
-        root = target
-        while isinstance(root, n.Member | n.Index):
-            root = root.obj
+        root = place_root(target)
         if not isinstance(root, n.Name):
             self.model.calls.append(CallSite(call, None, "unknown"))
             self.model.findings.append(BadCallTarget(name="", span=target.span))

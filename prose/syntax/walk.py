@@ -195,6 +195,21 @@ def _holds_position(hint: object) -> bool:
     return False
 
 
+def place_root(expr: n.Expr) -> n.Expr:
+    """The expression a member or index path starts from: `x` of `x.a[0].b` (the
+    expression itself when it is no such path)."""
+    while isinstance(expr, n.Member | n.Index):
+        expr = expr.obj
+    return expr
+
+
+def root_name(expr: n.Expr) -> str | None:
+    """The name a member or index path starts from (`x` of `x.a[0]`), None when it starts
+    from no name."""
+    root = place_root(expr)
+    return root.name if isinstance(root, n.Name) else None
+
+
 def child_nodes(node: n.Node) -> Iterator[tuple[n.Node, bool]]:
     """`children(node)`, each with whether it is a statement of one of `node`'s bodies."""
     for layout in _layout(type(node)):

@@ -12,7 +12,13 @@ from prose.lang import policy as rules
 from prose.lang.invariants import LoopsBoundedBy, OnlyGrows, ReturnsUnmerged
 from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import loops, statements_in_loops, terminal_returns, walk_statements
+from prose.syntax.walk import (
+    loops,
+    root_name,
+    statements_in_loops,
+    terminal_returns,
+    walk_statements,
+)
 
 
 @rule(code="PT304", name="loop-not-bounded-by-config",
@@ -154,7 +160,7 @@ class OnlyGrowsViolated(Rule):
                             )
                         continue
                     target_span = statement.head if statement.head.line else statement.span
-                elif isinstance(statement, n.Assign) and _root(statement.target) == name:
+                elif isinstance(statement, n.Assign) and root_name(statement.target) == name:
                     target_span = statement.span
                 else:
                     continue
@@ -230,7 +236,3 @@ class ReturnsMergedViolated(Rule):
                 )
 
 
-def _root(expr: n.Expr) -> str | None:
-    while isinstance(expr, n.Member | n.Index):
-        expr = expr.obj
-    return expr.name if isinstance(expr, n.Name) else None

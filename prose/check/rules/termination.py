@@ -8,7 +8,7 @@ from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import loops
+from prose.syntax.walk import loops, place_root
 
 
 def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
@@ -24,9 +24,7 @@ def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
         if isinstance(value, int) and not isinstance(value, bool):
             return True, value
         return False, None
-    root: n.Expr = expr
-    while isinstance(root, n.Member | n.Index):
-        root = root.obj
+    root = place_root(expr)
     if not isinstance(root, n.Name):
         return False, None
     name = root.name

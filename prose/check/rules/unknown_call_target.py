@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from prose.check.findings import BadCallTarget
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.syntax import nodes as n
+from prose.syntax.walk import root_name
 
 
 @rule(code=BadCallTarget.code, name="unknown-call-target",
@@ -47,7 +47,7 @@ class UnknownCallTarget(Rule):
             flow = ctx.flow.calls.get(id(site.call))
             if flow is None or flow.holds_service:
                 continue  # never run (a block nobody calls), or it may hold one
-            name = _target_name(site.call.target)
+            name = root_name(site.call.target) or ""
             yield self.diagnostic(
                 site.call.target.span,
                 f"`{name}` does not hold a service: no slot reaches it",
@@ -57,7 +57,3 @@ class UnknownCallTarget(Rule):
             )
 
 
-def _target_name(target: n.Expr) -> str:
-    while isinstance(target, n.Member | n.Index):
-        target = target.obj
-    return target.name if isinstance(target, n.Name) else ""
