@@ -405,23 +405,32 @@ def bound_names(program: n.Program) -> frozenset[str]:
 def _bound_names(program: n.Program) -> frozenset[str]:
     names: set[str] = set()
     for statement in walk_statements(program.body):
-        if isinstance(statement, n.Let):
-            names.update(statement.names)
-        elif isinstance(statement, n.For):
-            names.add(statement.var)
-            if statement.index_var:
-                names.add(statement.index_var)
-        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
-            names.add(statement.var)
-        elif isinstance(statement, n.Try) and statement.catch_var:
-            names.add(statement.catch_var)
-        elif isinstance(statement, n.BlockDef):
-            names.update(statement.params)
-        pipeline = pipeline_of(statement)
-        if pipeline is not None:
-            for stage in pipeline.stages:
-                names.update(stage.params)
+        names.update(binds(statement))
     return frozenset(names)
+
+
+def binds(statement: n.Stmt) -> tuple[str, ...]:
+    """The names `statement` itself binds: a `let`'s, a loop's variables, a catch
+    variable, a block's parameters, and the parameters of the stages of a pipeline it
+    holds (not the names its body binds)."""
+    names: list[str] = []
+    if isinstance(statement, n.Let):
+        names.extend(statement.names)
+    elif isinstance(statement, n.For):
+        names.append(statement.var)
+        if statement.index_var:
+            names.append(statement.index_var)
+    elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
+        names.append(statement.var)
+    elif isinstance(statement, n.Try) and statement.catch_var:
+        names.append(statement.catch_var)
+    elif isinstance(statement, n.BlockDef):
+        names.extend(statement.params)
+    pipeline = pipeline_of(statement)
+    if pipeline is not None:
+        for stage in pipeline.stages:
+            names.extend(stage.params)
+    return tuple(names)
 
 
 def session_names(program: n.Program) -> tuple[str, ...]:
