@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 from prose.diagnostics.model import Diagnostic
 from prose.errors import ProseError
@@ -28,7 +27,7 @@ from prose.source import Span
 from prose.spec.codes import make
 from prose.spelling import did_you_mean
 from prose.syntax import nodes as n
-from prose.syntax.walk import bound_names, find_all
+from prose.syntax.walk import SpanMove, bound_names, find_all, map_spans
 from prose.use_paths import UseRefused, resolve_use, use_roots
 
 
@@ -74,7 +73,7 @@ def import_blocks(program: n.Program, path: str) -> tuple[n.Program, list[Diagno
                     help="pass what the block needs as parameters",
                 ))
                 continue
-            copy = _respan(block, use.span)
+            copy = map_spans(block, _to(use.span))  # every position: the `use` line
             assert isinstance(copy, n.BlockDef)
             imported.setdefault(alias, []).append(
                 dataclasses.replace(copy, name=f"{alias}.{name}"))
@@ -124,17 +123,6 @@ def _free_names(block: n.BlockDef) -> list[str]:
     return found
 
 
-def _respan(node: Any, span: Span) -> Any:
-    """A copy of `node` whose every span (and `head`) is `span`."""
-    if isinstance(node, tuple):
-        return tuple(_respan(item, span) for item in node)
-    if not isinstance(node, n.Node):
-        return node
-    changes: dict[str, Any] = {}
-    for field in dataclasses.fields(node):
-        value = getattr(node, field.name)
-        if isinstance(value, Span):
-            changes[field.name] = span
-        elif isinstance(value, n.Node | tuple):
-            changes[field.name] = _respan(value, span)
-    return dataclasses.replace(node, **changes)
+def _to(span: Span) -> SpanMove:
+    """The move that puts every position at `span`."""
+    return lambda _: span

@@ -24,16 +24,20 @@ from typing import Any
 
 from llm_server import FakeLLMServer
 
-# One call whose output is the result.
-ECHO_PATTERN = """---
-name: echo
+
+def worker_pattern(program: str, *, name: str = "echo", title: str = "Echo",
+                   summary: str = "One call whose output is the result.") -> str:
+    """A pattern of one slot, `worker` (requires `task`), one parameter `task` and one
+    return key `result`, whose program is `program`."""
+    return f"""---
+name: {name}
 kind: pattern
 version: 0.1.0
 ---
 
-# Echo
+# {title}
 
-One call whose output is the result.
+{summary}
 
 ### Slots
 
@@ -56,11 +60,13 @@ One call whose output is the result.
 ### Delegation
 
 ```prose
-let answer = call worker
-  task: task
-return { result: answer }
+{program}
 ```
 """
+
+
+# One call whose output is the result.
+ECHO_PATTERN = worker_pattern("let answer = call worker\n  task: task\nreturn { result: answer }")
 
 # `rounds` calls in a row, each told its round, so every call has its own key.
 ROUNDS_PATTERN = """---

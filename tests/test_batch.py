@@ -16,7 +16,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from click.testing import CliRunner
 
 from prose.cli.main import cli
 from prose.runtime.trace import read_events
+from tests.chat_stub import ChatStub, completion, failure, serving
 
 TWO_CALLS = """---
 name: draft-check
@@ -71,81 +71,39 @@ return { answer: checked }
 HANG_S = 30.0
 
 
-class Stub:
-    """Answers `seen<SECOND LINE>` (the first input's value) after `latency` seconds; a request whose text has `FAIL` gets
-    a 400; the checker's request for a `HANG` row is held while `hang` is set. Records every
-    user message it receives."""
+class Stub(ChatStub):
+    """Answers `seen<SECOND LINE>` (the first input's value) after `latency` seconds; a
+    request whose text has `FAIL` gets a 400; the checker's request for a `HANG` row is
+    held while `hang` is set. Counts the requests in flight."""
 
     def __init__(self, latency: float = 0.0) -> None:
-        self.received: list[str] = []
+        super().__init__()
         self.latency = latency
         self.in_flight = 0
         self.max_in_flight = 0
         self.hang = threading.Event()
-        self.stop = threading.Event()
-        self.lock = threading.Lock()
-        stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                user = body["messages"][-1]["content"]
-                with stub.lock:
-                    stub.received.append(user)
-                    stub.in_flight += 1
-                    stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
-                try:
-                    self.answer(user)
-                finally:
-                    with stub.lock:
-                        stub.in_flight -= 1
-
-            def answer(self, user: str) -> None:
-                if stub.latency:
-                    time.sleep(stub.latency)
-                if "seen<" in user and "HANG" in user and stub.hang.is_set():
-                    stub.stop.wait(HANG_S)
-                if "FAIL" in user:
-                    data = json.dumps({"error": {"message": "bad row", "type": "invalid_request",
-                                                 "code": "bad"}}).encode()
-                    self.send_response(400)
-                else:
-                    text = "seen<" + [*user.split("\n"), ""][1] + ">"
-                    data = json.dumps({
-                        "id": "c", "object": "chat.completion", "created": 0, "model": "stub",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                                     "message": {"role": "assistant", "content": text}}],
-                        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9},
-                    }).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except OSError:
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, user: str) -> tuple[int, dict[str, Any]]:
+        with self.lock:
+            self.received.append(user)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            if "seen<" in user and "HANG" in user and self.hang.is_set():
+                self.stop.wait(HANG_S)
+            if "FAIL" in user:
+                return 400, failure("bad row", "bad", "invalid_request")
+            return 200, completion("seen<" + [*user.split("\n"), ""][1] + ">")
+        finally:
+            with self.lock:
+                self.in_flight -= 1
 
 
 @pytest.fixture
 def stub() -> Iterator[Stub]:
-    server = Stub()
-    server.thread.start()
-    yield server
-    server.stop.set()
-    server.server.shutdown()
-    server.server.server_close()
+    yield from serving(Stub())
 
 
 def project(tmp_path: Path, stub: Stub, rows: list[dict[str, Any]] | None = None) -> Path:

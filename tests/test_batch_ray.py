@@ -16,17 +16,14 @@ from pathlib import Path
 import pytest
 from test_batch import Stub, project, results
 
+from tests.chat_stub import serving
+
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def slow_stub() -> Iterator[Stub]:
-    server = Stub(latency=0.05)
-    server.thread.start()
-    yield server
-    server.stop.set()
-    server.server.shutdown()
-    server.server.server_close()
+    yield from serving(Stub(latency=0.05))
 
 
 def run_ray(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

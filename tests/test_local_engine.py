@@ -24,6 +24,7 @@ from prose.llm.local_engine import (
     ENGINE_ENV,
     OPENMP_WAIT,
     OPENMP_WAIT_ENV,
+    GenerationRequest,
     chosen_engine,
     installed_engines,
     llama_cpp_installed,
@@ -135,23 +136,29 @@ def test_a_reply_cut_at_its_cap_says_length_and_a_finished_one_says_stop() -> No
 
 def test_the_xllamacpp_request_carries_the_schema_as_a_json_schema_format() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 40}}}
-    body = request_body(
+    body = request_body(GenerationRequest(
         [{"role": "user", "content": "x"}],
         max_tokens=50,
         response_format={"type": "json_object", "schema": schema},
         sampling={"temperature": 0.2, "seed": 0},
-    )
+        cancel=None,
+    ))
     prefix = "%llguidance {}\nstart: %json "
     assert body["grammar"].startswith(prefix) and "response_format" not in body
     assert json.loads(body["grammar"][len(prefix):]) == {**schema, "x-guidance": COMPACT_JSON}
     assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
     assert body["max_tokens"] == 50 and body["temperature"] == 0.2 and body["seed"] == 0
     assert {key: body[key] for key in DRY_SAMPLING} == DRY_SAMPLING  # no copying the prompt
-    overridden = request_body([], max_tokens=5, response_format=None, sampling={"dry_base": 2.0})
+    overridden = request_body(_request(None, {"dry_base": 2.0}))
     assert overridden["dry_base"] == 2.0
-    any_json = request_body([], max_tokens=5, response_format={"type": "json_object"}, sampling={})
+    any_json = request_body(_request({"type": "json_object"}, {}))
     assert any_json["response_format"] == {"type": "json_object"}
-    assert "response_format" not in request_body([], max_tokens=5, response_format=None, sampling={})
+    assert "response_format" not in request_body(_request(None, {}))
+
+
+def _request(response_format: dict[str, str] | None, sampling: dict[str, float]) -> GenerationRequest:
+    return GenerationRequest([], max_tokens=5, response_format=response_format,
+                             sampling=sampling, cancel=None)
 
 
 # Choosing the engine -------------------------------------------------------------------

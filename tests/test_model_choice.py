@@ -15,46 +15,14 @@ import pytest
 from llm_server import FakeLLMServer, Reply
 
 from tests.conftest import run_prose, run_prose_in_process
-from tests.loopback import write_project
+from tests.loopback import worker_pattern, write_project
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
 
 def _pattern(program: str) -> str:
-    return f"""---
-name: pick
-kind: pattern
-version: 0.1.0
----
-
-# Pick
-
-A pattern that asks for a model.
-
-### Slots
-
-- `worker`
-  - requires: task
-  - ensures: an answer
-
-### Invariants
-
-- none
-
-### Parameters
-
-- `task`: string -- the task
-
-### Returns
-
-- `result`: the answer
-
-### Delegation
-
-```prose
-{program}
-```
-"""
+    return worker_pattern(program, name="pick", title="Pick",
+                          summary="A pattern that asks for a model.")
 
 
 AGENT = _pattern("""agent critic:

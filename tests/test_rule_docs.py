@@ -12,6 +12,7 @@ from prose.check import docgen
 from prose.check.catalogue import RuleEntry, catalogue
 from prose.check.registry import all_rules, rule_by_code, rule_table
 from prose.check.rule import DOC_SECTIONS
+from prose.diagnostics.model import Severity
 from tests.conftest import FIXTURES, ROOT
 
 DOCS = ROOT / "docs" / "rules"
@@ -139,7 +140,31 @@ def test_the_decorator_refuses_a_code_taken_twice_or_missing() -> None:
         rule(Twin)
     with pytest.raises(TypeError, match="sets no `code` of its own"):
         rule(Nameless)
+    with pytest.raises(RuntimeError, match="rule code PN101 is taken twice"):
+        rule(code="PN101", name="twin", category="names", severity=Severity.ERROR)(Nameless)
     assert before == REGISTERED
+
+
+def test_the_decorator_holds_the_rules_table_entry() -> None:
+    """`@rule(code=..., name=..., category=..., severity=...)` is a rule's entry in the
+    registry; a FindingRule's code is its finding's."""
+    from prose.check.findings import LetRepeated
+    from prose.check.registry import rule_table
+    from prose.check.rule import REGISTERED, FindingRule, Rule, rule
+
+    @rule(code="PX999", name="made-up", category="names", severity=Severity.INFO,
+          judges_invariants=True, compat_only=True)
+    class MadeUp(Rule):
+        """A rule made up for this test."""
+
+    try:
+        assert REGISTERED["PX999"] is MadeUp
+        assert (MadeUp.name, MadeUp.category, MadeUp.severity) == ("made-up", "names", Severity.INFO)
+        assert MadeUp.judges_invariants and MadeUp.compat_only
+    finally:
+        del REGISTERED["PX999"]
+    second_let = rule_table()[LetRepeated.code]
+    assert issubclass(second_let, FindingRule) and second_let.compat_only
 
 
 def test_findings_carry_their_code_and_message() -> None:
@@ -173,4 +198,6 @@ def test_findings_carry_their_code_and_message() -> None:
                                   else "read" if field.name == "context" else "break"
                                   if field.name == "keyword" else "x")
         finding = cls(**values)  # type: ignore[arg-type]
-        assert finding.message and "`" in finding.message + (finding.help or "")
+        assert finding.message, cls.__name__
+        if set(values) - {"span"}:  # a finding that names something names it in backticks
+            assert "`" in finding.message + (finding.help or ""), cls.__name__

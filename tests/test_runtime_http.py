@@ -12,10 +12,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ import pytest
 
 from prose.runtime import Limits, RunOptions, RunResult, run_pattern, verify_chain
 from prose.runtime.trace import read_events
+from tests.chat_stub import ChatStub, completion, failure, serving
 from tests.loopback import ROUNDS_PATTERN
 
 SECRET = "sk-stub-secret-0123456789"
@@ -31,91 +30,39 @@ HANG_S = 20.0  # how long the stub holds a request marked to hang (bounded)
 PATTERN = ROUNDS_PATTERN  # one call per round, each with its own key (tests/loopback.py)
 
 
-class Stub:
-    """A chat-completions server: answers `answer N`, holds a request whose text contains
-    a marker, or fails with a status. Records the user message of every request."""
+class Stub(ChatStub):
+    """Answers `answer N` (the Nth request), holds a request whose text contains a marker,
+    or fails with a status."""
 
     def __init__(self) -> None:
-        self.received: list[str] = []
+        super().__init__()
         self.hang_on: str | None = None
         self.fail_with: int | None = None
         self.fail_times = -1  # how many requests fail with `fail_with` (-1: all), then answers
         self.fail_message = "denied"
         self.fail_code = "auth"
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        stub = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                user = body["messages"][-1]["content"]
-                with stub.lock:
-                    stub.received.append(user)
-                    number = len(stub.received)
-                    hang = stub.hang_on is not None and stub.hang_on in user
-                    if hang:
-                        stub.hang_on = None  # only the first time
-                if hang:
-                    stub.stop.wait(HANG_S)
-                with stub.lock:
-                    failing = stub.fail_with is not None and stub.fail_times != 0
-                    if failing and stub.fail_times > 0:
-                        stub.fail_times -= 1
-                if failing:
-                    data = json.dumps({"error": {"message": stub.fail_message, "type": stub.fail_code,
-                                                 "code": stub.fail_code}}).encode()
-                    self.send_response(stub.fail_with or 500)
-                else:
-                    data = json.dumps(
-                        {
-                            "id": f"c{number}",
-                            "object": "chat.completion",
-                            "created": 0,
-                            "model": "stub",
-                            "choices": [
-                                {
-                                    "index": 0,
-                                    "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": f"answer {number}"},
-                                }
-                            ],
-                            "usage": {
-                                "prompt_tokens": 7,
-                                "completion_tokens": 2,
-                                "total_tokens": 9,
-                            },
-                        }
-                    ).encode()
-                    self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except OSError:
-                    pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def respond(self, user: str) -> tuple[int, dict[str, Any]]:
+        with self.lock:
+            self.received.append(user)
+            number = len(self.received)
+            hang = self.hang_on is not None and self.hang_on in user
+            if hang:
+                self.hang_on = None  # only the first time
+        if hang:
+            self.stop.wait(HANG_S)
+        with self.lock:
+            failing = self.fail_with is not None and self.fail_times != 0
+            if failing and self.fail_times > 0:
+                self.fail_times -= 1
+        if failing:
+            return self.fail_with or 500, failure(self.fail_message, self.fail_code)
+        return 200, completion(f"answer {number}", id=f"c{number}")
 
 
 @pytest.fixture
 def stub() -> Iterator[Stub]:
-    server = Stub()
-    server.thread.start()
-    yield server
-    server.stop.set()
-    server.server.shutdown()
-    server.server.server_close()
+    yield from serving(Stub())
 
 
 def project(tmp_path: Path, stub: Stub) -> Path:

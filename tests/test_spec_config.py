@@ -201,3 +201,15 @@ def test_make_uses_the_table_severity_and_the_spec_category() -> None:
         "do y",
         "f.prose.md:3:4",
     )
+
+
+def test_brackets_and_separators_are_found_outside_quotes_alike() -> None:
+    """`find_close` and `split_top` read quotes with one scanner: a backslash escapes a
+    quote inside quotes for both (split_top used to end the quote there and split)."""
+    from prose.spec.values import find_close, split_top
+
+    text = '"a\\", b", (c, d), e'
+    assert split_top(text) == [(0, '"a\\", b"'), (9, " (c, d)"), (17, " e")]
+    assert find_close('("a\\")", x)', 0) == 10
+    assert find_close('(e.g. "a)")', 0) == 10
+    assert split_top("reviewer's notes, x") == [(0, "reviewer's notes"), (17, " x")]

@@ -44,6 +44,36 @@ def test_golden_files_cover_every_construct() -> None:
     assert node_types - seen == set()
 
 
+def test_the_dump_shows_every_field_the_repr_shows() -> None:
+    """The dump reads the field layout of syntax/walk.py: a pipeline's `source` (a field
+    named like the program's text, which is left out) was missing from `prose parse`."""
+    import dataclasses
+
+    from prose.syntax.dump import dump
+
+    program = parse_program("let ys = xs | map:\n  call w\n    x: item\n")
+    pipeline = dump(program, positions=False)["body"][0]["value"]
+    assert pipeline["type"] == "Pipeline"
+    assert pipeline["source"] == {"type": "Name", "name": "xs"}
+    assert "source" not in dump(program)  # the program's whole text is not shown
+
+    def check(node: object, out: object) -> None:
+        if isinstance(node, tuple):
+            assert isinstance(out, list) and len(out) == len(node)
+            for item, dumped in zip(node, out, strict=True):
+                check(item, dumped)
+        elif isinstance(node, n.Node):
+            assert isinstance(out, dict)
+            shown = {f.name for f in dataclasses.fields(node) if f.repr}
+            assert set(out) - {"type", "span"} == shown, type(node).__name__
+            for name in shown:
+                check(getattr(node, name), out[name])
+
+    for source in inputs():
+        program = parse(source.read_text(encoding="utf-8"), source.name)
+        check(program, dump(program))
+
+
 def test_positions_are_in_the_markdown_file() -> None:
     text = (ROOT / "patterns" / "dialectic.prose.md").read_text(encoding="utf-8")
     program = parse(text, "dialectic.prose.md")

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal
 
 from prose.diagnostics.model import Label
 from prose.source import Span
+from prose.syntax.code_conditions import JUDGE_HINT
 
 # Where an undefined name was met.
 NameContext = Literal["read", "interpolation", "condition", "call-target", "do", "assignment", "agent"]
@@ -248,6 +249,52 @@ class Unreachable(Finding):
     @property
     def labels(self) -> tuple[Label, ...]:
         return (Label(self.exit, f"`{self.keyword}` here"),)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmptyConditionText(Finding):
+    """An `if`, `elif`, `loop until/while` or `choice` condition with no text once the
+    `**` markers are removed (PC401)."""
+
+    code = "PC401"
+
+    @property
+    def message(self) -> str:
+        return "empty condition"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BlindJudge(Finding):
+    """A discretion condition (`text`) that mentions no value in scope, so its judge
+    would see nothing (PC402)."""
+
+    code = "PC402"
+    text: str
+
+    @property
+    def message(self) -> str:
+        return f"the judge for `{self.text}` would see no value: it names nothing in scope"
+
+    @property
+    def help(self) -> str | None:
+        return "mention the variable the judgement is about, e.g. `draft`"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionNotExpression(Finding):
+    """A condition (`text`) that reads as code but does not parse, for `problem` (PS200)."""
+
+    code = "PS200"
+    text: str
+    problem: str
+
+    @property
+    def message(self) -> str:
+        return f"the condition `{self.text}` is not an expression: {self.problem}"
+
+    @property
+    def help(self) -> str | None:
+        return JUDGE_HINT
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar, overload
 
 from prose.check.declarations import Declarations
 from prose.check.findings import Finding
@@ -161,8 +161,43 @@ RuleClass = TypeVar("RuleClass", bound=type[Rule])
 REGISTERED: dict[str, type[Rule]] = {}
 
 
-def rule(cls: RuleClass) -> RuleClass:
-    """Class decorator: enter a `Rule` subclass in the registry under its `code`."""
+@overload
+def rule(cls: RuleClass, /) -> RuleClass: ...
+
+
+@overload
+def rule(*, code: str | None = None, name: str, category: str, severity: Severity,
+         judges_invariants: bool = False,
+         compat_only: bool = False) -> Callable[[RuleClass], RuleClass]: ...
+
+
+def rule(cls: RuleClass | None = None, /, *, code: str | None = None, name: str = "",
+         category: str = "", severity: Severity | None = None, judges_invariants: bool = False,
+         compat_only: bool = False) -> RuleClass | Callable[[RuleClass], RuleClass]:
+    """Class decorator: enter a `Rule` subclass in the registry under its `code`.
+
+    `@rule(code=..., name=..., category=..., severity=...)` gives the rule its entry in the
+    table (a `FindingRule` takes its code from its finding); bare `@rule` reads the same
+    from class variables the rule sets itself."""
+    if cls is not None:
+        return _register(cls)
+    if severity is None:
+        raise TypeError("a rule needs a severity")
+
+    def register(target: RuleClass) -> RuleClass:
+        if code is not None:
+            target.code = code
+        target.name = name
+        target.category = category
+        target.severity = severity
+        target.judges_invariants = judges_invariants
+        target.compat_only = compat_only
+        return _register(target)
+
+    return register
+
+
+def _register(cls: RuleClass) -> RuleClass:
     code = cls.__dict__.get("code")
     if not isinstance(code, str):
         raise TypeError(f"rule {cls.__qualname__} sets no `code` of its own")

@@ -20,7 +20,10 @@ from prose.check.findings import (
     ArityMismatch,
     BadAssignTarget,
     BadCallTarget,
+    BlindJudge,
     BranchWritesOuter,
+    ConditionNotExpression,
+    EmptyConditionText,
     Finding,
     LetRepeated,
     LoopControlMisplaced,
@@ -35,7 +38,7 @@ from prose.check.findings import (
 from prose.source import Span
 from prose.syntax import nodes as n
 from prose.syntax.visitor import Visitor
-from prose.syntax.walk import bound_names, walk_statements
+from prose.syntax.walk import bound_names, place_root, root_name, walk_statements
 
 BindingKind = Literal["let", "const", "loop", "catch", "block", "alias", "param", "agent"]
 F = TypeVar("F", bound=Finding)
@@ -113,7 +116,6 @@ class SemanticModel:
     findings: list[Finding] = field(default_factory=list)
     slot_uses: dict[str, int] = field(default_factory=dict)
     config_uses: dict[str, int] = field(default_factory=dict)
-    conditions: list[tuple[n.Condition, tuple[str, ...]]] = field(default_factory=list)
     list_valued_slots: set[str] = field(default_factory=set)
 
     def findings_of(self, kind: type[F]) -> Iterator[F]:
@@ -330,11 +332,8 @@ class _Walker(Visitor[None]):
         names: list[tuple[str | None, str | None]] = [(statement.var, service_of)]
         if statement.index_var:
             names.append((statement.index_var, None))
-        root = statement.iterable
-        while isinstance(root, n.Member | n.Index):
-            root = root.obj
-        iterates = root.name if isinstance(root, n.Name) and (
-            root.name in self.decl.config or root.name in self.decl.parameters) else None
+        root = root_name(statement.iterable)
+        iterates = root if root in self.decl.config or root in self.decl.parameters else None
         self._loop_body(statement.body, scope, statement.parallel, names, statement.span,
                         iterates=iterates)
 
@@ -577,9 +576,7 @@ class _Walker(Visitor[None]):
         for prop in call.properties:
             self.visit(prop.value, scope)
         target = call.target
-        root = target
-        while isinstance(root, n.Member | n.Index):
-            root = root.obj
+        root = place_root(target)
         if not isinstance(root, n.Name):
             self.model.calls.append(CallSite(call, None, "unknown"))
             self.model.findings.append(BadCallTarget(name="", span=target.span))
@@ -615,9 +612,13 @@ class _Walker(Visitor[None]):
         self.model.findings.append(BadCallTarget(name=name, span=target.span))
 
     def _condition(self, condition: n.Condition, scope: Scope) -> None:
+        if not condition.text:
+            self.model.findings.append(EmptyConditionText(span=condition.span))
+        if condition.problem is not None:
+            self.model.findings.append(ConditionNotExpression(
+                span=condition.span, text=condition.text, problem=condition.problem))
         if condition.predicate is not None:
             self.visit(condition.predicate, scope)
-            self.model.conditions.append((condition, ()))
             return
         seen: list[str] = []
         for mention in condition.mentions:
@@ -631,7 +632,8 @@ class _Walker(Visitor[None]):
                 seen.append(mention)
             elif head in self.decl.parameters and head not in self.decl.slots:
                 seen.append(mention)
-        self.model.conditions.append((condition, tuple(seen)))
+        if condition.text and condition.is_discretion and not seen:
+            self.model.findings.append(BlindJudge(span=condition.span, text=condition.text))
 
     # --- helpers -------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from prose.check.declarations import Declarations
 from prose.lang import types as t
 from prose.syntax import nodes as n
-from prose.syntax.walk import bound_names, find_all, pipeline_of, walk_statements
+from prose.syntax.walk import binds, bound_names, find_all, walk_statements
 
 _ROUNDS = 3  # a name's type may come from one bound later in the text (a loop's carry)
 
@@ -66,28 +66,12 @@ class ValueTypes:
                 sources.setdefault(statement.var, []).append(("item", statement.iterable))
                 typed_binders.add(statement.var)
         poisoned = set(self.bound)
-        for statement in walk_statements(self.program.body):
-            if isinstance(statement, n.Let) and len(statement.names) == 1:
-                poisoned.discard(statement.names[0])
-            elif isinstance(statement, n.For) and not statement.index_var:
-                poisoned.discard(statement.var)
+        poisoned.difference_update(typed_binders)
         for statement in walk_statements(self.program.body):  # bound again by another form
-            if isinstance(statement, n.Let) and len(statement.names) > 1:
-                poisoned.update(statement.names)
-            elif isinstance(statement, n.For) and statement.index_var:
-                poisoned.update((statement.var, statement.index_var))
-            elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
-                poisoned.add(statement.var)
-            elif isinstance(statement, n.Try) and statement.catch_var:
-                poisoned.add(statement.catch_var)
-            elif isinstance(statement, n.BlockDef):
-                poisoned.update(statement.params)
-            elif isinstance(statement, n.Append):
+            typed = _typed_binding(statement)
+            poisoned.update(name for name in binds(statement) if name != typed)
+            if isinstance(statement, n.Append):
                 poisoned.update(_appended_names(statement))
-            pipeline = pipeline_of(statement)
-            if pipeline is not None:  # a stage's parameters are bound by the stage
-                for stage in pipeline.stages:
-                    poisoned.update(stage.params)
         for _ in range(_ROUNDS):
             found: dict[str, t.Type] = {}
             for name, exprs in sources.items():
@@ -166,6 +150,16 @@ def _record(fields: dict[str, str]) -> t.Type | None:
 def _string_key(expr: n.Expr) -> str | None:
     if isinstance(expr, n.String) and len(expr.parts) == 1 and isinstance(expr.parts[0], str):
         return expr.parts[0]
+    return None
+
+
+def _typed_binding(statement: n.Stmt) -> str | None:
+    """The one name a single-name `let` or a `for` without an index binds: the forms
+    whose value gives the name its type."""
+    if isinstance(statement, n.Let) and len(statement.names) == 1:
+        return statement.names[0]
+    if isinstance(statement, n.For) and not statement.index_var:
+        return statement.var
     return None
 
 

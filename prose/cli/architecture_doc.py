@@ -417,7 +417,8 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
        "`Policy.violations` for lint, run and audit alike"),
       ("prose/check/rules/structure_invariants.py", "only for a static property of the program "
        "(as PT304): a rule that asks `forms(ctx, ItsClass)`, in this or a new rule module, "
-       "with `judges_invariants = True` (what `prose explain` counts as an invariant's check)"),
+       "registered with `@rule(..., judges_invariants=True)` (what `prose explain` counts as "
+       "an invariant's check)"),
       ("prose/lang/gates.py", "for a form about *when* a slot runs (as `runs only if`): its "
        "compiled rule in `Gates` and its judgement in `GateHistory.violations`, which the run "
        "time asks before each call and the audit over the recorded calls"),
@@ -437,6 +438,25 @@ HOW_TO_ADD: list[tuple[str, str, list[tuple[str, str]]]] = [
        "`prose/runtime/call_site.py`'s `CallOptions` holds it)"),
       ("docs/language.md", "section 3 and 4.4"),
       ("tests/test_runtime.py", "a run that uses it")]),
+    ("A lint rule",
+     "A new `prose lint` finding with a stable code. 3 or 4 files.",
+     [("prose/check/findings.py", "for a fact the semantic model finds while it resolves names "
+       "(prose/check/semantic.py records it): its finding class, which carries its code and "
+       "writes its message, labels and help (as pyflakes' messages.py); the rule is then a "
+       "`FindingRule` naming it, with no `check` of its own"),
+      ("prose/check/rules/unused.py", "or a module of its own: the rule class under "
+       "`@rule(code=..., name=..., category=..., severity=...)` (its entry in the registry), "
+       "its docstring the rule's documentation"),
+      ("tests/fixtures/rules/PT304.yaml", "its failing and passing cases (a file per code)"),
+      ("docs/rules/PT304.md", "generated from the docstring: `python -m prose.check.docgen`")]),
+    ("A model provider of prose's own",
+     "A LiteLLM provider answered in process (as `prose-script/`, `prose-local/`). 3 files.",
+     [("prose/llm/local.py", "as an example, a module of its own: its answer functions (a "
+       "call's keyword arguments to a `ProviderReply`) and a `register_..._provider` handing "
+       "them to `prose.llm.providers.register_custom_provider`, which makes the handler class "
+       "and writes the reply (text, tool calls, usage) into LiteLLM's response"),
+      ("prose/llm/loader.py", "call that registration when LiteLLM is loaded"),
+      ("tests/test_llm_scripted.py", "a call routed to it (or a test file of its own)")]),
     ("A lint output format",
      "A new `prose lint --format NAME`. 4 files.",
      [("prose/diagnostics/render.py", "its renderer in `RENDERERS` (the CLI's choices are "

@@ -35,6 +35,16 @@ def type_word(value: object) -> str:
     return type(value).__name__
 
 
+def program_word(value: object) -> str:
+    """`type_word` in the program's words: one `number` for both kinds of number, and
+    `service` for anything that is not data (the interpreter's `type_name`, the linter's
+    type of a literal)."""
+    word = type_word(value)
+    if word == "integer":
+        return "number"
+    return word if word in VALUE_WORDS else "service"
+
+
 def with_article(word: str) -> str:
     """`a string`, `an object`; `null` stays bare."""
     if word == "null":
@@ -42,4 +52,4 @@ def with_article(word: str) -> str:
     return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
-__all__ = ["VALUE_WORDS", "type_word", "with_article"]
+__all__ = ["VALUE_WORDS", "program_word", "type_word", "with_article"]

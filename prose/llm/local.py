@@ -49,8 +49,9 @@ from prose.llm.local_engine import (
 )
 from prose.llm.local_schema import bounded_schema
 from prose.llm.local_tools import parse_reply, plain_messages, tool_schema
-from prose.llm.providers import register_custom_provider
+from prose.llm.providers import ProviderReply, register_custom_provider
 from prose.llm.sent import count_request
+from prose.llm.types import ToolCall
 
 LOCAL_PROVIDER = "prose-local"
 EMBEDDED_NAME = "smollm2-135m"
@@ -129,32 +130,19 @@ def llama_response_format(response_format: Any, max_tokens: int) -> dict[str, An
 
 def register_local_provider(litellm: ModuleType) -> None:
     """Put the local provider in `litellm.custom_provider_map` (once). Imports no llama.cpp."""
-    register_custom_provider(litellm, LOCAL_PROVIDER, _handler_class)
+    register_custom_provider(litellm, LOCAL_PROVIDER, _answer, _aanswer)
 
 
-def _handler_class() -> type:
-    # CustomLLM exists only once LiteLLM is imported, so the class is made here.
-    custom_llm: Any = importlib.import_module("litellm.llms.custom_llm").CustomLLM
-    usage_class = importlib.import_module("litellm").Usage
-    types = importlib.import_module("litellm.types.utils")
-    tool_call_class = (types.ChatCompletionMessageToolCall, types.Function)
+def _answer(call: Mapping[str, Any]) -> ProviderReply:
+    path, request = _request(call)
+    count_request()  # LiteLLM runs no input callbacks for a custom provider
+    return _reply(call, engine_for(path).generate(**request))
 
-    class LocalLLM(custom_llm):  # type: ignore[misc]
-        """Answers `prose-local/<name>` with llama.cpp."""
 
-        def completion(self, *args: Any, **call: Any) -> Any:
-            path, request = _request(call)
-            count_request()  # LiteLLM runs no input callbacks for a custom provider
-            return _response(call, engine_for(path).generate(**request), usage_class,
-                             tool_call_class)
-
-        async def acompletion(self, *args: Any, **call: Any) -> Any:
-            path, request = _request(call)
-            count_request()
-            return _response(call, await agenerate(path, **request), usage_class,
-                             tool_call_class)
-
-    return LocalLLM
+async def _aanswer(call: Mapping[str, Any]) -> ProviderReply:
+    path, request = _request(call)
+    count_request()
+    return _reply(call, await agenerate(path, **request))
 
 
 def _request(call: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
@@ -180,25 +168,19 @@ def _request(call: Mapping[str, Any]) -> tuple[Path, dict[str, Any]]:
     }
 
 
-def _response(call: Mapping[str, Any], generation: Generation, usage_class: Any,
-              tool_call_class: tuple[Any, Any]) -> Any:
-    response = call["model_response"]
-    choice = response.choices[0]
-    choice.message.content = generation.text
-    choice.finish_reason = generation.finish_reason or "stop"
+def _reply(call: Mapping[str, Any], generation: Generation) -> ProviderReply:
+    text: str | None = generation.text
+    tool_calls: tuple[ToolCall, ...] = ()
     if (call.get("optional_params") or {}).get("tools"):
         parsed = parse_reply(generation.text)
-        choice.message.content = parsed.answer
+        text = parsed.answer
         if parsed.tool is not None:
-            call_class, function_class = tool_call_class
-            choice.message.tool_calls = [call_class(
-                id="call_local_0", type="function",
-                function=function_class(name=parsed.tool, arguments=parsed.arguments))]
-            choice.finish_reason = "tool_calls"
-    response.model = local_model(str(call["model"]))
-    response.usage = usage_class(
+            tool_calls = (ToolCall("call_local_0", parsed.tool, parsed.arguments),)
+    return ProviderReply(
+        text=text,
+        model=local_model(str(call["model"])),
         prompt_tokens=generation.prompt_tokens,
         completion_tokens=generation.completion_tokens,
-        total_tokens=generation.prompt_tokens + generation.completion_tokens,
+        finish_reason=generation.finish_reason or "stop",
+        tool_calls=tool_calls,
     )
-    return response

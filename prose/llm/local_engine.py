@@ -91,6 +91,19 @@ class Generation:
     finish_reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """One chat request as a backend receives it: the messages, the reply's cap in tokens,
+    the reply's format (None for free text), the sampling parameters (the defaults with
+    the call's own on top) and the event that, once set, ends the reply at its next token."""
+
+    messages: list[dict[str, Any]]
+    max_tokens: int
+    response_format: Mapping[str, Any] | None
+    sampling: Mapping[str, Any]
+    cancel: threading.Event | None
+
+
 class Cancelled(Exception):
     """The call was cancelled before its generation started."""
 
@@ -98,15 +111,7 @@ class Cancelled(Exception):
 class Backend(Protocol):
     """One loaded model file in one llama.cpp binding."""
 
-    def generate(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        max_tokens: int,
-        response_format: Mapping[str, Any] | None,
-        sampling: Mapping[str, Any],
-        cancel: threading.Event | None,
-    ) -> Generation: ...
+    def generate(self, request: GenerationRequest) -> Generation: ...
 
     def close(self) -> None: ...
 
@@ -137,13 +142,13 @@ class LocalEngine:
         with self._lock:
             if cancel is not None and cancel.is_set():
                 raise Cancelled
-            return self.backend.generate(
-                [dict(m) for m in messages],
+            return self.backend.generate(GenerationRequest(
+                messages=[dict(m) for m in messages],
                 max_tokens=max_tokens,
                 response_format=response_format,
                 sampling={**DEFAULT_SAMPLING, **(sampling or {})},
                 cancel=cancel,
-            )
+            ))
 
 
 # One worker thread and one engine per model file, for the whole process ---------------

@@ -11,12 +11,11 @@ from __future__ import annotations
 import importlib
 import math
 import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from prose.llm.errors import BadRequestError, ContextWindowError
-from prose.llm.local_engine import Generation
+from prose.llm.local_engine import Generation, GenerationRequest
 
 
 class _EndWhenSet:
@@ -44,22 +43,14 @@ class LlamaCppBackend:
     def __init__(self, model: Any) -> None:
         self._model = model
 
-    def generate(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        max_tokens: int,
-        response_format: Mapping[str, Any] | None,
-        sampling: Mapping[str, Any],
-        cancel: threading.Event | None,
-    ) -> Generation:
-        arguments: dict[str, Any] = dict(sampling)
-        arguments.update(messages=messages, max_tokens=max_tokens, stream=False)
-        if response_format is not None:
-            arguments["response_format"] = dict(response_format)
-        if cancel is not None and response_format is None:
+    def generate(self, request: GenerationRequest) -> Generation:
+        arguments: dict[str, Any] = dict(request.sampling)
+        arguments.update(messages=request.messages, max_tokens=request.max_tokens, stream=False)
+        if request.response_format is not None:
+            arguments["response_format"] = dict(request.response_format)
+        elif request.cancel is not None:
             # A structured reply is short (see `local.llama_response_format`) and runs to its end.
-            arguments["logits_processor"] = [_EndWhenSet(cancel, self._model.token_eos())]
+            arguments["logits_processor"] = [_EndWhenSet(request.cancel, self._model.token_eos())]
         try:
             result = self._model.create_chat_completion(**arguments)
         except ValueError as error:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.llm.errors import BadRequestError, ContextWindowError
-from prose.llm.local_engine import Generation
+from prose.llm.local_engine import Generation, GenerationRequest
 
 _QUIET = -1  # llama.cpp's log verbosity: nothing on stderr
 # llguidance's options (the `x-guidance` key of a schema): compact JSON, so that no
@@ -66,23 +66,17 @@ class _Reply:
         return False
 
 
-def request_body(
-    messages: list[dict[str, Any]],
-    *,
-    max_tokens: int,
-    response_format: Mapping[str, Any] | None,
-    sampling: Mapping[str, Any],
-) -> dict[str, Any]:
+def request_body(request: GenerationRequest) -> dict[str, Any]:
     """The server's chat-completion request for one call."""
-    body: dict[str, Any] = {**DRY_SAMPLING, **sampling}
+    body: dict[str, Any] = {**DRY_SAMPLING, **request.sampling}
     body.update(
-        messages=messages,
-        max_tokens=max_tokens,
+        messages=request.messages,
+        max_tokens=request.max_tokens,
         stream=True,
         stream_options={"include_usage": True},
     )
-    if response_format is not None:
-        schema = response_format.get("schema")
+    if request.response_format is not None:
+        schema = request.response_format.get("schema")
         if isinstance(schema, Mapping):
             body["grammar"] = llguidance_grammar(schema)
         else:
@@ -115,19 +109,9 @@ class XLlamaBackend:
         self._server = server
         self._served = False
 
-    def generate(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        max_tokens: int,
-        response_format: Mapping[str, Any] | None,
-        sampling: Mapping[str, Any],
-        cancel: threading.Event | None,
-    ) -> Generation:
-        body = request_body(
-            messages, max_tokens=max_tokens, response_format=response_format, sampling=sampling
-        )
-        reply = _Reply(cancel)
+    def generate(self, request: GenerationRequest) -> Generation:
+        body = request_body(request)
+        reply = _Reply(request.cancel)
         self._served = True
         try:
             result = self._server.handle_chat_completions(body, reply)

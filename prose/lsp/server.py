@@ -170,58 +170,37 @@ def build_server() -> ProseLanguageServer:
 def _register_requests(server: ProseLanguageServer) -> None:
     from prose.lsp import actions, completion, hover, navigation
 
-    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
-    @_safe
-    def on_hover(ls: ProseLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
-        analysis = ls.current(params.text_document.uri)
-        return hover.hover(analysis, params.position) if analysis else None
+    # (feature, its options, whether the answer needs the complete analysis, the answer)
+    requests: tuple[tuple[str, Any, bool, Callable[[Analysis, Any], Any]], ...] = (
+        (lsp.TEXT_DOCUMENT_HOVER, None, True, lambda a, p: hover.hover(a, p.position)),
+        (lsp.TEXT_DOCUMENT_DEFINITION, None, False,
+         lambda a, p: navigation.definition(a, p.position)),
+        (lsp.TEXT_DOCUMENT_REFERENCES, None, False,
+         lambda a, p: navigation.references(a, p.position, p.context.include_declaration)),
+        (lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL, None, False,
+         lambda a, p: navigation.document_symbols(a)),
+        (lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=[" ", "{", "`"]),
+         False, lambda a, p: completion.complete(a, p.position)),
+        (lsp.TEXT_DOCUMENT_FORMATTING, None, False, lambda a, p: actions.format_document(a)),
+        (lsp.TEXT_DOCUMENT_CODE_ACTION,
+         lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]), True,
+         actions.code_actions),
+    )
+    for feature, options, complete, answer in requests:
+        server.feature(feature, options)(_safe(_about_document(feature, answer, complete)))
 
-    @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
-    @_safe
-    def on_definition(ls: ProseLanguageServer,
-                      params: lsp.DefinitionParams) -> list[lsp.Location] | None:
-        analysis = ls.current(params.text_document.uri, complete=False)
-        return navigation.definition(analysis, params.position) if analysis else None
 
-    @server.feature(lsp.TEXT_DOCUMENT_REFERENCES)
-    @_safe
-    def on_references(ls: ProseLanguageServer,
-                      params: lsp.ReferenceParams) -> list[lsp.Location] | None:
-        analysis = ls.current(params.text_document.uri, complete=False)
-        if analysis is None:
-            return None
-        return navigation.references(analysis, params.position,
-                                     params.context.include_declaration)
+def _about_document(feature: str, answer: Callable[[Analysis, Any], Any],
+                    complete: bool) -> Callable[[ProseLanguageServer, Any], Any]:
+    """The handler of a request about one document: `answer` from the analysis of its
+    current text, nothing for a file that is no open pattern."""
 
-    @server.feature(lsp.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    @_safe
-    def on_symbols(ls: ProseLanguageServer,
-                   params: lsp.DocumentSymbolParams) -> list[lsp.DocumentSymbol] | None:
-        analysis = ls.current(params.text_document.uri, complete=False)
-        return navigation.document_symbols(analysis) if analysis else None
+    def handler(ls: ProseLanguageServer, params: Any) -> Any:
+        analysis = ls.current(params.text_document.uri, complete=complete)
+        return answer(analysis, params) if analysis else None
 
-    @server.feature(lsp.TEXT_DOCUMENT_COMPLETION,
-                    lsp.CompletionOptions(trigger_characters=[" ", "{", "`"]))
-    @_safe
-    def on_completion(ls: ProseLanguageServer,
-                      params: lsp.CompletionParams) -> list[lsp.CompletionItem] | None:
-        analysis = ls.current(params.text_document.uri, complete=False)
-        return completion.complete(analysis, params.position) if analysis else None
-
-    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
-    @_safe
-    def on_formatting(ls: ProseLanguageServer,
-                      params: lsp.DocumentFormattingParams) -> list[lsp.TextEdit] | None:
-        analysis = ls.current(params.text_document.uri, complete=False)
-        return actions.format_document(analysis) if analysis else None
-
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
-    @_safe
-    def on_code_action(ls: ProseLanguageServer,
-                       params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        analysis = ls.current(params.text_document.uri)
-        return actions.code_actions(analysis, params) if analysis else None
+    handler.__name__ = f"on {feature}"
+    return handler
 
 
 def _configure(ls: ProseLanguageServer, options: Any) -> None:

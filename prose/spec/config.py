@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from prose.diagnostics.model import Diagnostic
+from prose.lang.type_words import VALUE_WORDS, type_word
 from prose.lang.types import problem as type_problem
 from prose.source import Span
 from prose.spec.codes import make
@@ -86,17 +87,10 @@ def _keyed_config(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigPar
 
 
 def _type_of(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return "string" if isinstance(value, str) else "any"
+    """The type a config key without a declared one takes from its default: the default's
+    type word (`prose.lang.type_words`), `any` for a null default or one of no such type."""
+    word = type_word(value)
+    return word if word in VALUE_WORDS and word != "null" else "any"
 
 
 def _config_from(bullet: Bullet, file: str, out: list[Diagnostic]) -> ConfigParam | None:

@@ -222,12 +222,8 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
     instance's `tools:` or `pattern:`, naming the slot's line), PS194 for one provided
     and declared by no slot (at its key)."""
     out: list[Diagnostic] = []
-    declared: dict[str, tuple[str, Span]] = {}
+    declared = provided_tools(spec)
     optional = optional_tools(spec)
-    for declaring in spec.slots:
-        for use in declaring.tools:
-            if needs_provider(use.spelling):
-                declared.setdefault(use.spelling, (declaring.name, use.span))
     anchor = instance.tools_span or instance.pattern_span or instance.span
     for spelling, (slot, span) in declared.items():
         if spelling not in optional and spelling not in instance.tools:
@@ -247,6 +243,19 @@ def check_tools(instance: Instance, spec: PatternSpec) -> list[Diagnostic]:
 def separate_tools(tools: Mapping[str, ToolProvider]) -> frozenset[str]:
     """The external tools an instance binds `separate` (a server per slot, no channel)."""
     return frozenset(name for name, tool in tools.items() if getattr(tool, "separate", False))
+
+
+def provided_tools(spec: PatternSpec) -> dict[str, tuple[str, Span]]:
+    """The tools a run is given an implementation of (`cli:`, `mcp:`; `needs_provider`), by
+    spelling, each with the first slot declaring it and where: what an instance's `tools:`
+    and a run's providers are checked against (optional ones included: see
+    `optional_tools`)."""
+    declared: dict[str, tuple[str, Span]] = {}
+    for declaring in spec.slots:
+        for use in declaring.tools:
+            if needs_provider(use.spelling):
+                declared.setdefault(use.spelling, (declaring.name, use.span))
+    return declared
 
 
 def optional_tools(spec: PatternSpec) -> set[str]:

@@ -10,6 +10,7 @@ may hold commas, parentheses and quotes.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,12 +118,10 @@ def describe(value: Any) -> str:
     return type_word(value)
 
 
-def find_close(text: str, start: int) -> int:
-    """Index of the bracket closing the one at `text[start]`, or -1.
-
-    Quotes (single or double) are skipped, so `(e.g. "a)")` closes correctly.
-    """
-    depth = 0
+def _unquoted(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(index, character) of every character of `text` from `start` that stands outside
+    quotes (single or double; a backslash escapes the next character inside them). The
+    quote characters themselves are not yielded."""
     quote = ""
     index = start
     while index < len(text):
@@ -134,13 +133,24 @@ def find_close(text: str, start: int) -> int:
                 quote = ""
         elif char in "\"'" and _opens_quote(text, index):
             quote = char
-        elif char in _OPEN:
+        else:
+            yield index, char
+        index += 1
+
+
+def find_close(text: str, start: int) -> int:
+    """Index of the bracket closing the one at `text[start]`, or -1.
+
+    Quotes (single or double) are skipped, so `(e.g. "a)")` closes correctly.
+    """
+    depth = 0
+    for index, char in _unquoted(text, start):
+        if char in _OPEN:
             depth += 1
         elif char in _CLOSE:
             depth -= 1
             if depth == 0:
                 return index
-        index += 1
     return -1
 
 
@@ -155,15 +165,9 @@ def split_top(text: str, separator: str = ",") -> list[tuple[int, str]]:
     """Split on `separator` outside brackets and quotes: `(offset, part)` pairs, unstripped."""
     parts: list[tuple[int, str]] = []
     depth = 0
-    quote = ""
     begin = 0
-    for index, char in enumerate(text):
-        if quote:
-            if char == quote:
-                quote = ""
-        elif char in "\"'" and _opens_quote(text, index):
-            quote = char
-        elif char in _OPEN:
+    for index, char in _unquoted(text):
+        if char in _OPEN:
             depth += 1
         elif char in _CLOSE:
             depth = max(depth - 1, 0)

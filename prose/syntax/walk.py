@@ -153,23 +153,35 @@ def map_spans(tree: Any, move: SpanMove) -> Any:
     if isinstance(tree, n.Node):
         cls = type(tree)
         copy = object.__new__(cls)
-        for name, positioned in _positions(cls):
-            value = getattr(tree, name)
-            object.__setattr__(copy, name, map_spans(value, move) if positioned else value)
+        for slot in field_layout(cls):
+            value = getattr(tree, slot.name)
+            object.__setattr__(copy, slot.name, map_spans(value, move) if slot.positioned else value)
         return copy
     return tree  # text, a number, None: no position in it
 
 
-_POSITIONS: dict[type, tuple[tuple[str, bool], ...]] = {}
+@dataclass(frozen=True, slots=True)
+class FieldLayout:
+    """One field of a node class: whether it may hold a position (a span, or nodes with
+    theirs) and whether it is shown (in the node's `repr` and in `prose parse`'s dump:
+    not a position of its own, nor the program's whole text)."""
+
+    name: str
+    positioned: bool
+    shown: bool
 
 
-def _positions(cls: type[n.Node]) -> tuple[tuple[str, bool], ...]:
-    """Every field of a node class, and whether it may hold a position (a span or nodes)."""
-    found = _POSITIONS.get(cls)
+_FIELD_LAYOUTS: dict[type, tuple[FieldLayout, ...]] = {}
+
+
+def field_layout(cls: type[n.Node]) -> tuple[FieldLayout, ...]:
+    """Every field of a node class, in field order (computed once per class)."""
+    found = _FIELD_LAYOUTS.get(cls)
     if found is None:
         hints = typing.get_type_hints(cls)
-        found = _POSITIONS[cls] = tuple(
-            (field.name, _holds_position(hints[field.name])) for field in fields(cls))
+        found = _FIELD_LAYOUTS[cls] = tuple(
+            FieldLayout(field.name, _holds_position(hints[field.name]), field.repr)
+            for field in fields(cls))
     return found
 
 
@@ -181,6 +193,21 @@ def _holds_position(hint: object) -> bool:
                 _holds_position(item) for item in typing.get_args(option) if item is not Ellipsis):
             return True
     return False
+
+
+def place_root(expr: n.Expr) -> n.Expr:
+    """The expression a member or index path starts from: `x` of `x.a[0].b` (the
+    expression itself when it is no such path)."""
+    while isinstance(expr, n.Member | n.Index):
+        expr = expr.obj
+    return expr
+
+
+def root_name(expr: n.Expr) -> str | None:
+    """The name a member or index path starts from (`x` of `x.a[0]`), None when it starts
+    from no name."""
+    root = place_root(expr)
+    return root.name if isinstance(root, n.Name) else None
 
 
 def child_nodes(node: n.Node) -> Iterator[tuple[n.Node, bool]]:
@@ -378,23 +405,32 @@ def bound_names(program: n.Program) -> frozenset[str]:
 def _bound_names(program: n.Program) -> frozenset[str]:
     names: set[str] = set()
     for statement in walk_statements(program.body):
-        if isinstance(statement, n.Let):
-            names.update(statement.names)
-        elif isinstance(statement, n.For):
-            names.add(statement.var)
-            if statement.index_var:
-                names.add(statement.index_var)
-        elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
-            names.add(statement.var)
-        elif isinstance(statement, n.Try) and statement.catch_var:
-            names.add(statement.catch_var)
-        elif isinstance(statement, n.BlockDef):
-            names.update(statement.params)
-        pipeline = pipeline_of(statement)
-        if pipeline is not None:
-            for stage in pipeline.stages:
-                names.update(stage.params)
+        names.update(binds(statement))
     return frozenset(names)
+
+
+def binds(statement: n.Stmt) -> tuple[str, ...]:
+    """The names `statement` itself binds: a `let`'s, a loop's variables, a catch
+    variable, a block's parameters, and the parameters of the stages of a pipeline it
+    holds (not the names its body binds)."""
+    names: list[str] = []
+    if isinstance(statement, n.Let):
+        names.extend(statement.names)
+    elif isinstance(statement, n.For):
+        names.append(statement.var)
+        if statement.index_var:
+            names.append(statement.index_var)
+    elif isinstance(statement, n.Repeat | n.Loop) and statement.var:
+        names.append(statement.var)
+    elif isinstance(statement, n.Try) and statement.catch_var:
+        names.append(statement.catch_var)
+    elif isinstance(statement, n.BlockDef):
+        names.extend(statement.params)
+    pipeline = pipeline_of(statement)
+    if pipeline is not None:
+        for stage in pipeline.stages:
+            names.extend(stage.params)
+    return tuple(names)
 
 
 def session_names(program: n.Program) -> tuple[str, ...]:

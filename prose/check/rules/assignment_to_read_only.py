@@ -5,7 +5,7 @@ from prose.check.rule import FindingRule, rule
 from prose.diagnostics.model import Severity
 
 
-@rule
+@rule(name="assignment-to-read-only", category="names", severity=Severity.ERROR)
 class AssignmentToReadOnly(FindingRule):
     """A slot, config key, parameter, `const`, loop or catch variable is assigned.
 
@@ -34,6 +34,3 @@ class AssignmentToReadOnly(FindingRule):
     """
 
     finding = ReadOnlyAssigned
-    name = "assignment-to-read-only"
-    category = "names"
-    severity = Severity.ERROR

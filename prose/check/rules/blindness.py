@@ -22,7 +22,8 @@ def _at_calls(found_by: Rule, ctx: CheckContext, policy_rule: str) -> Iterator[D
                        *invariant_labels(ctx, violation.line)])
 
 
-@rule
+@rule(code="PH634", name="blind-to-source-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class BlindToSourceViolated(Rule):
     """A judge that must be blind to which service made a sample can tell.
 
@@ -62,17 +63,11 @@ class BlindToSourceViolated(Rule):
     ```
     """
 
-    code = "PH634"
-    judges_invariants = True
-    name = "blind-to-source-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         yield from _at_calls(self, ctx, rules.BLIND)
 
 
-@rule
+@rule(code="PH635", name="shuffle-key-sent", category="information-hiding", severity=Severity.ERROR)
 class ShuffleKeySent(Rule):
     """A call receives the key of a `shuffle`.
 
@@ -103,18 +98,14 @@ class ShuffleKeySent(Rule):
     ```
     """
 
-    code = "PH635"
-    name = "shuffle-key-sent"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.SEALED_KEY):
             yield self.diagnostic(where(found), found.violation.message,
                                   secondary=ctx.flow.target_labels(found.site.call))
 
 
-@rule
+@rule(code="PH636", name="own-round-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class OwnRoundViolated(Rule):
     """A call of `A` receives an output of `A` made in its own round.
 
@@ -159,12 +150,6 @@ class OwnRoundViolated(Rule):
           previous: answers
     ```
     """
-
-    code = "PH636"
-    judges_invariants = True
-    name = "own-round-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         yield from _at_calls(self, ctx, rules.OWN_ROUND)

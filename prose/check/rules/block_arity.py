@@ -5,7 +5,7 @@ from prose.check.rule import FindingRule, rule
 from prose.diagnostics.model import Severity
 
 
-@rule
+@rule(name="block-arity", category="names", severity=Severity.ERROR)
 class BlockArity(FindingRule):
     """`do name(args)` passes a different number of arguments than the block takes.
 
@@ -32,6 +32,3 @@ class BlockArity(FindingRule):
     """
 
     finding = ArityMismatch
-    name = "block-arity"
-    category = "names"
-    severity = Severity.ERROR

@@ -12,7 +12,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import children
 
 
-@rule
+@rule(code="PK507", name="unknown-schema-type", category="contract", severity=Severity.ERROR)
 class UnknownSchemaType(Rule):
     """A call's `schema:` gives a field a type the run does not know.
 
@@ -44,11 +44,6 @@ class UnknownSchemaType(Rule):
       schema: { accept: "bool", notes: "string | null" }
     ```
     """
-
-    code = "PK507"
-    name = "unknown-schema-type"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for prop in _schema_properties(ctx.program.body):

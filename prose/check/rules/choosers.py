@@ -61,7 +61,8 @@ def _model_bound(bound: dict[str, list[n.Expr]]) -> set[str]:
     return found
 
 
-@rule
+@rule(code="PH641", name="chosen-by-a-model",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class ChosenByAModel(Rule):
     """A value an invariant says no model chooses is bound from a model's decision.
 
@@ -92,12 +93,6 @@ class ChosenByAModel(Rule):
     kept = top(candidates, beam, by: "score")
     ```
     """
-
-    code = "PH641"
-    judges_invariants = True
-    name = "chosen-by-a-model"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         wanted = [found for found in forms(ctx, ChosenByCode)]

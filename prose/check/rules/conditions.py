@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from prose.check.rule import CheckContext, Rule, rule
+from prose.check.findings import BlindJudge, EmptyConditionText
+from prose.check.rule import CheckContext, FindingRule, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.syntax import nodes as n
 from prose.syntax.walk import walk_statements
 
 
-@rule
-class EmptyCondition(Rule):
+@rule(name="empty-condition", category="conditions", severity=Severity.ERROR)
+class EmptyCondition(FindingRule):
     """A condition with no text.
 
     ## What it does
@@ -34,19 +35,11 @@ class EmptyCondition(Rule):
     ```
     """
 
-    code = "PC401"
-    name = "empty-condition"
-    category = "conditions"
-    severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, _ in ctx.model.conditions:
-            if not condition.text:
-                yield self.diagnostic(condition.span, "empty condition")
+    finding = EmptyConditionText
 
 
-@rule
-class DiscretionWithoutNames(Rule):
+@rule(name="discretion-without-names", category="conditions", severity=Severity.ERROR)
+class DiscretionWithoutNames(FindingRule):
     """A discretion condition that mentions no value in scope.
 
     ## What it does
@@ -75,26 +68,15 @@ class DiscretionWithoutNames(Rule):
     ```
     """
 
-    code = "PC402"
-    name = "discretion-without-names"
-    category = "conditions"
-    severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, seen in ctx.model.conditions:
-            if condition.text and condition.is_discretion and not seen:
-                yield self.diagnostic(
-                    condition.span,
-                    f"the judge for `{condition.text}` would see no value: it names nothing in scope",
-                    help="mention the variable the judgement is about, e.g. `draft`",
-                )
+    finding = BlindJudge
 
 
 STRATEGIES = ("all", "first", "any")
 ON_FAIL = ("fail-fast", "continue", "ignore")
 
 
-@rule
+@rule(code="PC403", name="invalid-parallel-modifiers",
+      category="conditions", severity=Severity.ERROR)
 class InvalidParallelModifiers(Rule):
     """Parallel modifiers that do not make sense.
 
@@ -123,11 +105,6 @@ class InvalidParallelModifiers(Rule):
         task: task
     ```
     """
-
-    code = "PC403"
-    name = "invalid-parallel-modifiers"
-    category = "conditions"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for statement in walk_statements(ctx.program.body):

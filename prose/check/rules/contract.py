@@ -12,7 +12,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import terminal_returns
 
 
-@rule
+@rule(code="PK501", name="returns-mismatch", category="contract", severity=Severity.ERROR)
 class ReturnsMismatch(Rule):
     """The keys a pattern returns differ from its `### Returns` section.
 
@@ -43,11 +43,6 @@ class ReturnsMismatch(Rule):
     ```
     """
 
-    code = "PK501"
-    name = "returns-mismatch"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         declared = ctx.decl.returns
         if not declared:
@@ -77,7 +72,7 @@ class ReturnsMismatch(Rule):
             )
 
 
-@rule
+@rule(code="PK502", name="missing-call-input", category="contract", severity=Severity.ERROR)
 class MissingRequiredInput(Rule):
     """A call does not pass an input its slot requires.
 
@@ -108,11 +103,6 @@ class MissingRequiredInput(Rule):
       task_brief: task_brief
     ```
     """
-
-    code = "PK502"
-    name = "missing-call-input"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for site in ctx.model.calls:

@@ -6,17 +6,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from prose.check.declarations import Declarations
-from prose.check.rule import CheckContext, Rule, rule
+from prose.check.findings import ConditionNotExpression
+from prose.check.rule import CheckContext, FindingRule, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.builtins import BUILTINS, arity_problem, operation_problem
+from prose.lang.type_words import program_word, with_article
 from prose.spelling import closest
 from prose.syntax import nodes as n
-from prose.syntax.code_conditions import JUDGE_HINT
 from prose.syntax.walk import find_all
 
 
-@rule
-class ConditionNotAnExpression(Rule):
+@rule(name="condition-not-an-expression", category="conditions", severity=Severity.ERROR)
+class ConditionNotAnExpression(FindingRule):
     """A condition written as code that does not parse.
 
     ## What it does
@@ -51,22 +52,10 @@ class ConditionNotAnExpression(Rule):
     `if **verdict says the draft is ready**:`.
     """
 
-    code = "PS200"
-    name = "condition-not-an-expression"
-    category = "conditions"
-    severity = Severity.ERROR
-
-    def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        for condition, _ in ctx.model.conditions:
-            if condition.problem is not None:
-                yield self.diagnostic(
-                    condition.span,
-                    f"the condition `{condition.text}` is not an expression: {condition.problem}",
-                    help=JUDGE_HINT,
-                )
+    finding = ConditionNotExpression
 
 
-@rule
+@rule(code="PS201", name="bad-builtin-call", category="correctness", severity=Severity.ERROR)
 class BadBuiltinCall(Rule):
     """A built-in that does not exist, or called with the wrong arguments.
 
@@ -92,11 +81,6 @@ class BadBuiltinCall(Rule):
     ```
     """
 
-    code = "PS201"
-    name = "bad-builtin-call"
-    category = "correctness"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for node in _expressions(ctx.program):
             if not isinstance(node, n.Builtin):
@@ -114,7 +98,7 @@ class BadBuiltinCall(Rule):
             yield self.diagnostic(node.span, problem, help=help_text)
 
 
-@rule
+@rule(code="PT310", name="impossible-operation", category="correctness", severity=Severity.ERROR)
 class ImpossibleOperation(Rule):
     """An operation on values whose types the linter knows and the operation does not take.
 
@@ -139,11 +123,6 @@ class ImpossibleOperation(Rule):
     let more = rounds + 1
     ```
     """
-
-    code = "PT310"
-    name = "impossible-operation"
-    category = "correctness"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for node in _expressions(ctx.program):
@@ -189,22 +168,14 @@ def _problem(node: n.Node, decl: Declarations) -> str | None:
         wanted = _FIRST_ARGUMENT.get(node.name)
         given = type_of(node.args[0], decl)
         if wanted is not None and given is not None and given != wanted:
-            article = "an" if wanted[0] in "aeiou" else "a"
-            return f"`{node.name}` takes {article} {wanted}, not {_a(given)}"
+            return f"`{node.name}` takes {with_article(wanted)}, not {with_article(given)}"
     return None
-
-
-def _a(type_name: str) -> str:
-    return f"an {type_name}" if type_name[0] in "aeiou" else f"a {type_name}"
 
 
 def type_of(expr: n.Expr, decl: Declarations) -> str | None:
     """The type name (`prose.runtime.values.type_name`) an expression surely has, or None."""
     if isinstance(expr, n.Literal):
-        value = expr.value
-        if value is None:
-            return "null"
-        return "boolean" if isinstance(value, bool) else "number"
+        return program_word(expr.value)
     if isinstance(expr, n.String):
         return "string"
     if isinstance(expr, n.Array):

@@ -17,7 +17,7 @@ from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.source import Span
 
 
-@rule
+@rule(name="loop-control-outside-loop", category="flow", severity=Severity.ERROR)
 class LoopControlOutsideLoop(FindingRule):
     """`continue` or `break` outside a loop.
 
@@ -42,12 +42,9 @@ class LoopControlOutsideLoop(FindingRule):
     """
 
     finding = LoopControlMisplaced
-    name = "loop-control-outside-loop"
-    category = "flow"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="orphan-clause", category="flow", severity=Severity.ERROR)
 class OrphanClause(FindingRule):
     """`else`/`elif` without `if`, or `catch`/`finally` without `try`.
 
@@ -76,12 +73,9 @@ class OrphanClause(FindingRule):
     """
 
     finding = StrayClause
-    name = "orphan-clause"
-    category = "flow"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="branch-result-before-join", category="flow", severity=Severity.ERROR)
 class BranchResultBeforeJoin(FindingRule):
     """A `parallel:` branch reads a name that a sibling branch binds.
 
@@ -113,12 +107,9 @@ class BranchResultBeforeJoin(FindingRule):
     """
 
     finding = ReadBeforeJoin
-    name = "branch-result-before-join"
-    category = "flow"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="parallel-same-name", category="flow", severity=Severity.ERROR)
 class ParallelSameName(FindingRule):
     """Two branches of a `parallel:` block bind the same name.
 
@@ -150,12 +141,9 @@ class ParallelSameName(FindingRule):
     """
 
     finding = SiblingsBindSameName
-    name = "parallel-same-name"
-    category = "flow"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="parallel-race", category="flow", severity=Severity.ERROR)
 class ParallelRace(FindingRule):
     """A parallel branch assigns, records or appends into an outer variable.
 
@@ -187,12 +175,9 @@ class ParallelRace(FindingRule):
     """
 
     finding = BranchWritesOuter
-    name = "parallel-race"
-    category = "flow"
-    severity = Severity.ERROR
 
 
-@rule
+@rule(name="unreachable-code", category="flow", severity=Severity.WARNING)
 class UnreachableCode(FindingRule):
     """Statements after an unconditional `return`, `throw`, `break` or `continue`.
 
@@ -215,12 +200,9 @@ class UnreachableCode(FindingRule):
     """
 
     finding = Unreachable
-    name = "unreachable-code"
-    category = "flow"
-    severity = Severity.WARNING
 
 
-@rule
+@rule(code="PF207", name="wait-for-all-then-pick-first", category="flow", severity=Severity.WARNING)
 class WaitForAllThenPickFirst(Rule):
     """A `parallel for` waits for every branch, then a loop picks the first good result.
 
@@ -253,11 +235,6 @@ class WaitForAllThenPickFirst(Rule):
         task_brief: task_brief
     ```
     """
-
-    code = "PF207"
-    name = "wait-for-all-then-pick-first"
-    category = "flow"
-    severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.syntax import nodes as n

@@ -33,13 +33,19 @@ def _channel(found: SiteViolation) -> str:
 class LeakRule(Rule):
     """A rule that reports each violation of one policy rule where a slot receives what it
     must not (the path the value took, then the invariant): a subclass names the policy
-    rule and writes the message, nothing else."""
+    rule and the message, nothing else.
+
+    As pyflakes' messages, the message is a template: `{called}` is the slot the call
+    runs, `{slot}` and `{other}` the invariant's two slots, `{channel}` the input (or
+    "the call") the value arrives through."""
 
     policy_rule: ClassVar[str]
+    template: ClassVar[str]
     transitive: ClassVar[bool] = False  # the path may run through derived values
 
     def message(self, found: SiteViolation) -> str:
-        raise NotImplementedError
+        return self.template.format(called=found.slot, slot=found.violation.slot,
+                                    other=found.violation.other, channel=_channel(found))
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, self.policy_rule):
@@ -47,7 +53,8 @@ class LeakRule(Rule):
                                   secondary=_leak(ctx, found, transitive=self.transitive))
 
 
-@rule
+@rule(code="PH603", name="sees-only-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class SeesOnlyViolated(Rule):
     """A call passes a slot an input outside its `sees only` list.
 
@@ -74,12 +81,6 @@ class SeesOnlyViolated(Rule):
     ```
     """
 
-    code = "PH603"
-    judges_invariants = True
-    name = "sees-only-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.SEES_ONLY):
             slot, violation = found.slot, found.violation
@@ -93,7 +94,8 @@ class SeesOnlyViolated(Rule):
                            *ctx.flow.path_labels(found.site.call, found.prop)],
             )
 
-@rule
+@rule(code="PH604", name="never-sees-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class NeverSeesViolated(LeakRule):
     """A value carrying `B`'s output reaches a call of `A` that must never see `B`.
 
@@ -123,19 +125,12 @@ class NeverSeesViolated(LeakRule):
     respond to `B`.
     """
 
-    code = "PH604"
-    judges_invariants = True
-    name = "never-sees-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.NEVER_SEES
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.violation.slot}` receives output of `{found.violation.other}` through "
-                f"`{_channel(found)}`")
+    template = "`{slot}` receives output of `{other}` through `{channel}`"
 
-@rule
+@rule(code="PH607", name="independence-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class IndependenceViolated(Rule):
     """Two slots declared independent, and one receives the other's output.
 
@@ -166,12 +161,6 @@ class IndependenceViolated(Rule):
     ```
     """
 
-    code = "PH607"
-    judges_invariants = True
-    name = "independence-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.INDEPENDENT):
             slot, other = found.slot, found.violation.other
@@ -183,7 +172,8 @@ class IndependenceViolated(Rule):
                 secondary=_leak(ctx, found, transitive=ctx.policy.strict),
             )
 
-@rule
+@rule(code="PH605", name="never-sees-indirectly-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class NeverSeesIndirectlyViolated(LeakRule):
     """A value influenced by `B`, even through other calls, reaches `A`.
 
@@ -209,20 +199,13 @@ class NeverSeesIndirectlyViolated(LeakRule):
     Do not route anything derived from `B` to `A`.
     """
 
-    code = "PH605"
-    judges_invariants = True
-    name = "never-sees-indirectly-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.NEVER_SEES_INDIRECTLY
     transitive = True
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.violation.slot}` receives a value derived from `{found.violation.other}` "
-                f"through `{_channel(found)}`")
+    template = "`{slot}` receives a value derived from `{other}` through `{channel}`"
 
-@rule
+@rule(code="PH606", name="unaware-of-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class UnawareOfViolated(Rule):
     """Literal text sent to `A` names `B`, `B`'s role, or the pattern.
 
@@ -252,12 +235,6 @@ class UnawareOfViolated(Rule):
       prompt: "Write a proposal that answers the brief."
     ```
     """
-
-    code = "PH606"
-    judges_invariants = True
-    name = "unaware-of-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.UNAWARE_OF):
@@ -294,7 +271,8 @@ class UnawareOfViolated(Rule):
                 return prop.span, origin
         return prop.span, None
 
-@rule
+@rule(code="PH609", name="own-chain-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class OwnChainViolated(LeakRule):
     """A call of `A` receives another `A` chain's output.
 
@@ -335,20 +313,13 @@ class OwnChainViolated(LeakRule):
     ```
     """
 
-    code = "PH609"
-    judges_invariants = True
-    name = "own-chain-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.OWN_CHAIN
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"`{found.slot}` receives another `{found.slot}` chain's output through "
-                f"`{_channel(found)}`")
+    template = "`{called}` receives another `{called}` chain's output through `{channel}`"
 
 
-@rule
+@rule(code="PH610", name="predecessor-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class PredecessorViolated(LeakRule):
     """A service of a list-valued slot receives an output other than its predecessor's.
 
@@ -385,20 +356,14 @@ class PredecessorViolated(LeakRule):
     ```
     """
 
-    code = "PH610"
-    judges_invariants = True
-    name = "predecessor-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     policy_rule = rules.PREDECESSOR
 
-    def message(self, found: SiteViolation) -> str:
-        return (f"a service of `{found.slot}` receives an output of `{found.slot}` that is not "
-                f"its predecessor's, through `{_channel(found)}`")
+    template = ("a service of `{called}` receives an output of `{called}` that is not its "
+                "predecessor's, through `{channel}`")
 
 
-@rule
+@rule(code="PH608", name="invariant-not-checkable",
+      category="information-hiding", severity=Severity.INFO)
 class InvariantNotCheckable(Rule):
     """An invariant about slots is written in prose the linter cannot check.
 
@@ -427,11 +392,6 @@ class InvariantNotCheckable(Rule):
     - `proposer` is unaware of `adversary`
     ```
     """
-
-    code = "PH608"
-    name = "invariant-not-checkable"
-    category = "information-hiding"
-    severity = Severity.INFO
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         from prose.check.suggest import mentioned_slots, suggest_rewrite

@@ -9,7 +9,7 @@ from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.model_choice import how_to_allow, model_choices
 
 
-@rule
+@rule(code="PK508", name="pattern-chooses-model", category="contract", severity=Severity.WARNING)
 class PatternChoosesModel(Rule):
     """A pattern file names a model: an agent's `model:`, a call's or a session's.
 
@@ -43,11 +43,6 @@ class PatternChoosesModel(Rule):
     instance (`with: {critic: {model: premium}}`), or grant the request
     with `prose run ... --allow-model premium` or `allow_models: [premium]`.
     """
-
-    code = "PK508"
-    name = "pattern-chooses-model"
-    category = "contract"
-    severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for choice in model_choices(ctx.program.body):

@@ -21,7 +21,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import children, find_all
 
 
-@rule
+@rule(code="PH639", name="binding-order-not-a-list", category="contract", severity=Severity.ERROR)
 class BindingOrderNotAList(Rule):
     """An `in binding order` invariant names a slot that is not list-valued.
 
@@ -55,11 +55,6 @@ class BindingOrderNotAList(Rule):
     where `stages` is declared `(list)`.
     """
 
-    code = "PH639"
-    name = "binding-order-not-a-list"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         listed = set(ctx.model.list_valued_slots)
         if ctx.spec is not None:
@@ -72,7 +67,8 @@ class BindingOrderNotAList(Rule):
                     help="mark the slot `(list)`, or state the order of a list-valued slot")
 
 
-@rule
+@rule(code="PH640", name="only-reads-but-writes",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class OnlyReadsButWrites(Rule):
     """A slot said to only read declares a tool that writes.
 
@@ -106,12 +102,6 @@ class OnlyReadsButWrites(Rule):
     ```
     """
 
-    code = "PH640"
-    judges_invariants = True
-    name = "only-reads-but-writes"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         if ctx.spec is None:
             return
@@ -126,7 +116,8 @@ class OnlyReadsButWrites(Rule):
                         help="remove the tool, or give the writing work to another slot")
 
 
-@rule
+@rule(code="PH642", name="return-carries-violated",
+      category="information-hiding", severity=Severity.ERROR, judges_invariants=True)
 class ReturnCarriesViolated(Rule):
     """A returned key may carry the output of a slot an invariant excludes.
 
@@ -162,12 +153,6 @@ class ReturnCarriesViolated(Rule):
     ```
     """
 
-    code = "PH642"
-    judges_invariants = True
-    name = "return-carries-violated"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         rules = ctx.policy.carries
         if not rules:
@@ -202,7 +187,8 @@ def _enclosing_fors(program: n.Program) -> dict[int, tuple[n.For, ...]]:
     return found
 
 
-@rule
+@rule(code="PH644", name="item-input-unproven",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class ItemInputUnproven(Rule):
     """A service of a list-valued slot may be given another item than its own.
 
@@ -235,12 +221,6 @@ class ItemInputUnproven(Rule):
         brief: briefs[index]
     ```
     """
-
-    code = "PH644"
-    judges_invariants = True
-    name = "item-input-unproven"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         wanted = list(forms(ctx, ItemInput))

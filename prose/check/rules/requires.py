@@ -12,7 +12,7 @@ from prose.syntax import nodes as n
 from prose.syntax.walk import terminal_returns
 
 
-@rule
+@rule(code="PH601", name="undeclared-input", category="information-hiding", severity=Severity.ERROR)
 class UndeclaredInput(Rule):
     """A call passes an input that the slot's `requires:` does not declare.
 
@@ -48,11 +48,6 @@ class UndeclaredInput(Rule):
     ```
     """
 
-    code = "PH601"
-    name = "undeclared-input"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for found in of_rule(ctx, rules.REQUIRES):
             slot = ctx.decl.slots[found.slot]
@@ -72,7 +67,8 @@ _DESCRIPTIVE_STARTS = {
 }  # fmt: skip
 
 
-@rule
+@rule(code="PH602", name="string-literal-in-return",
+      category="information-hiding", severity=Severity.WARNING, compat_only=True)
 class StringLiteralInReturn(Rule):
     """A string literal stands in for a computed value in a return.
 
@@ -97,12 +93,6 @@ class StringLiteralInReturn(Rule):
     return { result: answer, attempts: attempts.length }
     ```
     """
-
-    code = "PH602"
-    name = "string-literal-in-return"
-    category = "information-hiding"
-    severity = Severity.WARNING
-    compat_only = True
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for statement in terminal_returns(ctx.program.body):

@@ -27,7 +27,7 @@ def _name_span(span: Span, text: str, name: str) -> Span:
     return Span(span.file, span.line, column, span.line, column + len(name))
 
 
-@rule
+@rule(code="PH638", name="result-satisfies-unsound", category="contract", severity=Severity.ERROR)
 class ResultSatisfiesUnsound(Rule):
     """A `the result satisfies` invariant is not a pure expression over `### Returns`.
 
@@ -72,11 +72,6 @@ class ResultSatisfiesUnsound(Rule):
     - the result satisfies `winner is not null or result is null`
     ```
     """
-
-    code = "PH638"
-    name = "result-satisfies-unsound"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         spec = ctx.spec

@@ -26,7 +26,8 @@ def _declared(found: t.Type, path: tuple[str, ...]) -> tuple[t.Type | None, str]
     return found, ""
 
 
-@rule
+@rule(code="PH637", name="returns-one-of-unproven",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class ReturnsOneOfUnproven(Rule):
     """A slot may return a value outside the ones an invariant lists.
 
@@ -57,12 +58,6 @@ class ReturnsOneOfUnproven(Rule):
       - ensures: decision object with `decision` ("continue" | "abort")
     ```
     """
-
-    code = "PH637"
-    judges_invariants = True
-    name = "returns-one-of-unproven"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         types = value_types(ctx.decl, ctx.program)

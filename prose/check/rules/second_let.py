@@ -5,7 +5,7 @@ from prose.check.rule import FindingRule, rule
 from prose.diagnostics.model import Severity
 
 
-@rule
+@rule(name="second-let", category="names", severity=Severity.WARNING, compat_only=True)
 class SecondLet(FindingRule):
     """A second `let` statement binds a name that is already bound.
 
@@ -39,7 +39,3 @@ class SecondLet(FindingRule):
     """
 
     finding = LetRepeated
-    name = "second-let"
-    category = "names"
-    severity = Severity.WARNING
-    compat_only = True

@@ -12,10 +12,17 @@ from prose.lang import policy as rules
 from prose.lang.invariants import LoopsBoundedBy, OnlyGrows, ReturnsUnmerged
 from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import loops, statements_in_loops, terminal_returns, walk_statements
+from prose.syntax.walk import (
+    loops,
+    root_name,
+    statements_in_loops,
+    terminal_returns,
+    walk_statements,
+)
 
 
-@rule
+@rule(code="PT304", name="loop-not-bounded-by-config",
+      category="termination", severity=Severity.ERROR, judges_invariants=True)
 class LoopNotBoundedByConfig(Rule):
     """A loop is not bounded by the config key an invariant names.
 
@@ -58,12 +65,6 @@ class LoopNotBoundedByConfig(Rule):
         task: task
     ```
     """
-
-    code = "PT304"
-    judges_invariants = True
-    name = "loop-not-bounded-by-config"
-    category = "termination"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for item in forms(ctx, LoopsBoundedBy):
@@ -113,7 +114,8 @@ class LoopNotBoundedByConfig(Rule):
         )
 
 
-@rule
+@rule(code="PK503", name="only-grows-violated",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class OnlyGrowsViolated(Rule):
     """A list declared to only grow is reassigned or rebuilt.
 
@@ -140,12 +142,6 @@ class OnlyGrowsViolated(Rule):
     ```
     """
 
-    code = "PK503"
-    judges_invariants = True
-    name = "only-grows-violated"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         looped = statements_in_loops(ctx.program.body)
         for item in forms(ctx, OnlyGrows):
@@ -164,7 +160,7 @@ class OnlyGrowsViolated(Rule):
                             )
                         continue
                     target_span = statement.head if statement.head.line else statement.span
-                elif isinstance(statement, n.Assign) and _root(statement.target) == name:
+                elif isinstance(statement, n.Assign) and root_name(statement.target) == name:
                     target_span = statement.span
                 else:
                     continue
@@ -175,7 +171,8 @@ class OnlyGrowsViolated(Rule):
                 )
 
 
-@rule
+@rule(code="PK504", name="returns-merged",
+      category="contract", severity=Severity.ERROR, judges_invariants=True)
 class ReturnsMergedViolated(Rule):
     """The result does not return two slots' outputs unmerged.
 
@@ -201,12 +198,6 @@ class ReturnsMergedViolated(Rule):
     return { result: { proposal: proposal, attack: attack } }
     ```
     """
-
-    code = "PK504"
-    judges_invariants = True
-    name = "returns-merged"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for item in forms(ctx, ReturnsUnmerged):
@@ -245,7 +236,3 @@ class ReturnsMergedViolated(Rule):
                 )
 
 
-def _root(expr: n.Expr) -> str | None:
-    while isinstance(expr, n.Member | n.Index):
-        expr = expr.obj
-    return expr.name if isinstance(expr, n.Name) else None

@@ -8,7 +8,7 @@ from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 from prose.lang.loops import LoopShape, loop_shape
 from prose.syntax import nodes as n
-from prose.syntax.walk import loops
+from prose.syntax.walk import loops, place_root
 
 
 def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
@@ -24,9 +24,7 @@ def static_bound(expr: n.Expr, ctx: CheckContext) -> tuple[bool, int | None]:
         if isinstance(value, int) and not isinstance(value, bool):
             return True, value
         return False, None
-    root: n.Expr = expr
-    while isinstance(root, n.Member | n.Index):
-        root = root.obj
+    root = place_root(expr)
     if not isinstance(root, n.Name):
         return False, None
     name = root.name
@@ -52,7 +50,7 @@ def _loops(ctx: CheckContext) -> Iterator[LoopShape]:
         yield loop_shape(node)
 
 
-@rule
+@rule(code="PT301", name="unbounded-repeat", category="termination", severity=Severity.ERROR)
 class UnboundedRepeat(Rule):
     """A `repeat` count that is not a static integer >= 0.
 
@@ -83,11 +81,6 @@ class UnboundedRepeat(Rule):
     ```
     """
 
-    code = "PT301"
-    name = "unbounded-repeat"
-    category = "termination"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
             if loop.count is None:
@@ -103,7 +96,7 @@ class UnboundedRepeat(Rule):
                 yield self.diagnostic(loop.count.span, f"`repeat` count {value} is negative")
 
 
-@rule
+@rule(code="PT302", name="loop-without-max", category="termination", severity=Severity.ERROR)
 class LoopWithoutMax(Rule):
     """A `loop` without `(max: N)`.
 
@@ -130,11 +123,6 @@ class LoopWithoutMax(Rule):
     ```
     """
 
-    code = "PT302"
-    name = "loop-without-max"
-    category = "termination"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):
             if loop.bound is None and loop.items is None:
@@ -145,7 +133,7 @@ class LoopWithoutMax(Rule):
                 )
 
 
-@rule
+@rule(code="PT303", name="invalid-max", category="termination", severity=Severity.ERROR)
 class InvalidMax(Rule):
     """A loop `max` that is not a positive integer.
 
@@ -171,11 +159,6 @@ class InvalidMax(Rule):
         task: task
     ```
     """
-
-    code = "PT303"
-    name = "invalid-max"
-    category = "termination"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for loop in _loops(ctx):

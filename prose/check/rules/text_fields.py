@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.syntax import nodes as n
-from prose.syntax.walk import walk_statements
+from prose.syntax.walk import find_all, walk_statements
 
 
-@rule
+@rule(code="PK505", name="field-of-text-output", category="contract", severity=Severity.WARNING)
 class FieldOfTextOutput(Rule):
     """A field is read from a call result that has no output schema, so it is text.
 
@@ -43,11 +43,6 @@ class FieldOfTextOutput(Rule):
     ```
     """
 
-    code = "PK505"
-    name = "field-of-text-output"
-    category = "contract"
-    severity = Severity.WARNING
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         text_from: dict[str, tuple[str, n.Call]] = {}
         other: set[str] = set()
@@ -72,7 +67,7 @@ class FieldOfTextOutput(Rule):
         candidates = {name: found for name, found in text_from.items() if name not in other}
         if not candidates:
             return
-        for member in _members(ctx.program.body):
+        for member in find_all(ctx.program, n.Member):  # conditions' included
             if isinstance(member.obj, n.Name) and member.obj.name in candidates and member.name != "length":
                 slot, call = candidates[member.obj.name]
                 yield self.diagnostic(
@@ -83,21 +78,3 @@ class FieldOfTextOutput(Rule):
                     help=f"declare the fields in the `ensures:` of `{slot}`, e.g. "
                     f"``object with `{member.name}` (type)``, or pass `schema:`",
                 )
-
-
-def _members(body: tuple[n.Stmt, ...]) -> Iterator[n.Member]:
-    """Every member access in the program, conditions included."""
-    stack: list[object] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, n.Member):
-            yield node
-        if isinstance(node, n.Node):
-            for name in node.__dataclass_fields__:
-                if name in ("span", "head"):
-                    continue
-                value = getattr(node, name)
-                if isinstance(value, tuple):
-                    stack.extend(value)
-                elif isinstance(value, n.Node):
-                    stack.append(value)

@@ -22,7 +22,8 @@ def _hidden_from(ctx: CheckContext) -> dict[str, frozenset[str]]:
             for slot, policy in ctx.policy.slots.items() if policy.hidden}
 
 
-@rule
+@rule(code="PH620", name="shared-tool-channel",
+      category="information-hiding", severity=Severity.ERROR)
 class SharedToolChannel(Rule):
     """A slot can write through an external tool that a slot hidden from it reads.
 
@@ -53,11 +54,6 @@ class SharedToolChannel(Rule):
     tool (`mcp:memory_a`, `mcp:memory_b`), or let only one of them use it.
     """
 
-    code = "PH620"
-    name = "shared-tool-channel"
-    category = "information-hiding"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         spec = ctx.spec
         if spec is None:
@@ -82,7 +78,8 @@ class SharedToolChannel(Rule):
             )
 
 
-@rule
+@rule(code="PH621", name="tool-arguments-reach-hidden",
+      category="information-hiding", severity=Severity.ERROR)
 class ToolArgumentsReachHidden(Rule):
     """A call gives an agent data that its shared external tool would pass to a slot
     that must never see it.
@@ -111,11 +108,6 @@ class ToolArgumentsReachHidden(Rule):
     ## Use instead
     Give the summariser a tool of its own, or keep the attack from it.
     """
-
-    code = "PH621"
-    name = "tool-arguments-reach-hidden"
-    category = "information-hiding"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         spec = ctx.spec

@@ -28,7 +28,7 @@ def _name_span(member: n.Member) -> Span:
                 end.end_line, end.end_column)
 
 
-@rule
+@rule(code="PK520", name="unknown-field", category="contract", severity=Severity.ERROR)
 class UnknownField(Rule):
     """A field is read that the value's declared type does not have.
 
@@ -63,11 +63,6 @@ class UnknownField(Rule):
       return { result: draft }
     ```
     """
-
-    code = "PK520"
-    name = "unknown-field"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         types = _types(ctx)
@@ -121,7 +116,7 @@ class UnknownField(Rule):
                     holder = t.field_type(holder, name) or t.ANY
 
 
-@rule
+@rule(code="PK521", name="enum-mismatch", category="contract", severity=Severity.ERROR)
 class EnumMismatch(Rule):
     """A value of an enum type is compared with a literal outside the enum.
 
@@ -148,11 +143,6 @@ class EnumMismatch(Rule):
       return { result: draft }
     ```
     """
-
-    code = "PK521"
-    name = "enum-mismatch"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         types = _types(ctx)

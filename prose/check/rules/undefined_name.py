@@ -8,7 +8,7 @@ from prose.diagnostics.model import Diagnostic, Severity
 from prose.spelling import did_you_mean
 
 
-@rule
+@rule(code=NameUndefined.code, name="undefined-name", category="names", severity=Severity.ERROR)
 class UndefinedName(Rule):
     """A name is read (or interpolated) that nothing defines.
 
@@ -36,11 +36,6 @@ class UndefinedName(Rule):
     return { result: draft }
     ```
     """
-
-    code = NameUndefined.code
-    name = "undefined-name"
-    category = "names"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for finding in ctx.model.findings_of(NameUndefined):

@@ -5,10 +5,11 @@ from collections.abc import Iterable
 from prose.check.findings import BadCallTarget
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
-from prose.syntax import nodes as n
+from prose.syntax.walk import root_name
 
 
-@rule
+@rule(code=BadCallTarget.code, name="unknown-call-target",
+      category="names", severity=Severity.ERROR)
 class UnknownCallTarget(Rule):
     """`call X` where X is not a slot, a service variable, a `use` alias or a block.
 
@@ -36,11 +37,6 @@ class UnknownCallTarget(Rule):
     ```
     """
 
-    code = BadCallTarget.code
-    name = "unknown-call-target"
-    category = "names"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         slots = ", ".join(f"`{name}`" for name in ctx.decl.slots) or "none"
         for finding in ctx.model.findings_of(BadCallTarget):
@@ -51,7 +47,7 @@ class UnknownCallTarget(Rule):
             flow = ctx.flow.calls.get(id(site.call))
             if flow is None or flow.holds_service:
                 continue  # never run (a block nobody calls), or it may hold one
-            name = _target_name(site.call.target)
+            name = root_name(site.call.target) or ""
             yield self.diagnostic(
                 site.call.target.span,
                 f"`{name}` does not hold a service: no slot reaches it",
@@ -61,7 +57,3 @@ class UnknownCallTarget(Rule):
             )
 
 
-def _target_name(target: n.Expr) -> str:
-    while isinstance(target, n.Member | n.Index):
-        target = target.obj
-    return target.name if isinstance(target, n.Name) else ""

@@ -6,7 +6,7 @@ from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Severity
 
 
-@rule
+@rule(code="PN105", name="unused-variable", category="names", severity=Severity.WARNING)
 class UnusedVariable(Rule):
     """A variable is bound and never read.
 
@@ -34,18 +34,13 @@ class UnusedVariable(Rule):
     ```
     """
 
-    code = "PN105"
-    name = "unused-variable"
-    category = "names"
-    severity = Severity.WARNING
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for binding in ctx.model.bindings:
             if binding.kind in ("let", "const") and binding.uses == 0 and not binding.name.startswith("_"):
                 yield self.diagnostic(binding.span, f"`{binding.name}` is never read")
 
 
-@rule
+@rule(code="PN106", name="unused-slot", category="names", severity=Severity.WARNING)
 class UnusedSlot(Rule):
     """A declared slot is never called.
 
@@ -68,11 +63,6 @@ class UnusedSlot(Rule):
     Call the slot, or remove it from `### Slots`.
     """
 
-    code = "PN106"
-    name = "unused-slot"
-    category = "names"
-    severity = Severity.WARNING
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         unused = [name for name in ctx.decl.slots if not ctx.model.slot_uses.get(name)]
         if unused and ctx.model.calls:
@@ -85,7 +75,7 @@ class UnusedSlot(Rule):
             yield self.diagnostic(slot.span, f"slot `{name}` is never called")
 
 
-@rule
+@rule(code="PN107", name="unused-config", category="names", severity=Severity.WARNING)
 class UnusedConfig(Rule):
     """A config key is never read.
 
@@ -105,11 +95,6 @@ class UnusedConfig(Rule):
     ## Use instead
     Use the key (for instance in a condition), or remove it.
     """
-
-    code = "PN107"
-    name = "unused-config"
-    category = "names"
-    severity = Severity.WARNING
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for name, item in ctx.decl.config.items():

@@ -20,7 +20,7 @@ def _file(ctx: CheckContext, statement: n.Use) -> Path:
     return Path(statement.span.file)
 
 
-@rule
+@rule(code="PK506", name="use-target-refused", category="contract", severity=Severity.ERROR)
 class UseTargetRefused(Rule):
     """A `use` names something other than a pattern file inside the project or the library.
 
@@ -45,11 +45,6 @@ class UseTargetRefused(Rule):
     ```
     """
 
-    code = "PK506"
-    name = "use-target-refused"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         for statement in _uses(ctx):
             file = _file(ctx, statement)
@@ -61,7 +56,7 @@ class UseTargetRefused(Rule):
                                       "project or the library")
 
 
-@rule
+@rule(code="PT305", name="use-cycle", category="termination", severity=Severity.ERROR)
 class UseCycle(Rule):
     """A pattern ends up using itself, directly or through the patterns it uses.
 
@@ -83,11 +78,6 @@ class UseCycle(Rule):
     ## Use instead
     Break the cycle: move what both need into a third pattern that uses neither.
     """
-
-    code = "PT305"
-    name = "use-cycle"
-    category = "termination"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         statements = list(_uses(ctx))
