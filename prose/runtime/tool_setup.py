@@ -13,14 +13,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prose.lang.tools import needs_provider
 from prose.runtime.errors import SandboxRequired, ToolsMismatch
 from prose.runtime.mcp_client import McpToolSpec
 from prose.runtime.sandbox import Isolation, isolation_mode
 from prose.runtime.services import import_callable
 from prose.runtime.toolbox import CommandSpec, Provider, PythonToolSpec
-from prose.source import Span
-from prose.spec.instance_tools import optional_tools
+from prose.spec.instance_tools import optional_tools, provided_tools
 
 if TYPE_CHECKING:
     from prose.spec.model import PatternSpec
@@ -46,12 +44,8 @@ def providers_from_instance(tools: Mapping[str, Any], base_dir: Path) -> dict[st
 def check_tools(spec: PatternSpec, providers: Mapping[str, Provider], source: str,
                 *, require_sandbox: bool) -> Isolation:
     """The isolation mode of the run's commands, after refusing a mismatch (see module)."""
-    declared: dict[str, tuple[str, Span]] = {}
+    declared = provided_tools(spec)
     optional = optional_tools(spec)
-    for declaring in spec.slots:
-        for use in declaring.tools:
-            if needs_provider(use.spelling):
-                declared.setdefault(use.spelling, (declaring.name, use.span))
     for spelling, (slot, span) in declared.items():
         if spelling not in optional and spelling not in providers:
             raise ToolsMismatch(

@@ -21,7 +21,7 @@ from typing import Any
 
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_CHAINS, NO_LABEL, Chains, Label
-from prose.lang.type_words import VALUE_WORDS, type_word, with_article
+from prose.lang.type_words import program_word, with_article
 from prose.runtime.errors import MemberError, ValueTypeError
 from prose.source import Span
 
@@ -167,12 +167,8 @@ NULL = Value(None, NO_LABEL)
 
 
 def type_name(data: Data) -> str:
-    """`type_word` in the program's words: one `number` for both kinds, and a `service`
-    for anything that is not data."""
-    word = type_word(data)
-    if word == "integer":
-        return "number"
-    return word if word in VALUE_WORDS else "service"
+    """`type_word` in the program's words (`prose.lang.type_words.program_word`)."""
+    return program_word(data)
 
 
 def wrap(
