@@ -171,8 +171,9 @@ class RunsOnlyIfViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = _places(ctx)
-        for item in forms(ctx, RunsOnlyIf):
+        items = list(forms(ctx, RunsOnlyIf))
+        places = _places(ctx) if items else {}  # the analysis only where a form asks
+        for item in items:
             condition = ".".join(item.form.condition)
             tested = {(condition, None), (condition, "true")}
             for site in _unproven(ctx, places, item.form.slot,
@@ -258,8 +259,9 @@ class RunsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = _places(ctx)
-        for item in forms(ctx, RunsOnlyAfter):
+        items = list(forms(ctx, RunsOnlyAfter))
+        places = _places(ctx) if items else {}  # the analysis only where a form asks
+        for item in items:
             form = item.form
             literal = json.dumps(form.value)
             approved = _approved(ctx, form.approver, form.field, form.value)
@@ -322,8 +324,9 @@ class SameInputViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = _places(ctx)
-        for item in forms(ctx, SameInput):
+        items = list(forms(ctx, SameInput))
+        places = _places(ctx) if items else {}  # the analysis only where a form asks
+        for item in items:
             form = item.form
             if form.approver == form.slot:
                 yield from self._every_call(ctx, places, item)
@@ -461,8 +464,9 @@ class AtMostOneViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = _places(ctx)
-        for item in forms(ctx, AtMostOne):
+        items = list(forms(ctx, AtMostOne))
+        places = _places(ctx) if items else {}  # the analysis only where a form asks
+        for item in items:
             form = item.form
             listed = set(form.slots)
             once = len(form.slots) == 1  # `A runs at most once`: two calls of A count
@@ -569,8 +573,9 @@ class GrowsOnlyAfterViolated(Rule):
     severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        places = _places(ctx)
-        for item in forms(ctx, GrowsOnlyAfter):
+        items = list(forms(ctx, GrowsOnlyAfter))
+        places = _places(ctx) if items else {}  # the analysis only where a form asks
+        for item in items:
             form = item.form
             literal = json.dumps(form.value)
             approved = _approved(ctx, form.approver, form.field, form.value)
