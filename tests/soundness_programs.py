@@ -111,6 +111,8 @@ class Invariant:
             "indirect": f"- `{self.a}` never sees `{self.b}`, even indirectly",
             "unaware": f"- `{self.a}` is unaware of `{self.b}`",
             "independent": f"- `{self.a}` and `{self.b}` are independent",
+            # the shorthand for `are independent` between every two of them
+            "pairwise": f"- {carried} are pairwise independent",
             "only": f"- `{self.a}` sees only {listed}",
             "chain": f"- each `{self.a}` sees only its own chain",
             "round": f"- each `{self.a}` never sees its own round",
@@ -165,6 +167,12 @@ class Invariant:
         if self.form == "independent":
             yield self.a, self.b, "direct"
             yield self.b, self.a, "direct"
+            return
+        if self.form == "pairwise":
+            for viewer in (self.a, *self.inputs):
+                for source in (self.a, *self.inputs):
+                    if viewer != source:
+                        yield viewer, source, "direct"
             return
         yield self.a, self.b, "transitive" if self.form == "indirect" else "direct"
         if self.form == "unaware":
@@ -1261,7 +1269,7 @@ PAIR_FORMS = ("never", "indirect", "unaware", "independent")
 #   on a reply the script made up. A differential test over programs compares nothing.
 FORMS = (*PAIR_FORMS, "only", "chain", "round", "no_call", "runs_if", "at_most_one", "once",
          "same_every", "grows", "runs_after", "same_got", "carries_only", "never_carries",
-         "never_told", "blind")
+         "never_told", "blind", "pairwise")
 # The forms whose statements the generator writes on purpose (a test of an approval, the
 # same name given twice, outputs of SOURCES in binding order): `tests/test_soundness.py`
 # also runs a seeded sample of each, since a random draw holds one rarely.
@@ -1285,6 +1293,8 @@ def invariants(draw: Callable[[st.SearchStrategy[Any]], Any],
         return Invariant(form, a, inputs=tuple(others))
     if form == "never_told":
         return Invariant(form, a, draw(st.sampled_from(TOLD_WORDS)))
+    if form == "pairwise":  # `a` and every other slot
+        return Invariant(form, a, inputs=tuple(slot for slot in SLOTS if slot != a))
     if form == "once":
         return Invariant(form, a, per_iteration=draw(st.booleans()))
     if form == "at_most_one":
