@@ -24,20 +24,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from prose.lang.channels import Channel, ChannelKind
+from prose.lang.channels import Carried, Channel, ChannelKind
 from prose.lang.flows import NO_INDEX, SEALED, Chains, order_marker
 from prose.lang.policy import ANY_ENTRY, Policy
 
 
-class Screened(Protocol):
-    """What a value sent by a call carries, as the screen reads it (a run-time `Value`)."""
+class Screened(Carried, Protocol):
+    """What a value sent by a call carries, as the screen reads it (a run-time `Value`):
+    what a channel reads of it, and where each output in it was made."""
 
-    @property
-    def provenance(self) -> frozenset[str]: ...
-    @property
-    def transitive(self) -> frozenset[str]: ...
-    @property
-    def literal(self) -> frozenset[str]: ...
     @property
     def chains(self) -> Chains: ...
 

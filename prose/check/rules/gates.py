@@ -127,7 +127,8 @@ def _at_call(rule: Rule, site: CallFlow, item: GateForm, message: str,
     return rule.diagnostic(_head(site), message, secondary=[_invariant(item)], help=help)
 
 
-@rule
+@rule(code="PH630", name="runs-only-if-violated", category="contract", severity=Severity.ERROR,
+      judges_invariants=True)
 class RunsOnlyIfViolated(Rule):
     """A slot that runs only if a condition holds is called where the condition is not
     checked on every path.
@@ -164,12 +165,6 @@ class RunsOnlyIfViolated(Rule):
     ```
     """
 
-    code = "PH630"
-    judges_invariants = True
-    name = "runs-only-if-violated"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         items = list(forms(ctx, RunsOnlyIf))
         places = _places(ctx) if items else {}  # the analysis only where a form asks
@@ -185,7 +180,8 @@ class RunsOnlyIfViolated(Rule):
                     f"`if not {condition}: return ...`")
 
 
-@rule
+@rule(code="PH631", name="runs-only-after-violated", category="contract", severity=Severity.ERROR,
+      judges_invariants=True)
 class RunsOnlyAfterViolated(Rule):
     """A slot that runs only after an approval is called where the approval is not
     checked on every path.
@@ -252,12 +248,6 @@ class RunsOnlyAfterViolated(Rule):
     ```
     """
 
-    code = "PH631"
-    judges_invariants = True
-    name = "runs-only-after-violated"
-    category = "contract"
-    severity = Severity.ERROR
-
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         items = list(forms(ctx, RunsOnlyAfter))
         places = _places(ctx) if items else {}  # the analysis only where a form asks
@@ -273,7 +263,8 @@ class RunsOnlyAfterViolated(Rule):
                                         literal, f"call `{form.slot}`"))
 
 
-@rule
+@rule(code="PH632", name="same-input-violated", category="contract", severity=Severity.ERROR,
+      judges_invariants=True)
 class SameInputViolated(Rule):
     """A slot is not given the same value its approver was given.
 
@@ -316,12 +307,6 @@ class SameInputViolated(Rule):
         proposal: proposal
     ```
     """
-
-    code = "PH632"
-    judges_invariants = True
-    name = "same-input-violated"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         items = list(forms(ctx, SameInput))
@@ -417,7 +402,8 @@ def _may_run_before(places: dict[object, CallPlace], first: CallFlow, then: Call
     return any(step.node in branches for step in other if step.kind == "parallel")
 
 
-@rule
+@rule(code="PH633", name="at-most-one-violated", category="contract", severity=Severity.ERROR,
+      judges_invariants=True)
 class AtMostOneViolated(Rule):
     """Two slots of which at most one may run are called on paths that can both run.
 
@@ -456,12 +442,6 @@ class AtMostOneViolated(Rule):
         request: request
     ```
     """
-
-    code = "PH633"
-    judges_invariants = True
-    name = "at-most-one-violated"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         items = list(forms(ctx, AtMostOne))
@@ -516,7 +496,8 @@ def _names(slots: Iterable[str]) -> str:
     return ", ".join(f"`{slot}`" for slot in slots)
 
 
-@rule
+@rule(code="PH643", name="grows-only-after-violated", category="contract", severity=Severity.ERROR,
+      judges_invariants=True)
 class GrowsOnlyAfterViolated(Rule):
     """A list that grows only after an approval grows where the approval is not checked
     on every path.
@@ -565,12 +546,6 @@ class GrowsOnlyAfterViolated(Rule):
       append proposal.step to progress
     ```
     """
-
-    code = "PH643"
-    judges_invariants = True
-    name = "grows-only-after-violated"
-    category = "contract"
-    severity = Severity.ERROR
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
         items = list(forms(ctx, GrowsOnlyAfter))
