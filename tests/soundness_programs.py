@@ -849,13 +849,7 @@ class Generator:
         another statement (a later call of the approver, say) runs between test and growth."""
         assert self.approver is not None
         self.constructs.add("gated growth")
-        lines: Lines = []
-        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
-        if name is None:
-            name = self.fresh("r")
-            lines += self.call(scope, f"let {name} = call", slot=self.approver)
-            scope[name] = Var("obj")
-        test = self.pick([f"{name}.ok", f"{name}.ok == true", f"{name}.ok and {name}.n >= 0"])
+        lines, test = self._approval_test(scope, self.approver)
         inner = dict(scope)
         body: Lines = []
         if self.weighted([(3, False), (1, True)]):
@@ -866,6 +860,18 @@ class Generator:
                     f"append {item} to {GROWN}")
         merge(scope, [inner], exhaustive=False)
         return [*lines, f"if {test}:", *indent(body)]
+
+    def _approval_test(self, scope: Scope, approver: str) -> tuple[Lines, str]:
+        """A test of an approval: of a reply already in scope, or of `approver`'s call made
+        just before it (the lines that make it, and the condition)."""
+        lines: Lines = []
+        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
+        if name is None:
+            name = self.fresh("r")
+            lines += self.call(scope, f"let {name} = call", slot=approver)
+            scope[name] = Var("obj")
+        return lines, self.pick([f"{name}.ok", f"{name}.ok == true",
+                                 f"{name}.ok and {name}.n >= 0"])
 
     def s_gated_call(self, scope: Scope, ctx: Ctx) -> Lines:
         """A call of a gated slot the way its invariant asks, or nearly: for `runs only
@@ -883,12 +889,8 @@ class Generator:
             if self.weighted([(3, False), (1, True)]):
                 lines += self.statement(scope, ctx.inner())
             return [*lines, *self._bound_call(scope, slot, given)]
-        name = self.some_name(scope, "obj") if self.weighted([(3, False), (1, True)]) else None
-        if name is None:
-            name = self.fresh("r")
-            lines += self.call(scope, f"let {name} = call", slot=approver)
-            scope[name] = Var("obj")
-        test = self.pick([f"{name}.ok", f"{name}.ok == true", f"{name}.ok and {name}.n >= 0"])
+        approval, test = self._approval_test(scope, approver)
+        lines += approval
         inner = dict(scope)
         body: Lines = []
         if self.weighted([(3, False), (1, True)]):
