@@ -54,10 +54,12 @@ def service_for(ctx: RunContext, target: Service, node: n.Node) -> ServiceSpec:
 
 def site_for(ctx: RunContext, node: n.Call, target: Service, service: ServiceSpec) -> CallSite:
     """The call site of `node` reaching `service`, compiled at its first call of the run."""
-    key = (id(node), id(service))
+    # The slot too: one service object may be bound to several slots (the run's default
+    # model), and a call of a service value may reach a different slot each time.
+    slot = target.slot
+    key = (id(node), id(service), slot)
     site = ctx.call_sites.get(key)
     if site is None:
-        slot = target.slot
         site = ctx.call_sites[key] = compile_site(node, slot, service, ctx.slot_schema(slot),
                                                   ctx.slot_ensures(slot))
     return site
@@ -68,17 +70,16 @@ def _index(target: Service) -> int:
 
 
 def enforce_policy(
-    ctx: RunContext, node: n.Call, target: Service, payload: Payload, site: CallSite | None = None
+    ctx: RunContext, node: n.Call, target: Service, payload: Payload, site: CallSite
 ) -> None:
     """Ask the policy about this call; on a violation stop the run before anything is sent.
     The site's screen (`prose.lang.screen`) clears a call whose values carry nothing any rule
     of the slot reads, without building its channels; any other call is judged in full."""
     slot = target.slot
-    if site is not None:
-        screen = site.screen(ctx.policy, payload, _index(target), target.entry)
-        if screen is not None and screen.clears(payload.inputs.values(), payload.prompt,
-                                                payload.schema):
-            return
+    screen = site.screen(ctx.policy, payload, _index(target), target.entry)
+    if screen is not None and screen.clears(payload.inputs.values(), payload.prompt,
+                                            payload.schema):
+        return
     channels = payload.channels()
     found = ctx.policy.violations(slot, channels, pc.branch(), _index(target), target.entry)
     if not found:

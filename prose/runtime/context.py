@@ -195,9 +195,9 @@ class RunContext:
     # What the slots wrote, for the content check at the message boundary.
     content: ContentIndex = field(init=False, repr=False)
     # The call sites called so far, compiled at their first call (`prose.runtime.call_site`),
-    # by the identity of the `call` node and of the service it reached.
-    call_sites: dict[tuple[int, int], CallSite] = field(init=False, default_factory=dict,
-                                                        repr=False)
+    # by the identity of the `call` node and of the service it reached, and the slot.
+    call_sites: dict[tuple[int, int, str], CallSite] = field(init=False, default_factory=dict,
+                                                             repr=False)
 
     def __post_init__(self) -> None:
         self.content = ContentIndex(self.policy, self.source)
