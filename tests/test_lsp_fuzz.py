@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
-from test_lsp_server import PATTERN, SERVER, Session
+from test_lsp_server import PATTERN, SERVER, Session, _stop
 
 from prose.lsp.diagnostics import convert
 from prose.lsp.documents import analyse
@@ -80,13 +80,8 @@ class Fuzz:
         self.run(start(), timeout=120)
 
     def stop(self) -> None:
-        async def stop() -> None:
-            await asyncio.wait_for(self.client.shutdown_async(None), 30)
-            self.client.exit(None)
-            await asyncio.wait_for(self.client.stop(), 30)
-
         try:
-            self.run(stop())
+            self.run(_stop(self.session), timeout=90)
         finally:
             server = self.client._server
             if server is not None and server.returncode is None:

@@ -138,9 +138,16 @@ async def _stop(session: Session) -> None:
     """Shut the server down as an editor does; it must exit."""
     client = session.client
     try:
-        await asyncio.wait_for(client.shutdown_async(None), 30)
+        try:
+            await asyncio.wait_for(client.shutdown_async(None), 30)
+        except TimeoutError:
+            pytest.fail("the server did not answer `shutdown` within 30 s")
         client.exit(None)
-        await asyncio.wait_for(client.stop(), 30)
+        try:
+            await asyncio.wait_for(client.stop(), 30)
+        except TimeoutError:
+            pytest.fail("the server did not end within 30 s of `exit`")
+        assert client._server is not None and client._server.returncode == 0
     except BaseException:
         _kill(session)
         raise
@@ -519,3 +526,47 @@ def test_formatting_and_quick_fixes_apply(tmp_path: Path, shared_server: SharedS
     assert "  - requires: task_brief, extra\n" in fixed
     assert "{ result: { proposal: proposal," in fixed
     assert not {"PH601", "PH608", "PN101"} & {d.code for d in results["after"]}
+
+
+def test_the_server_ends_after_exit_even_with_a_reader_waiting_on_open_stdin() -> None:
+    """pygls waits for its reader threads as it stops; one blocked on a standard input the
+    client keeps open must not keep the process (and the client waiting for it) alive."""
+    program = textwrap.dedent("""
+        import sys, threading
+        from prose.lsp.server import _exit_within
+        threading.Thread(target=sys.stdin.buffer.readline).start()  # not a daemon
+        _exit_within(0.2, 0)
+    """)
+    process = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE)
+    try:
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        assert process.stdin is not None
+        process.stdin.close()
+
+
+def test_exit_without_shutdown_ends_the_server_with_code_1() -> None:
+    """The protocol's rule: `exit` before `shutdown` is an error exit (1), after it 0."""
+    def frame(message: dict[str, Any]) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    for asked, code in ((True, 0), (False, 1)):
+        messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"capabilities": {}}},
+                    {"jsonrpc": "2.0", "method": "initialized", "params": {}}]
+        if asked:
+            messages.append({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        messages.append({"jsonrpc": "2.0", "method": "exit"})
+        process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        assert process.stdin is not None
+        try:
+            process.stdin.write(b"".join(frame(m) for m in messages))
+            process.stdin.flush()
+            assert process.wait(timeout=60) == code  # stdin still open
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.stdin.close()

@@ -14,6 +14,9 @@ Nothing here imports LiteLLM (tests/test_lsp_server.py checks it in the real pro
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +40,7 @@ class ProseLanguageServer(LanguageServer):
         self.complete_delay = 0.4
         self.timers: dict[tuple[str, str], asyncio.TimerHandle] = {}
         self.deferred: dict[str, list[lsp.Diagnostic]] = {}
+        self.shut_down = False  # the client asked `shutdown` (the exit code says so)
 
     # --- diagnostics ---------------------------------------------------------------
 
@@ -163,8 +167,40 @@ def build_server() -> ProseLanguageServer:
         ls.deferred.pop(uri, None)
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: ProseLanguageServer, params: None) -> None:
+        ls.shut_down = True
+        for timer in ls.timers.values():  # no analysis after the client said it is done
+            timer.cancel()
+        ls.timers.clear()
+
+    @server.feature(lsp.EXIT)
+    def exit_(ls: ProseLanguageServer, params: None) -> None:
+        _exit_within(EXIT_GRACE, 0 if ls.shut_down else 1)
+
     _register_requests(server)
     return server
+
+
+# Seconds the process may take to end after `exit` before it ends itself: pygls waits for
+# its reader threads as it stops, and one blocked on a standard input the client keeps
+# open would hold the process (and the client waiting for it) for good.
+EXIT_GRACE = 3.0
+
+
+def _exit_within(seconds: float, code: int) -> None:
+    """End the process with `code` after `seconds` unless it has ended by then."""
+
+    def end() -> None:
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(code)
+
+    timer = threading.Timer(seconds, end)
+    timer.daemon = True
+    timer.start()
 
 
 def _register_requests(server: ProseLanguageServer) -> None:
@@ -214,5 +250,8 @@ def _configure(ls: ProseLanguageServer, options: Any) -> None:
 
 
 def serve() -> None:
-    """Run the server over stdin and stdout until the client says exit."""
-    build_server().start_io()
+    """Run the server over stdin and stdout until the client says exit; the exit code is
+    0 after `shutdown`, 1 without it (the protocol's rule)."""
+    server = build_server()
+    server.start_io()
+    raise SystemExit(0 if server.shut_down else 1)
