@@ -108,6 +108,9 @@ def table(result: dict[str, object]) -> str:
 
 
 def main() -> None:
+    if {"-h", "--help"} & set(sys.argv[1:]):
+        print(__doc__)
+        return
     args = [arg for arg in sys.argv[1:] if arg != "--print"]
     runs = int(args[0]) if args else 9
     body = table(measure(runs))

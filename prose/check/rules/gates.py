@@ -18,7 +18,7 @@ from prose.check.dominance import (
     root,
 )
 from prose.check.flow import CallFlow
-from prose.check.invariant_checks import Form, forms
+from prose.check.invariant_checks import F, Form, forms
 from prose.check.rule import CheckContext, Rule, rule
 from prose.diagnostics.model import Diagnostic, Label, Severity
 from prose.lang.gates import bare_test_approves
@@ -64,13 +64,23 @@ def _places(ctx: CheckContext) -> dict[object, CallPlace]:
     return call_places(ctx.program, reach, key=flow)
 
 
-def _approved(ctx: CheckContext, approver: str, field: str,
-              value: object) -> Callable[[frozenset[Fact]], bool]:
+def _asked(ctx: CheckContext, cls: type[F]) -> Iterator[tuple[Form[F], dict[object, CallPlace]]]:
+    """Each bullet written in the form `cls`, with what holds at each call and growth (the
+    control-flow analysis made only when a bullet asks for it)."""
+    items = list(forms(ctx, cls))
+    places = _places(ctx) if items else {}
+    for item in items:
+        yield item, places
+
+
+def _approved(ctx: CheckContext,
+              form: RunsOnlyAfter | GrowsOnlyAfter) -> Callable[[frozenset[Fact]], bool]:
     """Whether facts say that `approver`'s latest result has `field` == `value`: a name
     holds that result (bound by a call of `approver` alone, with no call that may reach
     `approver` since) and was tested, `R.field == value` (for `true`, the bare test
     `R.field` too when the field is declared boolean: `prose.lang.gates.bare_test_approves`).
     `runs only after` (PH631) and `grows only after` (PH643) ask it."""
+    approver, field, value = form.approver, form.field, form.value
     literal = json.dumps(value)
     marker = latest(approver)
     spec_slot = ctx.spec.slot(approver) if ctx.spec is not None else None
@@ -166,9 +176,7 @@ class RunsOnlyIfViolated(Rule):
     """
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        items = list(forms(ctx, RunsOnlyIf))
-        places = _places(ctx) if items else {}  # the analysis only where a form asks
-        for item in items:
+        for item, places in _asked(ctx, RunsOnlyIf):
             condition = ".".join(item.form.condition)
             tested = {(condition, None), (condition, "true")}
             for site in _unproven(ctx, places, item.form.slot,
@@ -249,12 +257,9 @@ class RunsOnlyAfterViolated(Rule):
     """
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        items = list(forms(ctx, RunsOnlyAfter))
-        places = _places(ctx) if items else {}  # the analysis only where a form asks
-        for item in items:
+        for item, places in _asked(ctx, RunsOnlyAfter):
             form = item.form
-            literal = json.dumps(form.value)
-            approved = _approved(ctx, form.approver, form.field, form.value)
+            literal, approved = json.dumps(form.value), _approved(ctx, form)
             for site in _unproven(ctx, places, form.slot, _tests_approval(approved)):
                 yield _at_call(
                     self, site, item, f"`{form.slot}` is called here on a path that does not "
@@ -309,9 +314,7 @@ class SameInputViolated(Rule):
     """
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        items = list(forms(ctx, SameInput))
-        places = _places(ctx) if items else {}  # the analysis only where a form asks
-        for item in items:
+        for item, places in _asked(ctx, SameInput):
             form = item.form
             if form.approver == form.slot:
                 yield from self._every_call(ctx, places, item)
@@ -444,9 +447,7 @@ class AtMostOneViolated(Rule):
     """
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        items = list(forms(ctx, AtMostOne))
-        places = _places(ctx) if items else {}  # the analysis only where a form asks
-        for item in items:
+        for item, places in _asked(ctx, AtMostOne):
             form = item.form
             listed = set(form.slots)
             once = len(form.slots) == 1  # `A runs at most once`: two calls of A count
@@ -548,12 +549,9 @@ class GrowsOnlyAfterViolated(Rule):
     """
 
     def check(self, ctx: CheckContext) -> Iterable[Diagnostic]:
-        items = list(forms(ctx, GrowsOnlyAfter))
-        places = _places(ctx) if items else {}  # the analysis only where a form asks
-        for item in items:
+        for item, places in _asked(ctx, GrowsOnlyAfter):
             form = item.form
-            literal = json.dumps(form.value)
-            approved = _approved(ctx, form.approver, form.field, form.value)
+            literal, approved = json.dumps(form.value), _approved(ctx, form)
             changes: Iterator[n.Append | n.Assign] = find_all(ctx.program, (n.Append, n.Assign))
             for change in changes:
                 target = change.target
