@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -149,6 +150,14 @@ def write_project(
         (folder / "rows.jsonl").write_text(
             "".join(json.dumps(dict(row)) + "\n" for row in rows), encoding="utf-8")
     return folder
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """In a child (`preexec_fn`): SIGINT at its default, as in a terminal. A shell starts a
+    background job (`cmd &` without job control, as CI may run the suite) with SIGINT
+    ignored and every child inherits that; Python then installs no KeyboardInterrupt
+    handler, and a test's Ctrl-C would be ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def prose_process(*args: str, cwd: Path, env: Mapping[str, str] | None = None,

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import signal
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llm_server import FakeLLMServer, Reply
@@ -156,6 +158,16 @@ def test_run_hands_back_the_value_without_formatting_it() -> None:
         await asyncio.sleep(0)
         return _Counted()
 
+    # As in a terminal: asyncio.run formats the result only when it installs its own
+    # Ctrl-C handler, which it does not where SIGINT is ignored (a background job's).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _without_formatting(main)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _without_formatting(main: Callable[[], Coroutine[Any, Any, _Counted]]) -> None:
     value = event_loop.run(main())
     assert isinstance(value, _Counted)
     # asyncio.run itself formats its main task's result on the way out (a run's whole

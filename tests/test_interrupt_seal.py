@@ -18,7 +18,13 @@ from llm_server import Delay, FakeLLMServer, Reply
 from prose.ledger.audit import audit_trace
 from prose.runtime.integrity import check_trace, seal_path
 from tests.conftest import run_prose_in_process
-from tests.loopback import ROUNDS_PATTERN, prose_process, wait_for_requests, write_project
+from tests.loopback import (
+    ROUNDS_PATTERN,
+    ctrl_c_as_in_a_terminal,
+    prose_process,
+    wait_for_requests,
+    write_project,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Item.*ReadOnly:UserWarning")
 
@@ -28,7 +34,8 @@ def _interrupt(project: Path, server: FakeLLMServer, pattern: str, requests: int
     """Start `prose run PATTERN`, send SIGINT once the server holds request `requests`
     (0: half a second after the process starts), and again `again_after` seconds later (an impatient
     user), and return its exit code and stderr."""
-    process = prose_process("run", pattern, "--input", "task=t", *extra, cwd=project)
+    process = prose_process("run", pattern, "--input", "task=t", *extra, cwd=project,
+                            preexec_fn=ctrl_c_as_in_a_terminal)
     try:
         if requests:
             wait_for_requests(server, requests)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.loopback import ctrl_c_as_in_a_terminal
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -32,19 +34,13 @@ def _console_script() -> str:
     return command
 
 
-def _ctrl_c_as_in_a_terminal() -> None:
-    """SIGINT at its default in the child, as in a terminal (a test run in the background
-    inherits it ignored, and Python then keeps ignoring it)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _interrupt_after(args: list[str], module: str, delay: float) -> tuple[int, str]:
     """Start `prose ARGS`, wait until it has imported `module`, wait `delay` s more, send
     SIGINT; its exit code and stderr without the import-time lines."""
     process = subprocess.Popen([_console_script(), *args], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE,
                                env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"},
-                               preexec_fn=_ctrl_c_as_in_a_terminal)
+                               preexec_fn=ctrl_c_as_in_a_terminal)
     assert process.stderr is not None
     lines: list[bytes] = []  # read until the module's import-time line (never past it)
     try:

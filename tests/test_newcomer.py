@@ -27,6 +27,7 @@ from prose.spelling import closest, did_you_mean
 from prose.syntax.parser import parse_program
 from tests.conftest import ROOT, run_prose_in_process
 from tests.llm_server import Delay, FakeLLMServer, Reply
+from tests.loopback import ctrl_c_as_in_a_terminal
 
 
 def _known(name: str) -> bool:  # what LiteLLM knows, without importing it
@@ -359,15 +360,11 @@ def test_ctrl_c_prints_the_run_id_the_trace_and_the_resume_command(scaffold: Pat
         server.enqueue("gpt-4o-mini", Delay(60))
         env = {**os.environ, "OPENAI_API_BASE": server.base_url, "OPENAI_API_KEY": "sk-x",
                "PROSE_MODEL": "openai/gpt-4o-mini"}
-        # A shell starts a background job (`cmd &` without job control, as CI may run the
-        # suite) with SIGINT ignored, and every child inherits that: Python then installs no
-        # KeyboardInterrupt handler and the run rightly ignores the signal (the worker's call
-        # ran its full 60 s). The child gets the default disposition, as in a terminal.
         process = subprocess.Popen(
             [sys.executable, "-c", "from prose.cli.main import main; main()", "run",
              "examples/summarise-review.yaml"],
             cwd=scaffold, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            preexec_fn=ctrl_c_as_in_a_terminal)
         deadline = time.monotonic() + 90
         while not server.requests and time.monotonic() < deadline:
             time.sleep(0.1)
