@@ -737,7 +737,7 @@ class Generator:
         if self.judge is not None:
             choices.append((3, "sampling"))
         if ctx.can_throw:
-            choices.append((5, "throw"))
+            choices += [(5, "throw"), (3, "refused operation")]
         if ctx.in_loop:
             choices.append((1, "loop control"))
         kind = self.weighted(choices)
@@ -1032,6 +1032,23 @@ class Generator:
         if self.flip():
             return [f"if {self.condition(scope)}:", f"  {line}"]
         return [line]
+
+    def s_refused_operation(self, scope: Scope, ctx: Ctx) -> Lines:
+        """An operation that may be refused on the values it gets (a `sort` by a field the
+        items lack, a `matches` pattern RE2 cannot compile, an ordering of a number and a
+        string): its error is about its operands (`prose.lang.flows.value_error`)."""
+        self.constructs.add("refused operation")
+        shape = self.pick(["sort", "matches", "ordering"])
+        if shape == "sort":
+            value, kind = (f"sort({self.expr('list:obj', scope)}, by: "
+                           f"{self.expr('str', scope)})"), "list:obj"
+        elif shape == "matches":
+            value, kind = f"{self.expr('str', scope)} matches {self.expr('str', scope)}", "bool"
+        else:
+            value, kind = f"({self.expr('num', scope)} < {self.expr('any', scope)})", "bool"
+        name = self.fresh("os" if kind == "list:obj" else "b")
+        scope[name] = Var(kind)
+        return [f"let {name} = {value}"]
 
     def s_loop_control(self, scope: Scope, ctx: Ctx) -> Lines:
         self.constructs.add("break/continue")

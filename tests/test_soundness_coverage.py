@@ -63,7 +63,7 @@ VALUE_KINDS: dict[str, frozenset[str]] = {
                           "call through a service value", "call through a block parameter"}),
     "object key": frozenset({"member assignment"}),
     "block closure": frozenset({"block", "block defined in an if", "do of a block defined in an if"}),
-    "caught error": frozenset({"catch variable", "throw"}),
+    "caught error": frozenset({"catch variable", "throw", "refused operation"}),
     "agent memory": frozenset({"session (resume: scout)"}),
     "session": frozenset({"session (session: scout)", "session (inline)"}),
     "pipeline": frozenset({"pipeline map", "pipeline pmap", "pipeline filter", "pipeline reduce"}),

@@ -630,6 +630,8 @@ class _Analyser(Visitor[Value]):
 
     def exec_Let(self, statement: n.Let, state: State) -> Value:
         value = self._expr(statement.value, state)
+        if statement.destructure:
+            self._may_fail_on(value)
         where = statement.head if statement.head.line else statement.span
         for name in statement.names:
             part = self._member(value, name) if statement.destructure else value
@@ -731,6 +733,7 @@ class _Analyser(Visitor[Value]):
         whole: str | None = None
         if shape.items is not None:
             iterable = self._expr(shape.items, state)
+            self._may_fail_on(iterable)  # `for` over a value that is no list is an error
             whole = iterable.whole
             element = Value(_flatten(iterable).label, None, iterable.services)
             # Strict mode: the body depends on the list, and a list of services is their
@@ -742,7 +745,9 @@ class _Analyser(Visitor[Value]):
                                                  iterable.services, self.blind_sources)
                 if revealed:
                     counter = Value(flows.loop_counter(self, revealed, loop.span))
-        depends = depends | self._expr(shape.bound, state).label
+        bound = self._expr(shape.bound, state)
+        self._may_fail_on(bound)  # a count or `max:` that is no integer is an error
+        depends = depends | bound.label
         self.result.count_iterations(loop, depends)
         saved_pc = self.pc
         collected: set[int] = set()
@@ -1110,6 +1115,7 @@ class _Analyser(Visitor[Value]):
 
     def eval_Pipeline(self, pipeline: n.Pipeline, state: State) -> Value:
         current = self._expr(pipeline.source, state)
+        self._may_fail_on(current)
         self.result.count_iterations(pipeline, _flatten(current).label)  # every stage's count
         for stage in pipeline.stages:
             current = self._stage(stage, current, state)
@@ -1204,10 +1210,13 @@ class _Analyser(Visitor[Value]):
         return self._name(expr.name, state)
 
     def eval_Member(self, expr: n.Member, state: State) -> Value:
-        return self._member(self._expr(expr.obj, state), expr.name)
+        holder = self._expr(expr.obj, state)
+        self._may_fail_on(holder)  # `.k` of a value that is no object is an error
+        return self._member(holder, expr.name)
 
     def eval_Shuffle(self, expr: n.Shuffle, state: State) -> Value:
         items = self._expr(expr.items, state)
+        self._may_fail_on(items)
         label, key = flows.shuffled(self, _flatten(items).label, expr.span)
         return Value(NONE, {"items": Value(label, None, items.services), "key": Value(key)})
 
@@ -1223,6 +1232,8 @@ class _Analyser(Visitor[Value]):
 
     def eval_Compare(self, expr: n.Compare, state: State) -> Value:
         operands = [self._expr(expr.left, state), self._expr(expr.right, state)]
+        if expr.op not in ("==", "!="):  # the others refuse operands of the wrong types
+            self._may_fail_on(*operands)
         return Value(flows.predicate(self, [_flatten(o).label for o in operands]), {})
 
     def eval_BoolOp(self, expr: n.BoolOp, state: State) -> Value:
@@ -1235,12 +1246,21 @@ class _Analyser(Visitor[Value]):
 
     eval_IsTest = eval_Not
 
+    def _may_fail_on(self, *values: Value) -> None:
+        """An error this expression may raise is about `values` (its message describes their
+        type, size or text; that it is raised depends on them): the enclosing `try`'s `catch`
+        carries them (`prose.lang.flows.value_error`)."""
+        labels: list[Defs] = [_flatten(value).label for value in values]
+        described: Defs = flows.value_error(self, labels)
+        self.raised[-1].update(described)
+
     def _operated(self, operands: Iterable[n.Expr | None], state: State) -> Value:
         """An operator, slice or built-in (`prose.lang.builtins.result`): the result and every
         part of it carry everything the operands carried; no member is known, and a service
         among the operands may be what it gives (`max(handlers, ...)`)."""
         values = [_flatten(self._expr(operand, state)) for operand in operands
                   if operand is not None]
+        self._may_fail_on(*values)
         label = builtins.result(self, [value.label for value in values])
         return Value(label, None, frozenset().union(*(value.services for value in values)))
 

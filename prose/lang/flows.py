@@ -299,9 +299,13 @@ def raced(alg: Algebra[L], failures: L, strict: bool) -> L:
 
 
 def value_error(alg: Algebra[L], operands: Sequence[L]) -> L:
-    """A run-time error about values (an index out of range, a value of the wrong type):
-    its message describes them (the index, the list's length, a type), so the error, and a
-    `catch as err` of it, carries their labels, in both modes."""
+    """A run-time error about values (an index out of range, an operand or a built-in's
+    argument of the wrong type, a `matches` pattern RE2 refuses, a map slot's missing
+    entry): its message describes them (the index, the list's length, a type, the pattern,
+    the key) and whether it is raised depends on them, so the error, and a `catch as err`
+    of it, carries their labels, in both modes. The linter takes the operands of every
+    expression that may raise one (`prose.check.flow`); the run time those of the one that
+    did (`prose.runtime.values.describing`)."""
     return alg.join(operands)
 
 
@@ -382,8 +386,11 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
     ("loop / `parallel for` in value position", "the union of the iterations' values", "the program counter"),
     ("a race or a tolerant `parallel` (`\"first\"`, `\"any\"`, `on-fail` other than fail-fast)",
      "the branches that succeeded", "the failed branches' errors (which won, or which are kept, depends on them)"),
-    ("a run-time error about values (index out of range, wrong type)",
-     "the labels of the values its message describes", ""),
+    ("a run-time error about values (an index out of range; an operand, a built-in's "
+     "argument, a `for` list, a count or a destructured value of the wrong type; a `matches` "
+     "pattern RE2 refuses; a map slot with no such entry)",
+     "the labels of the values it is about (its message describes them; that it is raised "
+     "depends on them)", ""),
     ("`do block(args)` (parameters, value)", "each parameter its argument's label; the value "
      "the block's `return` or last statement", "the program counter"),
     ("`block` definitions", "any definition that may run (also inside `if`) is followed",

@@ -87,7 +87,7 @@ def _plain_number(number: float) -> int | float:
         and abs(number) < 2**53 else number
 
 
-def operate(op: str, left: Value, right: Value, step: Step) -> Value:
+def _operate(op: str, left: Value, right: Value, step: Step) -> Value:
     """`left OP right` for the arithmetic operators `+ - * / %`."""
     _check(op, left, right)
     a, b = left.data, right.data
@@ -125,7 +125,7 @@ def operate(op: str, left: Value, right: Value, step: Step) -> Value:
     return labelled(_size(_plain_number(number), step), (left, right))
 
 
-def test(op: str, left: Value, right: Value, step: Step) -> bool:
+def _test(op: str, left: Value, right: Value, step: Step) -> bool:
     """`in`, `not in`, `contains`, `starts with`, `matches` (the orderings and `==` live in
     `prose.runtime.conditions.compare`)."""
     _check(op, left, right)
@@ -169,7 +169,7 @@ def matches(text: str, pattern: str) -> bool:
     return compiled.search(text) is not None
 
 
-def sliced(container: Value, start: Value | None, stop: Value | None, step: Step) -> Value:
+def _sliced(container: Value, start: Value | None, stop: Value | None, step: Step) -> Value:
     """`xs[a:b]` of a list or a string; bounds as Python's (negative from the end, clipped)."""
     data = container.data
     if not isinstance(data, str | tuple):
@@ -189,10 +189,40 @@ def sliced(container: Value, start: Value | None, stop: Value | None, step: Step
     return labelled(v.collected(_size(part, step)), operands)
 
 
-# --- the built-ins ------------------------------------------------------------------
+# An error any of these raise describes its operands (a type, a size, a pattern, a key):
+# it carries their labels (`prose.runtime.values.describing`).
+
+
+def operate(op: str, left: Value, right: Value, step: Step) -> Value:
+    """`left OP right` for the arithmetic operators `+ - * / %`."""
+    with v.describing(left, right):
+        return _operate(op, left, right, step)
+
+
+def test(op: str, left: Value, right: Value, step: Step) -> bool:
+    """`in`, `not in`, `contains`, `starts with`, `matches` (the orderings and `==` live in
+    `prose.runtime.conditions.compare`)."""
+    with v.describing(left, right):
+        return _test(op, left, right, step)
+
+
+def sliced(container: Value, start: Value | None, stop: Value | None, step: Step) -> Value:
+    """`xs[a:b]` of a list or a string; bounds as Python's (negative from the end, clipped)."""
+    with v.describing(container, *(bound for bound in (start, stop) if bound is not None)):
+        return _sliced(container, start, stop, step)
 
 
 def call_builtin(name: str, args: Sequence[Value], keywords: dict[str, Value], step: Step) -> Value:
+    """The value of built-in `name` (checked against `prose.lang.builtins.BUILTINS`)."""
+    with v.describing(*args, *keywords.values()):
+        return _call_builtin(name, args, keywords, step)
+
+
+# --- the built-ins ------------------------------------------------------------------
+
+
+def _call_builtin(name: str, args: Sequence[Value], keywords: dict[str, Value],
+                  step: Step) -> Value:
     """The value of built-in `name` (checked against `prose.lang.builtins.BUILTINS`)."""
     problem = spec.arity_problem(name, len(args), list(keywords))
     if problem is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from prose.lang import flows
 from prose.lang.builtins import operation_problem
 from prose.lang.flows import CONCRETE, Label
 from prose.runtime import builtins
@@ -80,8 +81,8 @@ def compare(op: str, left: Value, right: Value) -> bool:
         return not equal(left, right)
     a, b = left.data, right.data
     problem = operation_problem(op, left.type_name, right.type_name)
-    if problem is not None:
-        raise ValueTypeError(problem)
+    if problem is not None:  # it names the operands' types: it carries their labels
+        raise ValueTypeError(problem, label=flows.value_error(CONCRETE, [left.label, right.label]))
     if op == "<":
         return a < b  # type: ignore[operator]
     if op == "<=":

@@ -183,7 +183,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
         value = self.bound(await self.eval(node.value, scope, path))
         if node.destructure:
             if not isinstance(value.data, dict):
-                raise ValueTypeError(f"cannot destructure {v.describe(value)}: it is not an object")
+                raise ValueTypeError(f"cannot destructure {v.describe(value)}: it is not an object",
+                                     label=flows.value_error(CONCRETE, [value.label]))
             for name in node.names:
                 scope.let(name, v.member(value, name), const=node.const)
         else:
@@ -417,6 +418,7 @@ class Interpreter(Visitor[Awaitable[Value]]):
         items = await self.eval(node.items, scope, path)
         if not isinstance(items.data, tuple):
             raise ValueTypeError(f"`shuffle` takes a list, not {v.describe(items)}", node.span,
+                                 label=flows.value_error(CONCRETE, [items.label]),
                                  source=self.source)
         # One order per run and place: a resumed run that replays it gets the same order.
         seed = f"{self.ctx.shared.trace.run_id}:{path}:{node.line}:{node.column}"
@@ -506,7 +508,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
             return data["default"]
         entries = ", ".join(f"`{name}`" for name in data)
         raise MemberError(f"no entry {v.to_json(key)} to call and no `default` entry "
-                          f"(entries: {entries})", target.span, source=self.source)
+                          f"(entries: {entries})", target.span, source=self.source,
+                          label=flows.value_error(CONCRETE, [key.label]))
 
     async def eval_Call(self, node: n.Call, scope: Scope, path: str, lenient: bool) -> Value:
         target = await self._dispatch(node.target, scope, path)
@@ -520,7 +523,8 @@ class Interpreter(Visitor[Awaitable[Value]]):
                     f"`{target.data[0].data.slot}` is a list of services: call one of them "
                     "(`for s in ...: call s`, or an index)"
                 )
-            raise ValueTypeError(f"cannot call {v.describe(target)}: it is not a slot or service")
+            raise ValueTypeError(f"cannot call {v.describe(target)}: it is not a slot or service",
+                                 label=flows.value_error(CONCRETE, [target.label]))
         inputs: dict[str, Value] = {}
         reserved: dict[str, Value] = {}
         for prop in node.properties:

@@ -81,6 +81,7 @@ class Loops:
                 f"`for` iterates a list, not {describe(iterable)}",
                 shape.items.span,
                 source=self.interpreter.source,
+                label=flows.value_error(CONCRETE, [iterable.label]),
             )
         items = iterable.data
         label = iterable.label
@@ -105,6 +106,7 @@ class Loops:
                 f"`{what}` needs an integer >= 0, not {describe(value)}",
                 expr.span,
                 source=self.interpreter.source,
+                label=flows.value_error(CONCRETE, [value.label]),
             )
         return value.data, value.label
 

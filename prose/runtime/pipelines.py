@@ -52,7 +52,8 @@ class Pipelines:
         interpreter = self.interpreter
         if not isinstance(current.data, tuple):
             raise ValueTypeError(f"`| {stage.op}` takes a list, not {describe(current)}",
-                                 stage.span, source=interpreter.source)
+                                 stage.span, source=interpreter.source,
+                                 label=flows.value_error(CONCRETE, [current.label]))
         items = current.data
         where = f"{path}/{stage.op}@{stage.line}:{stage.column}"
         strict = interpreter.strict

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from prose.lang import flows
 from prose.lang.flows import CONCRETE, NO_CHAINS, NO_LABEL, Chains, Label
 from prose.lang.type_words import program_word, with_article
-from prose.runtime.errors import MemberError, ValueTypeError
+from prose.runtime.errors import MemberError, ProseRuntimeError, ValueTypeError
 from prose.source import Span
 
 EMPTY: frozenset[str] = frozenset()
@@ -270,7 +271,8 @@ def member(value: Value, name: str) -> Value:
         return NULL
     if name == "length" and isinstance(data, str | tuple):
         return Value(len(data), flows.length(CONCRETE, value.label))
-    raise MemberError(f"cannot read `.{name}` of {describe(value)}")
+    raise MemberError(f"cannot read `.{name}` of {describe(value)}",
+                      label=flows.value_error(CONCRETE, [value.label]))
 
 
 def index(value: Value, key: Value) -> Value:
@@ -298,6 +300,18 @@ def _about(container: Value, key: Value) -> Label:
     return flows.value_error(CONCRETE, [key.label, flows.length(CONCRETE, container.label)])
 
 
+@contextmanager
+def describing(*values: Value) -> Iterator[None]:
+    """An error raised inside is about `values` (its message describes them: their type,
+    their size, their text; that it was raised at all depends on them), so it carries
+    their labels (`prose.lang.flows.value_error`), as a `catch as err` of it does."""
+    try:
+        yield
+    except ProseRuntimeError as error:
+        error.label = error.label | flows.value_error(CONCRETE, [value.label for value in values])
+        raise
+
+
 def describe(value: Value) -> str:
     """A short description for error messages: `null`, `a string`, `a list of 3 items`."""
     data = value.data
@@ -321,7 +335,8 @@ def make_object(entries: Mapping[str, Value], literal: frozenset[str] = EMPTY) -
 def appended(target: Value, item: Value) -> Value:
     """A new list: `target` with `item` at the end (keeps `target`'s literal text)."""
     if not isinstance(target.data, tuple):
-        raise ValueTypeError(f"can only record into a list, not {describe(target)}")
+        raise ValueTypeError(f"can only record into a list, not {describe(target)}",
+                             label=flows.value_error(CONCRETE, [target.label]))
     return Value((*target.data, item), Label(literal=target.literal))
 
 
@@ -330,7 +345,8 @@ def with_member(target: Value, name: str, item: Value, key: Label | None = None)
     model as a field name): the object carries the key's label, or, for a key written in
     the pattern (`x.name = v`), the key as literal text (`prose.lang.flows.stored_key`)."""
     if not isinstance(target.data, dict):
-        raise MemberError(f"cannot set `.{name}` of {describe(target)}")
+        raise MemberError(f"cannot set `.{name}` of {describe(target)}",
+                          label=flows.value_error(CONCRETE, [target.label]))
     entries = dict(target.data)
     entries[name] = item
     own = Label(literal=target.literal)
@@ -353,7 +369,8 @@ def with_index(target: Value, key: Value, item: Value) -> Value:
         items = list(data)
         items[at] = item
         return Value(tuple(items), Label(literal=target.literal))
-    raise MemberError(f"cannot set an index of {describe(target)}")
+    raise MemberError(f"cannot set an index of {describe(target)}",
+                      label=_about(target, key))
 
 
 def error_object(
