@@ -8,6 +8,8 @@ not UTF-8 text, is empty or is longer than a reader's bound raises
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from prose.errors import InputReadError, ProseSyntaxError
@@ -53,3 +55,42 @@ def _point(file: str, data: bytes, offset: int) -> Span:
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
     return Span.point(file, line, column)
+
+
+def write_whole(path: str | Path, data: bytes) -> None:
+    """Write `path` so that it holds either its old bytes or `data`, never part of either:
+    `data` goes to a temporary file beside it (flushed to disk), which then replaces it.
+    A link is written through (the file it names is replaced), and the file keeps its
+    permissions. A file with other hard links is rewritten in place once the temporary
+    copy has shown there is room, so the links stay one file; if that write still fails,
+    the old bytes are put back. Raises OSError as the write did (nothing is left behind)."""
+    target = Path(os.path.realpath(path))
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        old = target.stat()
+    except FileNotFoundError:
+        old = None
+    try:
+        with temporary.open("wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if old is not None:
+            os.chmod(temporary, stat.S_IMODE(old.st_mode))
+        if old is not None and old.st_nlink > 1:
+            _rewrite_in_place(target, data)
+            temporary.unlink()
+        else:
+            os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _rewrite_in_place(target: Path, data: bytes) -> None:
+    before = target.read_bytes()
+    try:
+        target.write_bytes(data)
+    except OSError:
+        target.write_bytes(before)  # it fitted before
+        raise

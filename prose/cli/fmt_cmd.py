@@ -11,7 +11,7 @@ import click
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
 from prose.cli.parse_cmd import section_of
 from prose.errors import InputReadError, ProseError, ProseSyntaxError
-from prose.files import read_text
+from prose.files import read_text, write_whole
 
 
 @click.command("fmt")
@@ -94,7 +94,7 @@ def _write(path: str, text: str) -> None:
     """Write `text` back byte for byte: the newlines as they are, a BOM if there was one."""
     target = Path(path)
     bom = codecs.BOM_UTF8 if target.read_bytes().startswith(codecs.BOM_UTF8) else b""
-    target.write_bytes(bom + text.encode("utf-8"))
+    write_whole(target, bom + text.encode("utf-8"))  # a failed write leaves the file as it was
 
 
 def _unified_diff(before: str, after: str, path: str) -> str:

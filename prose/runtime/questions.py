@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from prose.files import write_whole
 
 PENDING = "pending.json"
 QUESTIONS = "questions"
@@ -89,14 +90,9 @@ class Question:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write `path` whole: a temporary file beside it, flushed to disk, then renamed."""
+    """Write `path` whole (`prose.files.write_whole`), making its folder if need be."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    temporary.replace(path)
+    write_whole(path, text.encode("utf-8"))
 
 
 def write_pending(folder: Path, run_id: str, questions: list[Question], resume: str | None,
