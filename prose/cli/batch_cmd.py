@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from prose.cli.command_options import BatchCommandOptions
+from prose.cli.inputs import NumberAtLeast
 
 if TYPE_CHECKING:
     pass
@@ -71,8 +72,8 @@ def _fail(message: str, code: int) -> NoReturn:
               "(bubblewrap): exit 2 before any row runs (docs/agents.md).")
 @click.option("--max-calls", type=click.IntRange(0), help="Calls for the whole batch.")
 @click.option("--max-tokens", type=click.IntRange(0), help="Tokens for the whole batch.")
-@click.option("--max-cost", type=click.FloatRange(0), help="USD for the whole batch.")
-@click.option("--timeout", type=click.FloatRange(0), help="Seconds for each row.")
+@click.option("--max-cost", type=NumberAtLeast(0), help="USD for the whole batch.")
+@click.option("--timeout", type=NumberAtLeast(0), help="Seconds for each row.")
 @click.option("--max-steps", type=click.IntRange(1), default=None,
               help="Statements for each row [default: 1,000,000].")
 @click.option("--cache/--no-cache", default=None,

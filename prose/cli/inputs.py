@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import click
 
@@ -23,6 +24,24 @@ EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: our bug, never the input's
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell shows for a reader that went away
+
+
+class NumberAtLeast(click.FloatRange):
+    """A number >= `minimum` for a budget option (`--max-cost`, `--timeout`). click's
+    FloatRange lets `nan` through (every comparison with it is false), and a NaN budget
+    never stopped anything; `inf` is no limit, as it says."""
+
+    name = "number"
+
+    def __init__(self, minimum: float) -> None:
+        super().__init__(min=minimum)
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and math.isnan(number):
+            self.fail(f"{value!r} is not a number.", param, ctx)
+        return number
 
 
 def fail(message: str, code: int, secrets: Iterable[str] = ()) -> NoReturn:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from prose.cli.command_options import RunCommandOptions
+from prose.cli.inputs import NumberAtLeast
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
@@ -105,12 +106,12 @@ def _fail(message: str, code: int) -> NoReturn:
 )
 @click.option(
     "--max-cost",
-    type=click.FloatRange(0),
+    type=NumberAtLeast(0),
     help="Stop before the next call once this many USD are spent.",
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0),
+    type=NumberAtLeast(0),
     help="Stop after this many seconds (calls in flight and loops without calls included).",
 )
 @click.option(

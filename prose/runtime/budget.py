@@ -16,6 +16,7 @@ loop that never waits for a model.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,12 @@ class Limits:
     max_cost: float | None = None
     timeout: float | None = None
     max_steps: int | None = DEFAULT_MAX_STEPS
+
+    def __post_init__(self) -> None:
+        for name in ("max_cost", "timeout"):
+            limit = getattr(self, name)
+            if limit is not None and math.isnan(limit):  # it would never stop anything
+                raise ValueError(f"`{name}` must be a number, not NaN")
 
     def to_dict(self) -> dict[str, Any]:
         return {
