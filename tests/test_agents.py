@@ -229,8 +229,27 @@ def test_a_failing_tool_returns_its_error_to_the_model(tmp_path: Path) -> None:
     errors = [t["error"] for t in events(result, "tool")]
     assert "leaves the workspace" in errors[0]
     assert "is not a file of the workspace" in errors[1]
-    assert "not a regular expression" in errors[2]
+    assert "cannot use the pattern" in errors[2]
     assert "`shell` is not a tool of `reviewer`" in errors[3]
+
+
+def test_a_models_grep_pattern_cannot_make_the_search_slow(tmp_path: Path) -> None:
+    """RE2, not Python's backtracking `re`: `(a+)+$` on 34 `a`s and a `!` ran for hours on
+    the event loop's thread (holding the interpreter), where neither `--timeout` nor
+    Ctrl-C could stop it. A real `prose run`; a regression fails at the 60 s timeout."""
+    path = write(tmp_path, tools="list, read, grep")
+    (tmp_path / "files.json").write_text(json.dumps({**FILES, "slow.txt": "a" * 34 + "!\n"}),
+                                         encoding="utf-8")
+    (tmp_path / "script.yaml").write_text(json.dumps({"slots": {"reviewer": [
+        {"tool": "grep", "args": {"pattern": "(a+)+$"}}, {"verdict": "ok", "notes": ""}]}}),
+        encoding="utf-8")
+    done = run_prose("run", path.name, "--script", "script.yaml", "--input", "task=review",
+                     "--input-file", "files=files.json", "--trace", "trace.jsonl",
+                     cwd=tmp_path, timeout=60)
+    assert done.code == 0, done.stderr
+    lines = (tmp_path / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    [tool] = [e for e in map(json.loads, lines) if e["type"] == "tool"]
+    assert tool["error"] is None and "(no match)" in tool["output"]
 
 
 def test_an_agent_that_never_answers_stops_at_max_turns(tmp_path: Path) -> None:

@@ -156,17 +156,26 @@ def _member(container: Value, item: Value, step: Step) -> bool:
 
 def matches(text: str, pattern: str) -> bool:
     """Whether RE2 finds `pattern` anywhere in `text` (anchor with `^...$` for the whole)."""
-    import re2  # type: ignore[import-untyped]  # a C extension, loaded only by `matches`
+    return compile_pattern(pattern, "`matches`").search(text) is not None
+
+
+def compile_pattern(pattern: str, user: str) -> Any:
+    """`pattern` (from a value or a model: untrusted) compiled by RE2, whose searches take
+    time linear in the text whatever the pattern (Python's `re` backtracks: `(a+)+$` on 34
+    `a`s and a `!` runs for hours), quietly (RE2 logs a pattern it refuses to stderr unless
+    told not to). `user` names what asked, for the error (BadPattern)."""
+    import re2  # type: ignore[import-untyped]  # a C extension, loaded only when needed
 
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise BadPattern(f"a `matches` pattern of {len(pattern):,} characters is past the "
+        raise BadPattern(f"a {user} pattern of {len(pattern):,} characters is past the "
                          f"bound of {MAX_PATTERN_CHARS:,}")
+    options = re2.Options()
+    options.log_errors = False
     try:
-        compiled = re2.compile(pattern)
+        return re2.compile(pattern, options)
     except re2.error as error:
-        raise BadPattern(f"`matches` cannot use the pattern {pattern!r}: {error} (RE2 syntax: no "
+        raise BadPattern(f"{user} cannot use the pattern {pattern!r}: {error} (RE2 syntax: no "
                          "backreferences or lookaround)") from None
-    return compiled.search(text) is not None
 
 
 def _sliced(container: Value, start: Value | None, stop: Value | None, step: Step) -> Value:

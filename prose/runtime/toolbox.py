@@ -27,6 +27,7 @@ from prose.lang.tools import (
     ToolKind,
     parse_tool_name,
 )
+from prose.runtime.builtins import BadPattern, compile_pattern
 from prose.runtime.mcp_client import McpServers, McpToolSpec, McpUnavailable
 from prose.runtime.sandbox import Isolation, resolve_program, run_command
 from prose.runtime.workspace import MANIFEST, MAX_FILE_BYTES, PathRefused, Workspace
@@ -190,10 +191,10 @@ def builtin(tool: str, args: Mapping[str, Any], workspace: Workspace) -> str:
             raise ToolRefused(f"`{args.get('path')}` is not a text file")
         return _clip(data.decode("utf-8", errors="replace"))
     if tool == "grep":
-        try:
-            pattern = re.compile(_string(args, "pattern"))
-        except re.error as error:
-            raise ToolRefused(f"the pattern is not a regular expression: {error}") from None
+        try:  # RE2: a model's pattern cannot make the search slow (no backtracking)
+            pattern = compile_pattern(_string(args, "pattern"), "`grep`")
+        except BadPattern as error:
+            raise ToolRefused(error.message) from None
         start = workspace.resolve(_string(args, "path", "."))
         files = [start] if start.is_file() else list(workspace.files(start))
         hits: list[str] = []
