@@ -161,7 +161,8 @@ def length(alg: Algebra[L], container: L) -> L:
 
 
 def stored_key(alg: Algebra[L], container: L, key: L) -> L:
-    """`x[k] = v` and `x.k = v`: the object also carries the key, in both modes. Keys are
+    """`x[k] = v` and `x.k = v`: the object also carries the key, in both modes (and
+    `xs[i] = v` the index: which item changed tells it). Keys are
     data: they reach a model as field names of an input's JSON or of a `schema:`. A key
     computed at run time carries its value's label; a key written in the pattern is its
     literal text."""
@@ -372,8 +373,9 @@ FLOW_TABLE: tuple[tuple[str, str, str], ...] = (
      "taken)"),
     ("`let`, `x = v`, `x.k = v`", "the value's label (`x.k = v` keeps the rest of `x`)",
      "the program counter"),
-    ("object keys (`x[k] = v`, `x.k = v`)", "the object also carries the key: `k`'s label, or a "
-     "key written in the pattern as literal text (keys reach a model as field names)", ""),
+    ("object keys (`x[k] = v`, `x.k = v`), list positions (`xs[i] = v`)", "the object also "
+     "carries the key: `k`'s label, or a key written in the pattern as literal text (keys reach "
+     "a model as field names); the list carries `i`'s label (which item changed tells it)", ""),
     ("`record v in xs`, `append v to xs`", "the list's label and the value's", "the program counter"),
     ("`let { a, b } = v`", "each name the member's label", "the program counter"),
     ("`for x in xs` (x)", "an element's label", "`xs`'s label (the count) in the body; a "

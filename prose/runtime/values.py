@@ -367,8 +367,9 @@ def with_index(target: Value, key: Value, item: Value) -> Value:
             raise MemberError(f"index {at} is out of range for a list of {len(data)} items",
                               label=_about(target, key))
         items = list(data)
-        items[at] = item
-        return Value(tuple(items), Label(literal=target.literal))
+        items[at] = item  # which item changed tells the index: the list carries it too
+        return Value(tuple(items), flows.stored_key(CONCRETE, Label(literal=target.literal),
+                                                    key.label))
     raise MemberError(f"cannot set an index of {describe(target)}",
                       label=_about(target, key))
 
