@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from prose.lang.policy import OTHER_CALLERS
 from prose.llm import Script
 from prose.runtime import RunOptions, RunResult, run_pattern
 
@@ -487,7 +488,8 @@ def test_shared_leak_fixture_stops_at_run_time_and_its_twin_runs(
     assert result.error is not None and result.error.slot is not None
     # Nothing the policy forbids reached the provider: every request the scripted
     # model served to the stopped slot is free of the forbidden slots' outputs.
-    rules = result.events[0].policy["slots"][result.error.slot]
+    policy = result.events[0].policy["slots"]  # an agent's session: every other service's
+    rules = policy.get(result.error.slot) or policy[OTHER_CALLERS]
     forbidden = [hidden["other"] for hidden in rules["hidden"]]
     for served in script.calls:
         if served.key == f"slot:{result.error.slot}":

@@ -101,7 +101,7 @@ def site_violations(ctx: CheckContext, policy: Policy | None = None) -> list[Sit
                                                    _entry(site.call)):
                     out.append(SiteViolation(site, slot, violation,
                                              props.get(violation.channel or "")))
-            rules = policy.slots.get(slot)
+            rules = policy.own_rules(slot)
             if rules is not None and rules.predecessor_line:
                 for iteration, values in followed or ():
                     chained = call_channels(

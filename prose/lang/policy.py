@@ -10,7 +10,7 @@ trace records exactly what was enforced, `unmerged` and `only grows` included.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol, assert_never
 
 from prose.lang.channels import Channel
@@ -83,6 +83,9 @@ from prose.lang.policy_model import (
 )
 from prose.lang.policy_model import (
     NEVER_SEES_INDIRECTLY as NEVER_SEES_INDIRECTLY,
+)
+from prose.lang.policy_model import (
+    OTHER_CALLERS as OTHER_CALLERS,
 )
 from prose.lang.policy_model import (
     OWN_CHAIN as OWN_CHAIN,
@@ -170,7 +173,7 @@ class Policy:
         never sees `router` ``) apply to a call of that entry, and to every call of the
         slot when which entry it reaches is unknown (`ANY_ENTRY`: the linter's calls
         through a computed key); a tuple: any of these entries."""
-        found = self._slot(self.slots.get(slot), slot, channels, branch, index)
+        found = self._slot(self.own_rules(slot), slot, channels, branch, index)
         wanted = entry if isinstance(entry, tuple) else (entry,)
         for key in self.entry_keys(slot):
             if ANY_ENTRY in wanted or key.partition(".")[2] in wanted:
@@ -183,9 +186,19 @@ class Policy:
         prefix = f"{slot}."
         return [key for key in self.slots if key.startswith(prefix)] if self.has_entries else []
 
+    def own_rules(self, slot: str) -> SlotPolicy | None:
+        """The rules of a call to `slot`: the slot's own, or, for a service no slot declares
+        (an agent's session, an inline `session`), those of every other service
+        (`OTHER_CALLERS`: `no call receives D`)."""
+        rules = self.slots.get(slot)
+        if rules is None and "." not in slot:
+            others = self.slots.get(OTHER_CALLERS)
+            rules = replace(others, slot=slot) if others is not None else None
+        return rules
+
     def rules_of(self, slot: str) -> list[SlotPolicy]:
         """The slot's rules and those of its entries (a map-valued slot's)."""
-        own = self.slots.get(slot)
+        own = self.own_rules(slot)
         return [*([own] if own is not None else []), *(self.slots[key]
                                                        for key in self.entry_keys(slot))]
 
@@ -364,7 +377,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
         for name, slot in slots_by_name.items()
     }
     sees_only: dict[str, tuple[list[str], int]] = {}
-    hidden: dict[str, list[Hidden]] = {name: [] for name in slots_by_name}
+    hidden: dict[str, list[Hidden]] = {name: [] for name in [*slots_by_name, OTHER_CALLERS]}
     words: dict[str, list[ForbiddenWord]] = {name: [] for name in slots_by_name}
     independent: list[tuple[str, str]] = []
     unmerged: list[Unmerged] = []
@@ -457,7 +470,7 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
             case OwnRound():
                 own_round.setdefault(form.slot, line)
             case NoCallReceives():
-                for viewer in spec_slots:
+                for viewer in [*spec_slots, OTHER_CALLERS]:
                     hide(viewer, form.slot, NEVER_SEES, line, text)
             case ReturnsOneOf():
                 one_of.append(OneOf(form.slot, form.path, form.values, line, text))
@@ -509,6 +522,9 @@ def compile_policy(spec: PolicySource, *, strict: bool | None = None) -> Policy:
         )
         for name in slots_by_name
     }
+    if hidden[OTHER_CALLERS]:
+        slots[OTHER_CALLERS] = SlotPolicy(slot=OTHER_CALLERS, requires=None, sees_only=None,
+                                          hidden=tuple(hidden[OTHER_CALLERS]))
     if strict is None:
         strict = strict_requested(spec.frontmatter or {})
     gates = Gates(tuple(guards), tuple(approvals), tuple(same), tuple(exclusive), tuple(one_of),

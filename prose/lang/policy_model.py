@@ -9,6 +9,9 @@ from dataclasses import dataclass
 # `Policy.violations`' entry of a map-valued slot when which entry a call reaches is unknown.
 ANY_ENTRY = "*"
 DEFAULT_ENTRY = "default"  # the entry a key with no entry of its own falls back to
+# The rules of every call to a service no slot declares (an agent's session, an inline
+# `session`): `no call receives D` holds for them too.
+OTHER_CALLERS = "(every other service)"
 
 # Rule names (what a violation is called in traces, errors and the audit).
 REQUIRES = "requires"

@@ -76,7 +76,8 @@ def screen(policy: Policy, slot: str, fixed: Sequence[Channel], indexed: bool,
     if policy.violations(slot, fixed, (), 0 if indexed else NO_INDEX, entry):
         return None  # the names or the fixed text alone are refused: let the judge say so
     wanted = entry if isinstance(entry, tuple) else (entry,)
-    judged = [policy.slots[slot]] if slot in policy.slots else []
+    own = policy.own_rules(slot)
+    judged = [own] if own is not None else []
     judged += [policy.slots[key] for key in policy.entry_keys(slot)
                if ANY_ENTRY in wanted or key.partition(".")[2] in wanted]
     watched: set[str] = {SEALED}  # no call may receive a `shuffle`'s key
