@@ -262,6 +262,26 @@ def test_an_early_exit_under_a_condition_raises_the_rest_of_the_body(tmp_path: P
     _only_strict_mode_stops_it(path, "PH604")
 
 
+def test_an_early_exit_raises_the_later_iterations(tmp_path: Path) -> None:
+    """`if x == <the critic's>: break` as the last statement: nothing follows it in the
+    body, but every later iteration runs only because no earlier one left, so what they
+    append carries the critic (the list's length tells where the loop stopped)."""
+    program = """
+        let verdict = call critic
+          task_brief: task_brief
+        let xs = []
+        for x in [1, 2, 3]:
+          append x to xs
+          if x == length(verdict) * 0 + 2:
+            break
+        let w = call writer
+          seen: xs
+        return { result: w }
+        """
+    path = _write(tmp_path, program)
+    _only_strict_mode_stops_it(path, "PH604")
+
+
 def test_an_index_error_carries_the_index_in_both_modes(tmp_path: Path) -> None:
     """`table[verdict.length]` out of range: the error's message quotes the index (a number
     the critic's output decided), so `catch as err` carries the critic in both modes."""

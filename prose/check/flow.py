@@ -465,6 +465,9 @@ class _Analyser(Visitor[Value]):
         self.block_pcs: dict[int, Defs] = {}  # the pc each block definition was made under
         self.pc: Defs = NONE
         self.escaping: Defs = NONE  # what conditional `throw`s raised (`_raise_rest`)
+        # Per sequential loop being analysed: what conditional early exits in its body
+        # raised; its later iterations run under it (`prose.runtime.pc.iterations`).
+        self.left: list[set[int]] = []
         self.collecting: list[Returned] = []  # returns of the innermost collecting body
         # One memory per `persist` agent for the whole run (`prose.lang.flows.remembered`):
         # a definition whose sources grow with every session, wherever it runs.
@@ -580,6 +583,8 @@ class _Analyser(Visitor[Value]):
         early); `escaping`, the arm could `throw`, so the raise outlives the body (and a
         block's) up to the `try` that catches it (`prose.runtime.pc.raise_rest`)."""
         self.pc = flows.under(self, self.pc, label, True)
+        if self.left:  # a later iteration of the loop runs only because this did not leave
+            self.left[-1].update(label)
         if escaping:
             self.escaping = self.escaping | label
 
@@ -754,6 +759,7 @@ class _Analyser(Visitor[Value]):
         services: set[str] = set()  # the services the iterations' values may be
         errors: set[int] = set()
         following = False
+        self.left.append(set())
         try:
             self.pc = flows.under(self, self.pc, depends, self.strict)
             # `for s in S` over the list slot S itself (or a copy of it) is followed
@@ -767,6 +773,8 @@ class _Analyser(Visitor[Value]):
                 self.in_followed.append(whole)
             for _ in range(MAX_ITERATIONS):
                 blocks_before = self._block_count()
+                if self.left[-1] and not parallel:  # no earlier iteration left early
+                    self.pc = flows.under(self, self.pc, frozenset(self.left[-1]), True)
                 body_state = state.isolate() if parallel else state.fork()
                 if isinstance(loop, n.For):
                     body_state[loop.var] = self._bind(loop.var, element, loop.span, "loop")
@@ -832,6 +840,7 @@ class _Analyser(Visitor[Value]):
             return Value(frozenset({self._define("<loop>", loop.span, "join", label)}), None,
                          frozenset(services))
         finally:
+            self.left.pop()
             self._restore_pc(saved_pc)
             if following:
                 self.in_followed.pop()

@@ -56,14 +56,18 @@ class Loops:
                 outcome = await self._parallel_iterations(node, list(items), scope, where)
                 return self.interpreter.bound(outcome) if collecting else NULL
             collected: list[Value] = []
-            for position, (item, counter) in enumerate(items):
-                self._bind_loop_vars(node, scope, item, counter)
-                value = await self._iteration(node.body, scope, f"{where}#{position}", collecting)
-                if value is _BREAK:
-                    break
-                assert isinstance(value, Value)
-                collected.append(value)
-            return self.interpreter.bound(v.collected(collected)) if collecting else NULL
+            with pc.iterations() as left:
+                for position, (item, counter) in enumerate(items):
+                    with pc.raised(left()):  # no earlier iteration left early
+                        self._bind_loop_vars(node, scope, item, counter)
+                        value = await self._iteration(node.body, scope, f"{where}#{position}",
+                                                      collecting)
+                    if value is _BREAK:
+                        break
+                    assert isinstance(value, Value)
+                    collected.append(value)
+                with pc.raised(left()):
+                    return self.interpreter.bound(v.collected(collected)) if collecting else NULL
 
     async def _items(
         self, node: n.Repeat | n.For, scope: Scope, path: str
@@ -146,24 +150,30 @@ class Loops:
         where = f"{path}/loop@{node.line}:{node.column}"
         collected: list[Value] = []
         count = 0
-        while True:
-            if count >= limit:
-                self._note_max(node, limit, where)
-                break
-            if node.condition is not None:
-                with pc.raised(depends):
-                    holds, label = await self.interpreter.test(node.condition, scope, f"{where}#{count}")
-                depends = depends | label
-                if holds == (node.kind == "until"):
+        with pc.iterations() as left:
+            while True:
+                if count >= limit:
+                    self._note_max(node, limit, where)
                     break
-            count += 1
-            with pc.raised(depends):
-                if node.var is not None:
-                    scope.define(node.var, self.interpreter.bound(v.constant(count)), Kind.LOOP)
-                value = await self._iteration(node.body, scope, f"{where}#{count - 1}", collecting)
-            if value is _BREAK:
-                break
-            collected.append(value)
+                depends = depends | left()  # no earlier iteration left early
+                if node.condition is not None:
+                    with pc.raised(depends):
+                        holds, label = await self.interpreter.test(node.condition, scope,
+                                                                   f"{where}#{count}")
+                    depends = depends | label
+                    if holds == (node.kind == "until"):
+                        break
+                count += 1
+                with pc.raised(depends):
+                    if node.var is not None:
+                        scope.define(node.var, self.interpreter.bound(v.constant(count)),
+                                     Kind.LOOP)
+                    value = await self._iteration(node.body, scope, f"{where}#{count - 1}",
+                                                  collecting)
+                if value is _BREAK:
+                    break
+                collected.append(value)
+            depends = depends | left()
         with pc.raised(depends):
             return self.interpreter.bound(v.collected(collected)) if collecting else NULL
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextvars
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from prose.lang.flows import NO_LABEL, BranchPath, Label
@@ -21,6 +21,9 @@ from prose.lang.flows import NO_LABEL, BranchPath, Label
 _pc: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_pc", default=NO_LABEL)
 # What conditional `throw`s raised: it outlives the body that raised it (`raise_rest`).
 _escaping: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_escaping", default=NO_LABEL)
+# What conditional early exits raised in the running loop's iterations (`raise_rest`):
+# a later iteration runs only because no earlier one left (`iterations`).
+_left: contextvars.ContextVar[Label] = contextvars.ContextVar("prose_left", default=NO_LABEL)
 _branch: contextvars.ContextVar[BranchPath] = contextvars.ContextVar("prose_branch", default=())
 _serials = itertools.count(1)
 
@@ -52,6 +55,7 @@ def raise_rest(label: Label, escaping: bool = False) -> None:
     the raise outlives this body (and a block's) until then (`enter_try`)."""
     if label:
         _pc.set(_pc.get() | label)
+        _left.set(_left.get() | label)
         if escaping:
             _escaping.set(_escaping.get() | label)
 
@@ -92,3 +96,17 @@ def raised(label: Label) -> Iterator[None]:
         yield
     finally:
         restore(saved)
+
+
+@contextmanager
+def iterations() -> Iterator[Callable[[], Label]]:
+    """A sequential loop: gives a function of what conditional early exits (`break`,
+    `continue`, `return`, `throw` under a condition) raised in its iterations so far. The
+    next iteration runs only because none of them left, so it runs under that too (the
+    loop's `raised(so_far())`), in both engines (`prose.check.flow`)."""
+    outer = _left.get()
+    _left.set(NO_LABEL)
+    try:
+        yield _left.get
+    finally:
+        _left.set(outer)
