@@ -1111,6 +1111,14 @@ class _Analyser(Visitor[Value]):
         # strict mode, the program counter it ran under), wherever the session runs.
         grown: Defs = flows.bind(self, flows.remembered(self, NONE, joined, label), self.pc,
                                  self.strict)
+        # The memory is the agent's one, whatever branch a session runs in: what a session in
+        # a parallel branch adds is read by its siblings' sessions, as a value collected at
+        # the branches' join is (each `A` sees only its own chain).
+        for key in reversed(branch):
+            if grown:
+                def_id = self._define("<memory>", session.head, "join", grown, key=("memory", key))
+                self.result.defs[def_id].crosses = key
+                grown = frozenset({def_id})
         self.result.defs[memory].sources.update(grown)
         return Value(label)
 
