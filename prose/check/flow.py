@@ -1277,12 +1277,25 @@ class _Analyser(Visitor[Value]):
         among the operands may be what it gives (`max(handlers, ...)`)."""
         values = [_flatten(self._expr(operand, state)) for operand in operands
                   if operand is not None]
+        return self._combined(values)
+
+    def _combined(self, values: list[Value]) -> Value:
         self._may_fail_on(*values)
         label = builtins.result(self, [value.label for value in values])
         return Value(label, None, frozenset().union(*(value.services for value in values)))
 
     def eval_BinOp(self, expr: n.BinOp, state: State) -> Value:
-        return self._operated((expr.left, expr.right), state)
+        left, right = (_flatten(self._expr(side, state)) for side in (expr.left, expr.right))
+        value = self._combined([left, right])
+        if expr.op != "+":
+            return value
+        # Two strings of the pattern's own text joined are its literal text too (5.2, a role
+        # name split across literal pieces), as the run time records (`builtins.labelled`).
+        firsts, seconds = self._literal_only(left), self._literal_only(right)
+        if not firsts or not seconds or len(firsts) * len(seconds) > flows.MAX_JOINED_TEXTS:
+            return value
+        joined: Defs = self.join([self.text(a + b, expr.span) for a in firsts for b in seconds])
+        return Value(value.label | joined, None, value.services)
 
     def eval_Slice(self, expr: n.Slice, state: State) -> Value:
         return self._operated((expr.obj, expr.start, expr.stop), state)

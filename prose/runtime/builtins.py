@@ -49,9 +49,15 @@ class BadPattern(ProseRuntimeError):
 
 
 def labelled(data: Any, operands: Sequence[Value]) -> Value:
-    """`data` (plain, or holding Values) carrying what every operand carried, deeply."""
+    """`data` (plain, or holding Values) carrying what every operand carried, deeply. Made
+    from the pattern's own text alone (`"advers" + "ary"`, `join(["cri", "tic"], "")`), every
+    string in it is the pattern's literal text too, as a string interpolated from literal
+    strings is (docs/language.md 5.2, a role name split across literal pieces)."""
     label = spec.result(CONCRETE, [operand.label for operand in operands])
     value = data if isinstance(data, Value) else v.wrap(data)
+    if operands and all(v.pattern_made(operand) for operand in operands):
+        texts = [CONCRETE.text(text, v.NOWHERE) for text in v.texts_of(value.data)]
+        label = CONCRETE.join([label, *texts])
     return v.relabel(value, label, deep=True)
 
 

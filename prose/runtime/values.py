@@ -27,7 +27,8 @@ from prose.runtime.errors import MemberError, ProseRuntimeError, ValueTypeError
 from prose.source import Span
 
 EMPTY: frozenset[str] = frozenset()
-_NOWHERE = Span("", 0, 0, 0, 0)  # the concrete algebra does not use where a text was written
+NOWHERE = Span("", 0, 0, 0, 0)  # the concrete algebra does not use where a text was written
+_NOWHERE = NOWHERE
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +217,35 @@ def is_literal_text(value: Value) -> bool:
     """Whether the value is a string that is wholly the pattern's own literal text."""
     return (isinstance(value.data, str) and not value.provenance and not value.transitive
             and value.data in value.literal)
+
+
+def pattern_made(value: Value) -> bool:
+    """Whether the value is made of the pattern's own text alone: a literal string, a number
+    or other constant (no label at all), or a list or object of such; no call output, no
+    parameter's string."""
+    if value.provenance or value.transitive:
+        return False
+    data = value.data
+    if isinstance(data, str):
+        return data in value.literal or not data.strip()
+    if isinstance(data, tuple):
+        return all(pattern_made(item) for item in data)
+    if isinstance(data, dict):
+        return all(key in value.literal and pattern_made(item) for key, item in data.items())
+    return isinstance(data, int | float | bool) or data is None
+
+
+def texts_of(data: Any) -> Iterator[str]:
+    """Every string in `data` (a Value's data): strings, items, keys and values."""
+    if isinstance(data, str):
+        yield data
+    elif isinstance(data, tuple):
+        for item in data:
+            yield from texts_of(item.data)
+    elif isinstance(data, dict):
+        for key, item in data.items():
+            yield key
+            yield from texts_of(item.data)
 
 
 def to_json(value: Value, *, indent: int | None = None) -> str:
