@@ -14,7 +14,6 @@ to the model client.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from typing import Any
 
@@ -37,6 +36,7 @@ from prose.runtime.errors import (
 from prose.runtime.exchange import Exchange, exchange
 from prose.runtime.integrity import output_sha256
 from prose.runtime.prompts import messages_to_dicts, render_value
+from prose.runtime.python_calls import call_function
 from prose.runtime.services import (
     ModelService,
     PatternService,
@@ -249,9 +249,7 @@ async def python_attempt(
     _progress(ctx, "start", event)
     try:
         async with ctx.shared.semaphore:
-            result = service.function(**arguments)
-            if inspect.isawaitable(result):
-                result = await result
+            result = await call_function(service.function, arguments)
     except asyncio.CancelledError:
         _fail(ctx, event, kinds.CANCELLED, CANCELLED_MESSAGE, started)
         raise
