@@ -34,6 +34,7 @@ from prose.source import Span
 
 MAX_TEXT = 1_000_000  # characters of a YAML text; bytes of a YAML or JSON input file
 MAX_ROW_CHARS = 10_000_000  # characters of one JSONL row of `prose batch`
+MAX_INPUT_TEXT = 10_000_000  # bytes of a text input file (`--input-file KEY=notes.txt`)
 MAX_STREAM_BYTES = 100_000_000  # bytes of rows read from standard input or a FIFO
 MAX_TRACE_BYTES = 1 << 30  # bytes of a trace file a reader reads whole (1 GiB)
 MAX_DEPTH = 100  # nested mappings and sequences (YAML, aliases expanded; JSON)

@@ -72,6 +72,14 @@ def test_a_self_referencing_alias_in_an_input_file(project: Path) -> None:
     _fails(result, 1, "x.yaml:1:8: the alias `*a` is inside the node it names")
 
 
+def test_a_text_input_file_is_read_up_to_its_bound(project: Path) -> None:
+    """A text file is read up to 10 MB, not whole: `/dev/zero` as a `.txt` input filled the
+    memory until the kernel killed the run."""
+    (project / "zero.txt").symlink_to("/dev/zero")
+    result = _run(project, "--script", "s.yaml", "--input-file", "task_brief=zero.txt")
+    _fails(result, 1, "zero.txt:1:10000001: the file is longer than 10,000,000 bytes")
+
+
 def test_a_missing_input_file_is_exit_2(project: Path) -> None:
     result = _run(project, "--script", "s.yaml", "--input-file", "task_brief=absent.json")
     _fails(result, 2, "absent.json: no such file")

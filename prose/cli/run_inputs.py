@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prose.bounded import MAX_TEXT, BoundExceeded, load_json, read_yaml
+from prose.bounded import MAX_INPUT_TEXT, MAX_TEXT, BoundExceeded, load_json, read_yaml
 from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, fail
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
@@ -59,7 +59,7 @@ def read_input_file(path: str) -> Any:
             return load_json(read_text(path, limit=MAX_TEXT, empty_ok=True), path)
         if path.endswith((".yaml", ".yml")):
             return read_yaml(path).value
-        return read_text(path, empty_ok=True)
+        return read_text(path, limit=MAX_INPUT_TEXT, empty_ok=True)  # never read unbounded
     except InputReadError as error:
         fail(str(error), EXIT_USAGE)
     except ProseSyntaxError as error:
