@@ -205,7 +205,7 @@ def _reserve_seal(path: Path) -> Path | None:
     """Keep room for the seal while the run writes its trace: a hidden file of one block
     beside it, which `close` fills with the seal and renames. A disk that fills during the
     run then still takes the seal of what the trace kept. None when there is no room even
-    now, or the trace is no regular file (`--trace /dev/stdout`)."""
+    now, or the trace is no regular file (`--trace /dev/full`)."""
     if not path.is_file():
         return None
     reserve = path.with_name(f".{path.name}.sha256.part")
