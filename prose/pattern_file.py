@@ -172,6 +172,10 @@ class PatternFiles:
             found = self._files[name] = read_pattern(name)
         return found
 
+    def paths(self) -> list[str]:
+        """The paths of the pattern files read so far (the used ones included, once checked)."""
+        return list(self._files)
+
     def spec_result(self, path: Path) -> SpecResult:
         """The loaded spec of `path`; a file that is not UTF-8 text or is empty is a finding."""
         from prose.spec.loader import load_spec_file

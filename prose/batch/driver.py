@@ -71,7 +71,8 @@ async def drive(
 
     results.written = lambda _record: slots.release()
 
-    def finished(line: dict[str, Any]) -> None:
+    def finished(line: dict[str, Any], row: Row) -> None:
+        line["inputs_sha256"] = row.digest()  # what `--resume` checks the inputs file against
         tally.add(line)
         damage = line.get("damaged_trace")
         if damage is not None:
@@ -97,7 +98,7 @@ async def drive(
             line = record(row.index, "error", None, {
                 "code": "R000", "kind": "internal", "message": f"{type(error).__name__}: {error}",
             }, None, {})
-        finished(line)
+        finished(line, row)
 
     async def tick() -> None:
         while True:
@@ -112,7 +113,8 @@ async def drive(
             if stop.is_set():
                 break
             if spent:
-                finished(budget_record(row.index, f"not run: the batch's budget is spent ({spent[0]})"))
+                finished(budget_record(row.index, f"not run: the batch's budget is spent ({spent[0]})"),
+                         row)
                 continue
             task = asyncio.create_task(one(row))
             tasks.add(task)

@@ -18,7 +18,9 @@ trace finished since the last one.
 `--resume` keeps the longest prefix of finished rows (`scan`: statuses ok,
 error and hiding-violation, each line's `row` its position) and cuts the
 file there; every row after it runs again (or is taken from its trace, see
-`prose.batch.plan.run_row`).
+`prose.batch.plan.run_row`). A finished row counts only while its line's
+`inputs_sha256` is the digest of the inputs file's row now (`scan(digests=...)`):
+a result is never kept for other inputs.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,31 +79,51 @@ class Prefix:
     rows: int
     size: int  # bytes they take
     tally: Tally
+    # Finished rows after `rows` dropped because the inputs file no longer has their inputs
+    # there (their `inputs_sha256` differs from the row's, or is missing).
+    changed: int = 0
 
 
-def scan(path: Path) -> Prefix:
-    """The longest prefix of finished rows of the results file at `path` (none if absent)."""
+def scan(path: Path, digests: Iterator[str] | None = None) -> Prefix:
+    """The longest prefix of finished rows of the results file at `path` (none if absent).
+
+    With `digests` (the `inputs_sha256` of each row of the inputs file, in order), the
+    prefix also stops at the first row whose recorded digest is not the row's now: a row
+    inserted, removed, reordered or edited runs again, with every row after it, rather than
+    keep the result of other inputs. `changed` counts the finished rows so dropped.
+    """
     tally = Tally()
     size = 0
+    changed = 0
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         return Prefix(0, 0, tally)
     with handle:
         for raw in handle:
-            if not raw.endswith(b"\n"):
-                break  # torn by a crash
-            try:
-                line = json.loads(raw)
-            except (ValueError, RecursionError):
+            line = _finished_line(raw, tally.rows + changed)
+            if line is None:
                 break
-            if not isinstance(line, dict) or line.get("row") != tally.rows:
-                break
-            if line.get("status") not in FINISHED:
-                break
+            if changed or (digests is not None
+                           and line.get("inputs_sha256") != next(digests, None)):
+                changed += 1  # counted, not kept: it runs again
+                continue
             tally.add(line)
             size += len(raw)
-    return Prefix(tally.rows, size, tally)
+    return Prefix(tally.rows, size, tally, changed)
+
+
+def _finished_line(raw: bytes, row: int) -> dict[str, Any] | None:
+    """The results line `raw` when it is whole and the finished row `row`, else None."""
+    if not raw.endswith(b"\n"):
+        return None  # torn by a crash
+    try:
+        line = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(line, dict) or line.get("row") != row or line.get("status") not in FINISHED:
+        return None
+    return line
 
 
 class ResultsBusy(Exception):
@@ -147,7 +169,7 @@ class ResultsFile:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            _lock(self._fd)
+            _lock(self._fd, path)
         except BaseException:
             os.close(self._fd)
             self._fd = -1
@@ -217,14 +239,12 @@ class ResultsFile:
         os.fsync(self._fd)
 
 
-def _lock(fd: int) -> None:
+def _lock(fd: int, path: Path) -> None:
+    from prose.output_paths import OutputBusy, lock_exclusive
+
     try:
-        import fcntl
-    except ImportError:  # not a POSIX system: no lock
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        lock_exclusive(fd, path)
+    except OutputBusy:
         raise ResultsBusy() from None
 
 
@@ -275,9 +295,11 @@ def _syncfs() -> Callable[[int], int] | None:
 
 
 def summary(
-    before: Tally, now: Tally, seconds: float, out: Path, stopped: str | None = None
+    before: Tally, now: Tally, seconds: float, out: Path, stopped: str | None = None,
+    changed: int = 0,
 ) -> dict[str, Any]:
-    """The batch's summary: every row in the results file, and what this invocation did."""
+    """The batch's summary: every row in the results file, and what this invocation did
+    (`changed`: results of an earlier invocation dropped because their inputs changed)."""
     rows = before.rows + now.rows
     by_status = dict(before.by_status)
     for status, count in now.by_status.items():
@@ -292,6 +314,8 @@ def summary(
         "rows_waiting": by_status.get("waiting", 0),
         "rows_by_status": by_status,
         "rows_resumed": before.rows,  # finished by an earlier invocation, not run again
+        # finished by an earlier invocation for other inputs: dropped, run again
+        "rows_rerun_inputs_changed": changed,
         "calls": now.calls,
         "cache_hits": now.cache_hits,
         "tokens": now.tokens,
@@ -305,6 +329,10 @@ def summary(
 def summary_text(data: dict[str, Any]) -> str:
     """The summary as lines for a person."""
     resumed = f" ({data['rows_resumed']} finished before this run)" if data["rows_resumed"] else ""
+    changed = data.get("rows_rerun_inputs_changed") or 0
+    rerun = (f"\nresume: the inputs of row {data['rows_resumed']} changed since its result "
+             f"was written: {changed} earlier result(s) from there on were dropped, and those "
+             "rows ran again" if changed else "")
     stopped = "; stopped early by --fail-fast" if data.get("stopped") == "fail-fast" else ""
     traces = str(data["results"]).rsplit(".", 1)[0] + ".traces"
     waiting = (f", {data['rows_waiting']} waiting for a person (prose pending {traces}; "
@@ -315,5 +343,5 @@ def summary_text(data: dict[str, Any]) -> str:
         f"this run: {data['calls']:,} calls ({data['cache_hits']:,} from the cache or a trace), "
         f"{data['tokens']:,} tokens, ${data['cost_usd']:.4f}, {data['seconds']:.1f}s, "
         f"{data['calls_per_s']:.1f} calls/s\n"
-        f"results: {data['results']}"
+        f"results: {data['results']}{rerun}"
     )

@@ -11,6 +11,7 @@ twice.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,8 +121,11 @@ async def run_row(
     trace = plan.trace_path(index)
     resume: Path | None = None
     damage: Damage | None = None
-    if trace.is_file():
-        checked = _checked(trace)
+    exists = trace.is_file()
+    checked = _checked(trace) if exists else None
+    # A trace that records other inputs is another row's journal (the inputs file changed
+    # since): neither its result nor its calls are this row's, which runs anew over it.
+    if exists and not (checked is not None and other_inputs(checked, inputs)):
         ended = ended_record(index, trace, checked)
         if ended is not None:
             return ended
@@ -178,6 +182,22 @@ def _checked(trace: Path) -> CheckedTrace | None:
         return check_trace(trace)
     except (OSError, RecursionError):
         return None
+
+
+def other_inputs(checked: CheckedTrace, inputs: Mapping[str, Any]) -> bool:
+    """Whether the trace's intact `run_start` records inputs other than `inputs` (it may add
+    the pattern's defaults): then the trace is not this row's journal, nor its result the
+    row's. An input masked as a secret there counts as other: the row runs again."""
+    start = next((e for e in checked.events if e.get("type") == "run_start"), None)
+    recorded = start.get("inputs") if start is not None else None
+    if not isinstance(recorded, dict):
+        return False  # nothing recorded to compare: the damage rules decide what is replayed
+    return any(key not in recorded or _canonical(recorded[key]) != _canonical(value)
+               for key, value in inputs.items())
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def ended_record(index: int, trace: Path, checked: CheckedTrace | None) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ nesting past `MAX_DEPTH`): past a bound is an error naming the file, line and ro
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import stat
@@ -55,6 +56,18 @@ class Row:
     index: int
     line: int
     inputs: dict[str, Any]
+
+    def digest(self) -> str:
+        """The sha256 of the row's inputs (`inputs_digest`), recorded with its result."""
+        return inputs_digest(self.inputs)
+
+
+def inputs_digest(inputs: Mapping[str, Any]) -> str:
+    """The sha256 of `inputs` as canonical JSON (keys sorted): what a results line records
+    as `inputs_sha256`, so `--resume` never gives a row the result of other inputs."""
+    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def parse_map(items: tuple[str, ...] | list[str]) -> dict[str, str]:

@@ -64,8 +64,9 @@ def _fail(message: str, code: int) -> NoReturn:
               help="With --executor ray: worker processes, each with its router "
               "[default: the cluster's CPUs].")
 @click.option("--resume", is_flag=True,
-              help="Continue OUT: finished rows are kept, the others run again without "
-              "paying again for the calls their traces finished.")
+              help="Continue OUT: finished rows are kept while their inputs are the rows' "
+              "now (from the first that changed on, rows run again), the others run again "
+              "without paying again for the calls their traces finished.")
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
 @click.option("--require-sandbox", is_flag=True,
               help="Refuse to run declared commands (`cli:` tools) without an OS sandbox "
@@ -125,15 +126,15 @@ def batch_command(**given: Any) -> None:
     raise SystemExit(code)
 
 
-def _check_out(out: Path, inputs: dict[str, Path]) -> None:
-    """Refuse an --out that is one of the batch's own inputs: it would be cut."""
-    for what, path in inputs.items():
-        try:
-            same = out.exists() and path.exists() and out.samefile(path)
-        except OSError:
-            same = False
-        if same:
-            _fail(f"--out {out} is {what}: the results need a file of their own", EXIT_USAGE)
+def _check_out(out: Path, inputs: dict[str, str | Path | None]) -> None:
+    """Refuse an --out that is one of the batch's own inputs: it would be cut
+    (`prose.output_paths`, the rule of every output)."""
+    from prose.output_paths import OutputClash, check_output
+
+    try:
+        check_output("--out", out, inputs.items(), "the results need")
+    except OutputClash as error:
+        _fail(str(error), EXIT_USAGE)
 
 
 def _check_tools(spec: Any, tools: dict[str, Any], text: str, require_sandbox: bool) -> None:
@@ -212,7 +213,7 @@ def _batch(options: BatchCommandOptions) -> int:
     out = Path(options.out_path or rows_path.with_name(rows_path.stem + ".results.jsonl"))
     traces = out.with_name(out.stem + ".traces")
     _check_out(out, {"the inputs file": rows_path, "the pattern": Path(pattern.path),
-                     "the target": Path(options.target)})
+                     "the target": Path(options.target), "the config file": options.config_file})
     if options.resume:
         if not is_results_file(out):
             _fail(f"{out} is not a results file of prose batch: --resume continues one, "
@@ -260,9 +261,12 @@ def _batch(options: BatchCommandOptions) -> int:
     except OSError as error:
         _fail(f"{out}: cannot write the results: {error.strerror or error}", EXIT_USAGE)
     try:
-        prefix = scan(out)  # under the lock: no other batch appends to it now
-        if prefix.rows > total:
-            _fail(f"{out} has {prefix.rows} rows but {rows_path} has {total}: not its results",
+        # Under the lock: no other batch appends to it now. A row keeps its result only if
+        # its inputs are the ones the result was for (each line's `inputs_sha256`).
+        prefix = scan(out, (row.digest() for row in source.rows()))
+        if prefix.rows + prefix.changed > total:
+            _fail(f"{out} has {prefix.rows + prefix.changed} rows but {rows_path} has {total}: "
+                  "not its results",
                   EXIT_USAGE)
         results.keep(prefix)
     except BaseException:
@@ -291,7 +295,8 @@ def _batch(options: BatchCommandOptions) -> int:
     finally:
         progress.close()
         results.close()
-    data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped)
+    data = summary(prefix.tally, outcome.tally, outcome.seconds, out, outcome.stopped,
+                   changed=prefix.changed)
     data["rows_with_damaged_traces"] = outcome.damaged  # each was warned of as it finished
     if options.as_json:
         click.echo(json.dumps(data))

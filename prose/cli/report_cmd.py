@@ -35,14 +35,16 @@ def report_command(trace: str, output: str | None, pattern: str | None, open_pag
       prose report .prose/runs/20260101-120000-abc123/trace.jsonl --open
       prose report trace.jsonl -o run.html
     Exit codes: 0 written, 2 the trace cannot be read or the page cannot be written (a
-    symbolic link where the page goes is not followed).
+    symbolic link where the page goes is not followed; -o naming the trace or the pattern
+    it reads is refused).
     """
     from prose.ledger import TraceReadError
+    from prose.output_paths import OutputClash
     from prose.report import write_report
 
     try:
         written = write_report(trace, output, pattern)
-    except TraceReadError as error:
+    except (TraceReadError, OutputClash) as error:
         click.echo(f"error: {error}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     except OSError as error:

@@ -83,7 +83,8 @@ def _fail(message: str, code: int) -> NoReturn:
     "--trace",
     "trace_path",
     type=click.Path(dir_okay=False),
-    help="Trace file (default .prose/runs/RUN_ID/trace.jsonl).",
+    help="Trace file (default .prose/runs/RUN_ID/trace.jsonl): not a file the run reads, "
+    "not a symbolic link, not a trace another live run writes (exit 2).",
 )
 @click.option(
     "--cache/--no-cache",
@@ -125,7 +126,8 @@ def _fail(message: str, code: int) -> NoReturn:
     "--resume",
     "resume",
     metavar="RUN_ID",
-    help="Replay a crashed run: finished calls are not paid again. The trace must be intact "
+    help="Replay a crashed run: finished calls are not paid again, with the inputs it "
+    "recorded (an --input that differs is refused). The trace must be intact "
     "(hash chain, output digests, seal); a damaged one is refused, naming its first bad line.",
 )
 @click.option(
@@ -304,7 +306,7 @@ def _waiting(result: Any, options: RunCommandOptions) -> str:
 EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the runtime here
 
 def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]) -> int:
-    from prose.cli.run_inputs import apply_options, read_llm_config, read_script
+    from prose.cli.run_inputs import apply_options, pairs, read_llm_config, read_script
     from prose.cli.targets import (
         checked_pattern,
         resolve_target,
@@ -352,7 +354,12 @@ def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]
         default_model = resolve_default_model(options.model, llm_config, unbound=unbound)
     except NoModelError as error:
         _fail(str(error), EXIT_USAGE)
-    resume_trace = _resume(options.resume, project, inputs, config, options.force)
+    given = {key for key, _ in pairs(options.inputs, "--input")}
+    given |= {key for key, _ in pairs(options.input_files, "--input-file")}
+    resume_trace = _resume(options.resume, project, inputs, config, options.force,
+                           given=given, masked=masked)
+    if options.trace_path is not None:
+        _check_trace_path(options, files, project)
     progress = Progress(not options.quiet and not options.show_prompts)
     run_options = RunOptions(
         inputs=inputs,
@@ -482,9 +489,16 @@ def _resume(
     inputs: dict[str, Any],
     config: dict[str, Any],
     force: bool = False,
+    given: set[str] | None = None,
+    masked: list[str] | None = None,
 ) -> Path | None:
-    """The trace of the run to resume; its inputs and config fill in what the command line omits.
+    """The trace of the run to resume; its config fills in what the command line omits.
 
+    The inputs are the ones its `run_start` records, in place of an instance's or a
+    pattern's defaults: the printed `resume:` and `then:` commands name no `--input`, and
+    the run must go on with the task it started (its paid calls and the answers of people
+    are for those inputs). An input `given` on the command line must be the recorded one
+    (compared as the trace holds it, masked with `masked`), else exit 2.
     Only what the trace vouches for is used (`prose.runtime.integrity`): a damaged
     trace is refused (exit 1), or with `force` read up to its first bad line.
     """
@@ -518,11 +532,57 @@ def _resume(
     start = next((e for e in checked.events if e.get("type") == "run_start"), None)
     if start is None:
         _fail(f"{path}: the trace has no intact run_start event (is it a trace?)", 1)
-    for key, value in (start.get("inputs") or {}).items():
-        inputs.setdefault(key, value)
+    recorded = dict(start.get("inputs") or {})
+    for key in sorted(given or ()):
+        if key not in recorded or _as_recorded(inputs[key], masked) != _as_recorded(
+                recorded[key], None):
+            was = "has no such input" if key not in recorded else "recorded another value"
+            _fail(f"--input {key}: the run to resume ({path}) {was}: a resumed run keeps the "
+                  "inputs it started with (leave --input out, or start a new run without "
+                  "--resume)", EXIT_USAGE)
+    inputs.clear()
+    inputs.update(recorded)
     for key, value in (start.get("config") or {}).items():
         config.setdefault(key, value)
     return path
+
+
+def _check_trace_path(options: RunCommandOptions, files: PatternFiles, project: Path) -> None:
+    """Refuse (exit 2) a `--trace` that is a file this run reads, or whose seal or report
+    would be: the pattern, the instance, a used pattern, the script, the LLM config, an
+    `--input-file`. The trace being resumed is not among them: it is read whole before the
+    new trace is opened, so `--resume T --trace T` continues it in place."""
+    from prose.output_paths import OutputClash, check_output
+    from prose.runtime.integrity import seal_path
+
+    reads: list[tuple[str, str | Path | None]] = [("the target", options.target)]
+    reads += [("a pattern of the run", name) for name in files.paths()]
+    reads += [("the script", options.script), ("the config file", options.config_file),
+              ("the project's config", project / "prose.yaml"),
+              ("the project's config", project / ".prose" / "config.yaml")]
+    reads += [(f"the input file of `{key}`", name) for key, _, name in
+              (item.partition("=") for item in options.input_files)]
+    trace = Path(options.trace_path or "")
+    outputs = [("--trace", trace, "the trace needs"),
+               ("the seal of the trace", seal_path(trace), "the seal needs")]
+    if options.write_report:
+        from prose.report import report_path
+
+        outputs.append(("the report of the trace", report_path(trace), "the report needs"))
+    try:
+        for flag, output, purpose in outputs:
+            check_output(flag, output, reads, purpose)
+    except OutputClash as error:
+        _fail(str(error), EXIT_USAGE)
+
+
+def _as_recorded(value: Any, masked: list[str] | None) -> str:
+    """`value` as a trace records it (secrets masked), for comparing inputs."""
+    if masked:
+        from prose.llm.redact import redact
+
+        value = redact(value, masked)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _print_prompts(prompts: list[dict[str, Any]]) -> None:

@@ -8,11 +8,11 @@ pattern laid out as inline SVG (graph.py) and the CSS and JavaScript of
 
 from __future__ import annotations
 
-import errno
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prose.output_paths import check_output, open_output
 from prose.report.html import render_html
 from prose.report.model import RunReport, read_run
 
@@ -27,20 +27,18 @@ def write_report(trace: str | Path, output: str | Path | None = None,
     """Write the report of the trace at `trace` to `output` (default: `report_path(trace)`).
 
     `files` are pattern files already read (`prose run --report` hands in the run's).
-    Raises TraceReadError when the trace cannot be read, OSError when the page cannot be
-    written, the target being a symbolic link included: a link planted where the report goes
-    is not followed (it would overwrite whatever it points at).
+    Raises TraceReadError when the trace cannot be read, `OutputClash` when the target is the
+    trace or the pattern the page is built from, OSError when the page cannot be written,
+    the target being a symbolic link included: a link planted where the report goes is not
+    followed (it would overwrite whatever it points at). `prose.output_paths` is the rule.
     """
     target = Path(output) if output is not None else report_path(trace)
-    page = render_html(read_run(trace, pattern, files)).encode("utf-8")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        handle = os.open(target, flags, 0o644)
-    except OSError as error:
-        if error.errno == errno.ELOOP or target.is_symlink():
-            raise OSError(errno.ELOOP, "it is a symbolic link, not followed", str(target)) from None
-        raise
-    with os.fdopen(handle, "wb") as file:
+    run = read_run(trace, pattern, files)
+    reads = [("the trace", trace), ("the pattern", pattern),
+             ("the run's pattern", run.pattern_path)]
+    check_output("-o" if output is not None else "the report", target, reads, "the page needs")
+    page = render_html(run).encode("utf-8")
+    with os.fdopen(open_output(target), "wb") as file:
         file.write(page)
     return target
 

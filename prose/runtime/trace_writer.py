@@ -17,6 +17,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from prose.output_paths import open_output
 from prose.runtime.integrity import seal_path
 
 _BUFFER = 1 << 16  # bytes of lines that wait for a checkpoint at most
@@ -33,16 +34,21 @@ class TraceUnwritable(Exception):
 
 
 class TraceWriter:
-    """Appends encoded lines to `path` (created, with its folder); `close` seals it."""
+    """Appends encoded lines to `path` (created, with its folder); `close` seals it.
+
+    The file is opened as every named output is (`prose.output_paths.open_output`): never
+    through a symbolic link (OSError `ELOOP`), and locked until `close`, so a second run
+    naming the same trace is refused (`OutputBusy`) before it cuts the first one's lines."""
 
     def __init__(self, path: Path, sync: bool) -> None:
         self.path = path
         self.sync = sync
         try:
-            self._file = path.open("wb", buffering=0)
+            handle = open_output(path, lock=True)
         except FileNotFoundError:  # its folder is new (the rows of a batch share one)
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = path.open("wb", buffering=0)
+            handle = open_output(path, lock=True)
+        self._file = os.fdopen(handle, "wb", buffering=0)
         self._open = True
         self._pending = bytearray()
         self._pending_last: str | None = None  # the sha256 of the last line waiting
@@ -199,7 +205,7 @@ def _reserve_seal(path: Path) -> Path | None:
     """Keep room for the seal while the run writes its trace: a hidden file of one block
     beside it, which `close` fills with the seal and renames. A disk that fills during the
     run then still takes the seal of what the trace kept. None when there is no room even
-    now, or the trace is no regular file (`--trace /dev/stdout`)."""
+    now, or the trace is no regular file (`--trace /dev/full`)."""
     if not path.is_file():
         return None
     reserve = path.with_name(f".{path.name}.sha256.part")
