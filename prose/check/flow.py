@@ -1228,7 +1228,8 @@ class _Analyser(Visitor[Value]):
 
     def eval_Member(self, expr: n.Member, state: State) -> Value:
         holder = self._expr(expr.obj, state)
-        self._may_fail_on(holder)  # `.k` of a value that is no object is an error
+        if holder.fields is None:  # `.k` of a value that is no object is an error (of an
+            self._may_fail_on(holder)  # object whose shape is known, it never is)
         return self._member(holder, expr.name)
 
     def eval_Shuffle(self, expr: n.Shuffle, state: State) -> Value:
