@@ -113,6 +113,11 @@ class JsonScrubber:
                  for form in (secret, json.dumps(secret, ensure_ascii=False)[1:-1])}
         self._forms = tuple(sorted(forms, key=lambda form: (-len(form), form)))
 
+    @property
+    def secrets(self) -> list[str]:
+        """The secrets this scrubber masks, longest first (as given)."""
+        return list(self._secrets)
+
     def scrub(self, data: Any) -> tuple[str, Any]:
         """The record's JSON text with its secrets masked, and the record as masked (`data`
         itself when nothing was)."""
