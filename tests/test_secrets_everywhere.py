@@ -166,6 +166,39 @@ def test_secret_named_query_values_are_masked_in_the_run_start_and_in_errors(
     assert Redactor()(f"cannot reach {url} now") == f"cannot reach {masked} now"
 
 
+def test_prose_test_masks_the_environments_key_in_a_failure_message(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    write_project(tmp_path, server)
+    (tmp_path / "echo.yaml").write_text(
+        "pattern: echo.prose.md\nwith:\n  worker: { model: fast }\ninputs: { task: x }\n",
+        encoding="utf-8")
+    (tmp_path / "echo.script.yaml").write_text(
+        f"slots:\n  worker:\n    - 'here is the key {ENV_KEY}'\n", encoding="utf-8")
+    (tmp_path / "echo.test.yaml").write_text(
+        "tests:\n  - name: leaky\n    instance: echo.yaml\n    script: echo.script.yaml\n"
+        "    expect:\n      result: { result: nope }\n", encoding="utf-8")
+    ran = run_prose("test", "echo.test.yaml", cwd=tmp_path, env={ENV_NAME: ENV_KEY})
+    assert ran.code == 1, ran.stderr
+    assert 'FAIL echo: leaky: result.result: expected "nope", got "here is the key ***"' in ran.stdout
+    _assert_masked({"stdout": ran.stdout, "stderr": ran.stderr}, [ENV_KEY])
+
+
+def test_lint_masks_the_environments_key_in_a_code_frame(tmp_path: Path) -> None:
+    write_project(tmp_path, FakeLLMServer())  # the pattern; the server is never started
+    (tmp_path / "leak.yaml").write_text(
+        f"pattern: echo.prose.md\nwith:\n  worker: {{ model: fast, api_key: {ENV_KEY} }}\n"
+        "inputs: { task: x }\n", encoding="utf-8")
+    for output_format in ("full", "concise", "json"):
+        ran = run_prose("lint", "--format", output_format, "leak.yaml", cwd=tmp_path,
+                        env={ENV_NAME: ENV_KEY})
+        assert ran.code == 1, ran.stdout
+        assert "PS173" in ran.stdout
+        _assert_masked({"stdout": ran.stdout, "stderr": ran.stderr}, [ENV_KEY])
+        if output_format == "full":
+            assert "3 |   worker: { model: fast, api_key: *** }" in ran.stdout
+
+
 def test_a_template_that_links_out_of_its_folder_is_refused_and_nothing_is_sent(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:

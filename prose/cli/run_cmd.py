@@ -303,6 +303,7 @@ def _waiting(result: Any, options: RunCommandOptions) -> str:
 EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the runtime here
 
 def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]) -> int:
+    from prose.cli.inputs import shown
     from prose.cli.run_inputs import apply_options, read_llm_config, read_script
     from prose.cli.targets import (
         checked_pattern,
@@ -412,7 +413,7 @@ def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]
     if options.show_prompts:
         _print_prompts(redact(result.prompts, masked))
     if result.exit_code == EXIT_WAITING:
-        click.echo(redact(_waiting(result, options), masked), err=True)
+        click.echo(shown(_waiting(result, options), masked), err=True)
     elif result.error is not None:
         _echo_error(redact(result.error.format(), masked))
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
@@ -442,9 +443,12 @@ def _echo_error(text: str) -> None:
     """A run's error on stderr: its first line (`file:line:col: CODE message`) in colour on a
     terminal (not with NO_COLOR, `prose.diagnostics.render_text.wants_color`)."""
     from prose.diagnostics.render_text import paint, wants_color
+    from prose.errors import printable
 
     color = wants_color(sys.stderr)
-    first, newline, rest = text.partition("\n")
+    # The message may quote a provider's error body or a callable's exception: escaped
+    # before it is painted, so only the colour is ours.
+    first, newline, rest = printable(text).partition("\n")
     click.echo(paint(first, "error", color) + newline + rest, err=True, color=color)
 
 
