@@ -65,3 +65,22 @@ def test_an_argument_of_prose_new_is_escaped_in_its_error(tmp_path: Path) -> Non
 ])
 def test_printable_escapes_control_characters_and_keeps_lines(text: str, shown: str) -> None:
     assert printable(text) == shown
+
+
+def test_a_question_asked_on_the_terminal_shows_the_runs_values_escaped() -> None:
+    import asyncio
+    import io
+
+    from prose.cli.ask import TerminalAsker
+    from prose.runtime.questions import TEXT_ANSWER, Question
+
+    question = Question(
+        id="c2", key="k", slot="approver", person="a clerk", may_answer=[], file="p.prose.md",
+        line=3, column=1, schema=TEXT_ANSWER, asked_at="2026-12-07T12:00:00+00:00",
+        messages=[{"role": "user", "content": f"## proposal\n{HOSTILE}"}])
+    out = io.StringIO()
+    typed = iter(["ok", ""])
+    value, note = asyncio.run(TerminalAsker(out, lambda: next(typed))(question))
+    assert (value, note) == ("ok", None)
+    _assert_no_control(out.getvalue())
+    assert f"## proposal\n{SHOWN}\n" in out.getvalue()
