@@ -148,3 +148,19 @@ def test_a_resumed_run_uses_an_answer_masked_for_its_own_secrets(tmp_path: Path)
     assert (asker["output"], asker["cache_hit"]) == ("ok ***", False)
     audit = run_prose("audit", str(new / "trace.jsonl"), cwd=tmp_path)
     assert audit.code == 0, audit.stdout
+
+
+def test_an_answer_is_masked_as_the_trace_is_unless_its_form_would_refuse_it() -> None:
+    from prose.runtime.questions import masked_answer
+
+    schema = {"type": "object", "properties": {
+        "password_reset": {"type": "boolean"}, "password": {"type": "string"},
+        "reason": {"type": "string"}}}
+    given = {"password_reset": True, "password": "hunter2hunter2", "reason": f"ok {KEY}"}
+    # A secret-named string field is masked, as the trace masks it.
+    assert masked_answer({"password": "hunter2hunter2", "reason": f"ok {KEY}"}, [KEY],
+                         schema) == {"password": "***", "reason": "ok ***"}
+    # A boolean named like a secret would become `***`, which its form refuses: only the
+    # known secrets are masked then.
+    assert masked_answer(given, [KEY], schema) == {
+        "password_reset": True, "password": "hunter2hunter2", "reason": "ok ***"}

@@ -128,7 +128,7 @@ def answer_command(run: str, call: str | None, text: str | None, file: str | Non
              f"({answer_path(folder, question.key)}); --replace to change it", 1)
     # Recorded masked for this environment's secrets, as a run's trace would record it;
     # checked as recorded, so the resumed run takes what `prose answer` accepted.
-    value = masked_answer(_value(text, file, question.schema), run_secrets())
+    value = masked_answer(_value(text, file, question.schema), run_secrets(), question.schema)
     problems = validate(value, question.schema)
     if problems:
         lines = "\n".join(f"  {problem}" for problem in problems)

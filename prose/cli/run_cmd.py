@@ -457,6 +457,7 @@ def _echo_error(text: str) -> None:
 def _after_run(trace: Path, options: RunCommandOptions, files: PatternFiles) -> None:
     """--report and --otel, once the trace is closed; a failure is a warning, not the run's.
     The report reads the run's pattern files from `files`: nothing is read again."""
+    from prose.cli.inputs import shown
     from prose.errors import ProseError
 
     if options.write_report:
@@ -465,14 +466,14 @@ def _after_run(trace: Path, options: RunCommandOptions, files: PatternFiles) -> 
         try:
             click.echo(f"report: {write_report(trace, files=files)}", err=True)
         except (ProseError, OSError) as error:
-            click.echo(f"warning: the report was not written: {error}", err=True)
+            click.echo(f"warning: the report was not written: {shown(str(error))}", err=True)
     if options.otel:
         from prose.otel.export import export_trace
 
         try:
             sent = export_trace(trace)
         except ProseError as error:
-            click.echo(f"warning: otel: {error}", err=True)
+            click.echo(f"warning: otel: {shown(str(error))}", err=True)
         else:
             click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})", err=True)
 

@@ -103,6 +103,13 @@ def _secret_field(name: str) -> bool:
     return SECRET_FIELD.search(name) is not None
 
 
+def replace_secrets(value: Any, secrets: Iterable[str]) -> Any:
+    """`redact` without the masking of secret-named fields: only each of `secrets` in the
+    strings of `value` (mapping keys too) becomes `***`."""
+    known = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
+    return _masked(value, known, lambda name: False)
+
+
 class JsonScrubber:
     """`redact` for records written as JSON text, paying the walk only when it can matter.
 

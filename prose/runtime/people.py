@@ -166,7 +166,7 @@ async def person_attempt(
     if given is not None:
         # An answer file may hold what its writer's environment did not know as a secret:
         # the run uses it masked for its own, as its trace records it.
-        given = Given(masked_answer(given.value, shared.trace.secrets), given.answered,
+        given = Given(masked_answer(given.value, shared.trace.secrets, schema), given.answered,
                       given.replayed)
         problems = validate(given.value, schema)
         if problems:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prose.files import write_whole
-from prose.llm.redact import redact
+from prose.llm.redact import redact, replace_secrets
 
 PENDING = "pending.json"
 QUESTIONS = "questions"
@@ -108,9 +108,16 @@ def masked_question(question: Question, secrets: Sequence[str]) -> Question:
     return Question.from_dict({**redact(data, secrets), "schema": schema})
 
 
-def masked_answer(value: Any, secrets: Sequence[str]) -> Any:
-    """An answer's value as a run uses and records it: masked as the trace masks it."""
-    return redact(value, secrets)
+def masked_answer(value: Any, secrets: Sequence[str], schema: Mapping[str, Any]) -> Any:
+    """An answer's value as a run uses it: masked as the trace masks it, unless that masking
+    gives a value its form (`schema`) refuses where the answer fitted (a boolean field named
+    like a secret, `password_reset: true`): then only the known `secrets` are masked in it."""
+    from prose.llm.schema import validate
+
+    masked = redact(value, secrets)
+    if masked == value or not validate(masked, schema) or validate(value, schema):
+        return masked
+    return replace_secrets(value, secrets)
 
 
 def write_pending(folder: Path, run_id: str, questions: list[Question], resume: str | None,
@@ -142,11 +149,11 @@ def answer_path(folder: Path, key: str) -> Path:
 
 def write_answer(folder: Path, question: Question, value: Any, answered: Mapping[str, Any],
                  secrets: Sequence[str] = ()) -> Path:
-    """Record an answer to `question` (checked already) in the run's `answers/` folder,
-    `secrets` masked (give the value masked already, `masked_answer`, to check it as
-    recorded)."""
-    data = redact({"key": question.key, "question": question.id, "slot": question.target,
-                   "value": value, "answered": dict(answered)}, secrets)
+    """Record an answer to `question` (checked already) in the run's `answers/` folder:
+    `value` as given (masked already, `masked_answer`, and checked as masked), `answered`
+    (who, the note) with `secrets` masked."""
+    data = {"key": question.key, "question": question.id, "slot": question.target,
+            "value": value, "answered": redact(dict(answered), secrets)}
     path = answer_path(folder, question.key)
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return path
