@@ -6,6 +6,21 @@ from dataclasses import dataclass
 
 from prose.source import Span, code_frame
 
+# Every C0 control character but tab and newline, DEL and the C1 controls: as escapes they
+# cannot move the cursor, clear the screen, set a window title or write the clipboard
+# (OSC 52); a single-byte C1 `\x9b` is a CSI on some terminals.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))
+             if chr(code) not in "\t\n"}
+
+
+def printable(text: str) -> str:
+    """`text` safe to print on a terminal: its control characters (ESC, BEL, CR, DEL, the
+    C1 range) written as escapes, `\\x1b` as the four characters `\\x1b`; tabs and newlines
+    kept, so a message of many lines stays one. For every message shown that holds text
+    from outside (a model, a provider, a file, an argument): progress lines
+    (`prose.runtime.progress`), errors (`prose.cli.inputs.shown`)."""
+    return text.translate(_CONTROLS)
+
 
 class ProseError(Exception):
     """Root of every error this package raises on purpose."""

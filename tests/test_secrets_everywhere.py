@@ -131,6 +131,74 @@ def test_a_short_url_password_is_masked_in_the_run_start_too() -> None:
         "api_base": "http://user:***@host/v1"}
 
 
+def test_a_key_in_the_query_of_api_base_is_masked_in_the_trace_and_its_export(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    key = "QUERYSECRET12345"
+    project = _project(tmp_path, server, "none", api_base=f"{server.base_url}?Key={key}")
+    ran = run_prose_in_process("run", "echo.prose.md", "--json", "-q", "--input",
+                               f"task=say {key}", cwd=project)
+    assert ran.code == 0, ran.output
+    (trace,) = (project / ".prose" / "runs").rglob("trace.jsonl")
+    text = trace.read_text(encoding="utf-8")
+    assert "/v1?Key=***" in text  # the run start records where the calls went, not how
+    exported = run_prose_in_process("export", str(trace), str(tmp_path / "ledger"), cwd=project)
+    assert exported.code == 0, exported.output
+    texts = {"output": ran.output, "trace": text}
+    texts |= {str(p): p.read_text(encoding="utf-8") for p in _every_file(tmp_path / "ledger")}
+    _assert_masked(texts, [key])
+
+
+@pytest.mark.parametrize(("url", "masked"), [
+    ("http://h/v1?key=abc", "http://h/v1?key=***"),
+    ("http://h/v1?a=1&API_KEY=abc&b=2", "http://h/v1?a=1&API_KEY=***&b=2"),
+    ("https://h/o?sv=1&sig=zz%3D&X-Amz-Signature=ff#f", "https://h/o?sv=1&sig=***&X-Amz-Signature=***#f"),
+    ("http://h/p?access_token=t&client_secret=s&password=p&page=2",
+     "http://h/p?access_token=***&client_secret=***&password=***&page=2"),
+    ("http://h/p?signed=1&keyword=x", "http://h/p?signed=1&keyword=***"),
+])
+def test_secret_named_query_values_are_masked_in_the_run_start_and_in_errors(
+    url: str, masked: str
+) -> None:
+    from prose.llm.redact import Redactor, mask_secrets
+
+    assert mask_secrets({"api_base": url}) == {"api_base": masked}
+    assert Redactor()(f"cannot reach {url} now") == f"cannot reach {masked} now"
+
+
+def test_prose_test_masks_the_environments_key_in_a_failure_message(
+    tmp_path: Path, server: FakeLLMServer
+) -> None:
+    write_project(tmp_path, server)
+    (tmp_path / "echo.yaml").write_text(
+        "pattern: echo.prose.md\nwith:\n  worker: { model: fast }\ninputs: { task: x }\n",
+        encoding="utf-8")
+    (tmp_path / "echo.script.yaml").write_text(
+        f"slots:\n  worker:\n    - 'here is the key {ENV_KEY}'\n", encoding="utf-8")
+    (tmp_path / "echo.test.yaml").write_text(
+        "tests:\n  - name: leaky\n    instance: echo.yaml\n    script: echo.script.yaml\n"
+        "    expect:\n      result: { result: nope }\n", encoding="utf-8")
+    ran = run_prose("test", "echo.test.yaml", cwd=tmp_path, env={ENV_NAME: ENV_KEY})
+    assert ran.code == 1, ran.stderr
+    assert 'FAIL echo: leaky: result.result: expected "nope", got "here is the key ***"' in ran.stdout
+    _assert_masked({"stdout": ran.stdout, "stderr": ran.stderr}, [ENV_KEY])
+
+
+def test_lint_masks_the_environments_key_in_a_code_frame(tmp_path: Path) -> None:
+    write_project(tmp_path, FakeLLMServer())  # the pattern; the server is never started
+    (tmp_path / "leak.yaml").write_text(
+        f"pattern: echo.prose.md\nwith:\n  worker: {{ model: fast, api_key: {ENV_KEY} }}\n"
+        "inputs: { task: x }\n", encoding="utf-8")
+    for output_format in ("full", "concise", "json"):
+        ran = run_prose("lint", "--format", output_format, "leak.yaml", cwd=tmp_path,
+                        env={ENV_NAME: ENV_KEY})
+        assert ran.code == 1, ran.stdout
+        assert "PS173" in ran.stdout
+        _assert_masked({"stdout": ran.stdout, "stderr": ran.stderr}, [ENV_KEY])
+        if output_format == "full":
+            assert "3 |   worker: { model: fast, api_key: *** }" in ran.stdout
+
+
 def test_a_template_that_links_out_of_its_folder_is_refused_and_nothing_is_sent(
     tmp_path: Path, server: FakeLLMServer
 ) -> None:

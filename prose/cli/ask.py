@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from prose.errors import printable
+
 if TYPE_CHECKING:
     from prose.runtime.questions import Question
 
@@ -59,7 +61,8 @@ class TerminalAsker:
         self.read = read or _read_line
 
     def show(self, text: str) -> None:
-        self.out.write(text)
+        # The question quotes the run's values (a model's reply): escaped, as every message.
+        self.out.write(printable(text))
         self.out.flush()
 
     async def line(self, prompt: str) -> str:

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, shown
 
 
 @click.command("audit")
@@ -39,7 +39,7 @@ def audit_command(trace: str, pattern: str | None, as_json: bool) -> None:
     try:
         report = audit_trace(trace, pattern)
     except (TraceReadError, AuditError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, shown
 
 if TYPE_CHECKING:
     from prose.check.explain import Explanation
@@ -41,10 +41,10 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     try:
         text = read_text(file)
     except InputReadError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     except ProseSyntaxError as error:
-        click.echo(error.format(), err=True)
+        click.echo(shown(error.format()), err=True)
         raise SystemExit(EXIT_FINDINGS) from None
     result = lint_text(text, file)
     errors = [d for d in result.diagnostics if d.severity.value == "error"]
@@ -57,7 +57,7 @@ def explain_command(file: str, output_format: str, mermaid: bool) -> None:
     if result.context is None:
         for diagnostic in result.diagnostics:
             if diagnostic.severity.value == "error":
-                click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
+                click.echo(shown(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}"), err=True)
         raise SystemExit(EXIT_FINDINGS)
     explanation = explain(result)
     if mermaid:

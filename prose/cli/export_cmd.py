@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE
+from prose.cli.inputs import EXIT_USAGE, shown
 
 
 @click.command("export")
@@ -51,7 +51,7 @@ def export_command(trace: str, folder: str | None, otel: bool) -> None:
         try:
             sent = export_trace(trace)
         except (TraceReadError, OtelError) as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {shown(str(error))}", err=True)
             raise SystemExit(EXIT_USAGE) from None
         click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})")
         if folder is None:
@@ -61,7 +61,7 @@ def export_command(trace: str, folder: str | None, otel: bool) -> None:
     try:
         result = export_ledger(trace, folder)
     except (TraceReadError, ExportError) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     if not result.chain_ok:
         click.echo(f"warning: {trace}: the hash chain is broken (see `prose audit {trace}`)", err=True)

@@ -44,10 +44,34 @@ class NumberAtLeast(click.FloatRange):
         return number
 
 
+def masked_output(text: str) -> str:
+    """A command's output with the environment's secrets masked (`prose.llm.redact`), as
+    `shown` masks a message. `prose.llm` is imported only when some environment value is in
+    the text at all, so a command that prints none (most of `prose lint`'s runs) stays fast."""
+    if not any(len(value) >= 8 and value in text for value in os.environ.values()):
+        return text
+    from prose.llm.redact import redact, run_secrets
+
+    masked: str = redact(text, run_secrets())
+    return masked
+
+
 def fail(message: str, code: int, secrets: Iterable[str] = ()) -> NoReturn:
-    """Print `error: message` on stderr, secrets masked (`prose.llm.redact`), and exit `code`."""
-    click.echo(f"error: {_redacted(message, secrets)}", err=True)
+    """Print `error: message` on stderr, as `shown` shows it, and exit `code`."""
+    click.echo(f"error: {shown(message, secrets)}", err=True)
     raise SystemExit(code)
+
+
+def shown(message: str, secrets: Iterable[str] = ()) -> str:
+    """A message as a command prints it: the environment's secrets and `secrets` masked
+    (`prose.llm.redact`), control characters escaped (`prose.errors.printable`). For every
+    message that may hold text from outside: a model's, a provider's, a file's, an
+    argument's."""
+    from prose.errors import printable
+    from prose.llm.redact import redact, run_secrets
+
+    masked: str = redact(message, run_secrets(secrets))
+    return printable(masked)
 
 
 def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
@@ -75,7 +99,7 @@ def unexpected_error(error: Exception, secrets: Iterable[str] = ()) -> int:
         return EXIT_FINDINGS
     from prose import __version__
 
-    detail = _redacted(f"{type(error).__name__}: {error}", secrets)
+    detail = shown(f"{type(error).__name__}: {error}", secrets)
     click.echo(
         f"error: internal error (a bug in prose {__version__}, not in your input): {detail}\n"
         "Please report it with the command you ran and what the same command prints "
@@ -97,13 +121,6 @@ def broken_pipe() -> int:
         os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return EXIT_BROKEN_PIPE
-
-
-def _redacted(message: str, secrets: Iterable[str]) -> str:
-    from prose.llm.redact import redact, run_secrets
-
-    masked: str = redact(message, run_secrets(secrets))
-    return masked
 
 
 def expand_paths(paths: tuple[str, ...], pattern: str = "*.prose.md") -> list[str]:

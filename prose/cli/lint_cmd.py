@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, expand_paths, masked_output, shown
 from prose.diagnostics.render import RENDERERS
 
 FORMATS = tuple(RENDERERS)  # the renderers' names, in their table's order
@@ -82,7 +82,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
             try:
                 checked_instance = lint_instance(path)
             except (InputReadError, ProseSyntaxError) as error:
-                click.echo(f"error: {error}", err=True)
+                click.echo(f"error: {shown(str(error))}", err=True)
                 status = EXIT_USAGE
                 continue
             linted += 1
@@ -92,7 +92,7 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
         try:
             text = read_text(path)
         except InputReadError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {shown(str(error))}", err=True)
             status = EXIT_USAGE
             continue
         except ProseSyntaxError as error:
@@ -131,8 +131,9 @@ def lint_command(paths: tuple[str, ...], output_format: str, select: str | None,
     summary = Summary.of(diagnostics, files=linted, extra_lines=extra)
     rules = _rule_infos() if output_format == "sarif" else None
     color = None if output_format == "full" else False
-    sys.stdout.write(render(output_format, diagnostics, sources, summary, rules=rules, color=color,
-                            verbose=verbose))
+    # A code frame quotes the file: an instance's `api_key: ...` whose key is exported too.
+    sys.stdout.write(masked_output(render(output_format, diagnostics, sources, summary,
+                                          rules=rules, color=color, verbose=verbose)))
     if status == EXIT_OK and summary.errors:
         status = EXIT_FINDINGS
     raise SystemExit(status)

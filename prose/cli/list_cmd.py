@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE
+from prose.cli.inputs import EXIT_USAGE, shown
 
 
 def library_entries(folder: Path) -> list[dict[str, Any]]:
@@ -54,7 +54,7 @@ def list_command(as_json: bool) -> None:
     try:
         folder = patterns_dir()
     except FileNotFoundError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     entries = library_entries(folder)
     if as_json:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE
+from prose.cli.inputs import EXIT_USAGE, shown
 
 
 @click.command("new")
@@ -43,10 +43,10 @@ def new_command(name: str, source: str | None, directory: str | None, examples: 
         plan = plan_new(name, pattern_dir, example_dir, source)
         written = write_plan(plan)
     except ScaffoldError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(error.exit_code) from None
     except OSError as error:
-        click.echo(f"error: cannot write: {error}", err=True)
+        click.echo(f"error: cannot write: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     for path in written:
         click.echo(f"created {_shown(path)}")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, shown
 from prose.errors import InputReadError, ProseSyntaxError
 from prose.files import read_text
 
@@ -36,11 +36,11 @@ def parse_command(files: tuple[str, ...], as_json: bool, no_positions: bool) -> 
             text = read_text(path)
             program = parse(text, path, section_of(text, path))
         except InputReadError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {shown(str(error))}", err=True)
             status = max(status, EXIT_USAGE)
             continue
         except ProseSyntaxError as error:
-            click.echo(error.format(), err=True)
+            click.echo(shown(error.format()), err=True)
             status = max(status, EXIT_FINDINGS)
             continue
         if as_json:

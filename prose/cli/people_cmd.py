@@ -103,9 +103,16 @@ def answer_command(run: str, call: str | None, text: str | None, file: str | Non
     Exit codes: 0 recorded, 1 refused (does not fit the form, NAME may not
     answer, already answered), 2 usage (no such run or question, unreadable file).
     """
+    from prose.llm.redact import run_secrets
     from prose.llm.schema import validate
     from prose.runtime.people import answer_allowed, default_answerer
-    from prose.runtime.questions import answer_path, now_iso, read_answers, write_answer
+    from prose.runtime.questions import (
+        answer_path,
+        masked_answer,
+        now_iso,
+        read_answers,
+        write_answer,
+    )
 
     folder = run_folder(run)
     pending, questions = _questions(folder, run)
@@ -119,7 +126,9 @@ def answer_command(run: str, call: str | None, text: str | None, file: str | Non
         by = (earlier.get("answered") or {}).get("by", "?")
         fail(f"{question.id} ({question.target}) is answered already, by {by} "
              f"({answer_path(folder, question.key)}); --replace to change it", 1)
-    value = _value(text, file, question.schema)
+    # Recorded masked for this environment's secrets, as a run's trace would record it;
+    # checked as recorded, so the resumed run takes what `prose answer` accepted.
+    value = masked_answer(_value(text, file, question.schema), run_secrets(), question.schema)
     problems = validate(value, question.schema)
     if problems:
         lines = "\n".join(f"  {problem}" for problem in problems)
@@ -128,7 +137,7 @@ def answer_command(run: str, call: str | None, text: str | None, file: str | Non
     answered: dict[str, Any] = {"by": answerer, "at": now_iso(), "via": "prose answer"}
     if note:
         answered["note"] = note
-    path = write_answer(folder, question, value, answered)
+    path = write_answer(folder, question, value, answered, secrets=run_secrets())
     click.echo(f"recorded: {answerer}'s answer to {question.id} ({question.target}): {path}")
     given = read_answers(folder)
     waiting = [q for q in questions if q.key not in given]

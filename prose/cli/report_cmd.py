@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE
+from prose.cli.inputs import EXIT_USAGE, shown
 
 
 @click.command("report")
@@ -45,7 +45,7 @@ def report_command(trace: str, output: str | None, pattern: str | None, open_pag
     try:
         written = write_report(trace, output, pattern)
     except (TraceReadError, OutputClash) as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     except OSError as error:
         click.echo(f"error: {output or trace}: cannot write the report: "

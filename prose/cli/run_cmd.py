@@ -306,6 +306,7 @@ def _waiting(result: Any, options: RunCommandOptions) -> str:
 EXIT_WAITING = 6  # prose.runtime.errors.EXIT_WAITING, without importing the runtime here
 
 def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]) -> int:
+    from prose.cli.inputs import shown
     from prose.cli.run_inputs import apply_options, pairs, read_llm_config, read_script
     from prose.cli.targets import (
         checked_pattern,
@@ -420,7 +421,7 @@ def _run(options: RunCommandOptions, secrets: list[str], started: dict[str, str]
     if options.show_prompts:
         _print_prompts(redact(result.prompts, masked))
     if result.exit_code == EXIT_WAITING:
-        click.echo(redact(_waiting(result, options), masked), err=True)
+        click.echo(shown(_waiting(result, options), masked), err=True)
     elif result.error is not None:
         _echo_error(redact(result.error.format(), masked))
     partial = result.exit_code == 3 and result.value is not None  # a budget stop's outputs
@@ -450,9 +451,12 @@ def _echo_error(text: str) -> None:
     """A run's error on stderr: its first line (`file:line:col: CODE message`) in colour on a
     terminal (not with NO_COLOR, `prose.diagnostics.render_text.wants_color`)."""
     from prose.diagnostics.render_text import paint, wants_color
+    from prose.errors import printable
 
     color = wants_color(sys.stderr)
-    first, newline, rest = text.partition("\n")
+    # The message may quote a provider's error body or a callable's exception: escaped
+    # before it is painted, so only the colour is ours.
+    first, newline, rest = printable(text).partition("\n")
     click.echo(paint(first, "error", color) + newline + rest, err=True, color=color)
 
 
@@ -461,6 +465,7 @@ def _echo_error(text: str) -> None:
 def _after_run(trace: Path, options: RunCommandOptions, files: PatternFiles) -> None:
     """--report and --otel, once the trace is closed; a failure is a warning, not the run's.
     The report reads the run's pattern files from `files`: nothing is read again."""
+    from prose.cli.inputs import shown
     from prose.errors import ProseError
 
     if options.write_report:
@@ -469,14 +474,14 @@ def _after_run(trace: Path, options: RunCommandOptions, files: PatternFiles) -> 
         try:
             click.echo(f"report: {write_report(trace, files=files)}", err=True)
         except (ProseError, OSError) as error:
-            click.echo(f"warning: the report was not written: {error}", err=True)
+            click.echo(f"warning: the report was not written: {shown(str(error))}", err=True)
     if options.otel:
         from prose.otel.export import export_trace
 
         try:
             sent = export_trace(trace)
         except ProseError as error:
-            click.echo(f"warning: otel: {error}", err=True)
+            click.echo(f"warning: otel: {shown(str(error))}", err=True)
         else:
             click.echo(f"otel: {sent.spans} spans sent (trace id {sent.trace_id})", err=True)
 

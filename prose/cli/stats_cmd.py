@@ -6,7 +6,7 @@ import json
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE
+from prose.cli.inputs import EXIT_USAGE, shown
 
 
 @click.command("stats")
@@ -34,7 +34,7 @@ def stats_command(traces: tuple[str, ...], as_json: bool) -> None:
     try:
         loaded = [load_trace(path) for path in traces]
     except TraceReadError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     from prose.llm.redact import redact, run_secrets
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from prose.cli.inputs import EXIT_USAGE, fail
+from prose.cli.inputs import EXIT_USAGE, fail, shown
 
 if TYPE_CHECKING:
     from prose.pattern_file import PatternFile, PatternFiles
@@ -45,7 +45,7 @@ def resolve_target(
     instance = loaded.instance
     if instance is None or loaded.errors or instance.pattern_path is None:
         for diagnostic in loaded.errors or loaded.diagnostics:
-            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
+            click.echo(shown(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}"), err=True)
         fail(f"{target}: the instance cannot be run", 1)
     assert instance is not None and instance.pattern_path is not None
     base = Path(target).parent
@@ -95,7 +95,7 @@ def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow:
     except InputReadError as error:
         fail(str(error), EXIT_USAGE)
     except ProseSyntaxError as error:
-        click.echo(error.format(), err=True)
+        click.echo(shown(error.format()), err=True)
         raise SystemExit(1) from None
     if pattern.spec is not None:
         refuse_standing(pattern.spec)
@@ -115,7 +115,7 @@ def checked_pattern(path: str, files: PatternFiles, no_check: bool, strict_flow:
             raise SystemExit(1)
     if pattern.spec is None:
         for diagnostic in pattern.spec_errors:
-            click.echo(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}", err=True)
+            click.echo(shown(f"{diagnostic.span}: {diagnostic.code} {diagnostic.message}"), err=True)
         raise SystemExit(1)
     return pattern
 

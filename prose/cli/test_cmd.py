@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE
+from prose.cli.inputs import EXIT_FINDINGS, EXIT_USAGE, shown
 
 
 @click.command("test")
@@ -57,7 +57,7 @@ def test_command(paths: tuple[str, ...], keyword: str | None, trace_dir: str | N
     try:
         files = find_test_files(yaml_targets)
     except FileNotFoundError as error:
-        click.echo(f"error: {error}", err=True)
+        click.echo(f"error: {shown(str(error))}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     missing = [target for target in targets if not Path(target).exists()]
     if missing:
@@ -72,12 +72,14 @@ def test_command(paths: tuple[str, ...], keyword: str | None, trace_dir: str | N
         raise SystemExit(EXIT_USAGE)
 
     def report(outcome: PatternTestOutcome | ContractTestOutcome) -> None:
+        # A name is a test file's; the reasons quote the run's outputs (a model's text, a
+        # provider's, code's): shown masked, control characters escaped.
         if isinstance(outcome, ContractTestOutcome) and outcome.skipped:
-            click.echo(f"SKIP {outcome.name}: {outcome.skipped}")
+            click.echo(shown(f"SKIP {outcome.name}: {outcome.skipped}"))
         elif outcome.passed:
-            click.echo(f"PASS {outcome.name}")
+            click.echo(shown(f"PASS {outcome.name}"))
         else:
-            click.echo(f"FAIL {outcome.name}: {'; '.join(outcome.reasons)}")
+            click.echo(shown(f"FAIL {outcome.name}: {'; '.join(outcome.reasons)}"))
 
     outcomes: list[PatternTestOutcome | ContractTestOutcome] = []
     if files:

@@ -37,12 +37,20 @@ _SECRET_SETTING = re.compile(
 # The credentials of a URL (`http://user:PASSWORD@host/v1` in an `api_base`): group 1 is
 # what comes before the password, group 2 the password.
 _URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)([^/\s@]+)@")
+# A URL's query parameter whose name says it holds a secret (`?key=...`, `&api_key=`,
+# `access_token`, `client_secret`, `password`, `sig`, `X-Amz-Signature`, ...), any case:
+# group 1 is the name with its `=`, group 2 the value.
+_URL_QUERY_SECRET = re.compile(
+    r"(?i)((?<=[?&;])(?:[\w.\-]*?(?:key|token|secret|passw(?:or)?d|pwd|credential|auth"
+    r"|signature)[\w.\-]*|sig)=)([^&#;\s\"'<>]+)"
+)
 # Shapes of keys that providers echo back in error messages.
 _SECRET_SHAPES = (
     re.compile(r"\bsk-[A-Za-z0-9_\-*.]{4,}"),
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]+"),
-    re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
+    re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&]+"),
     re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@]*:)[^/\s@]+(?=@)"),  # a URL's password
+    _URL_QUERY_SECRET,  # a URL's `?key=...`
 )
 # Anything in a JSON text that could be a key `SECRET_FIELD` matches: its unanchored words
 # anywhere (values included), and a key ending in `token` (json.dumps writes a key as
@@ -95,6 +103,13 @@ def _secret_field(name: str) -> bool:
     return SECRET_FIELD.search(name) is not None
 
 
+def replace_secrets(value: Any, secrets: Iterable[str]) -> Any:
+    """`redact` without the masking of secret-named fields: only each of `secrets` in the
+    strings of `value` (mapping keys too) becomes `***`."""
+    known = [secret for secret in secrets if len(secret) >= MIN_SECRET_LENGTH]
+    return _masked(value, known, lambda name: False)
+
+
 class JsonScrubber:
     """`redact` for records written as JSON text, paying the walk only when it can matter.
 
@@ -113,6 +128,11 @@ class JsonScrubber:
                  for form in (secret, json.dumps(secret, ensure_ascii=False)[1:-1])}
         self._forms = tuple(sorted(forms, key=lambda form: (-len(form), form)))
 
+    @property
+    def secrets(self) -> list[str]:
+        """The secrets this scrubber masks, longest first (as given)."""
+        return list(self._secrets)
+
     def scrub(self, data: Any) -> tuple[str, Any]:
         """The record's JSON text with its secrets masked, and the record as masked (`data`
         itself when nothing was)."""
@@ -125,13 +145,25 @@ class JsonScrubber:
 
 def mask_secrets(value: Any) -> Any:
     """A copy of settings `value` with the values of secret-looking keys replaced by `***`,
-    and the password of every URL in it (`http://user:***@host`)."""
+    and the password of every URL in it (`http://user:***@host`) and the values of its
+    secret-named query parameters (`?key=***`)."""
     return _masked(value, [], is_secret_key, urls=True)
 
 
 def url_passwords(text: str) -> set[str]:
-    """The passwords written in URLs in `text` (`http://user:PASS@host` gives `PASS`)."""
-    return {match.group(2) for match in _URL_CREDENTIALS.finditer(text)}
+    """The passwords written in URLs in `text` (`http://user:PASS@host` gives `PASS`) and
+    the values of their secret-named query parameters (`?api_key=KEY` gives `KEY`)."""
+    return ({match.group(2) for match in _URL_CREDENTIALS.finditer(text)}
+            | {match.group(2) for match in _URL_QUERY_SECRET.finditer(text)})
+
+
+def _masked_url(text: str) -> str:
+    """`text` with the password and the secret-named query values of its URLs masked."""
+    if "@" in text:
+        text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", text)
+    if "=" in text:
+        text = _URL_QUERY_SECRET.sub(lambda m: m.group(1) + MASK, text)
+    return text
 
 
 def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any],
@@ -142,9 +174,7 @@ def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any],
         for secret in secrets:
             if secret in value:
                 value = value.replace(secret, MASK)
-        if urls and "@" in value:
-            value = _URL_CREDENTIALS.sub(lambda m: m.group(1) + MASK + "@", value)
-        return value
+        return _masked_url(value) if urls else value
     if isinstance(value, Mapping):
         return {
             _masked(key, secrets, secret_field, urls): MASK
@@ -160,10 +190,11 @@ def _masked(value: Any, secrets: list[str], secret_field: Callable[[str], Any],
 def secrets_in(settings: Any) -> set[str]:
     """The secret strings in nested settings: the values of secret-named keys (header names
     included: `x-api-key`, `api-key`, `authorization`), with `os.environ/NAME` references
-    resolved, and the passwords written in URLs (`api_base: http://user:PASS@host/v1`)."""
+    resolved, and the passwords written in URLs (`api_base: http://user:PASS@host/v1`) and
+    their secret-named query values (`api_base: http://host/v1?key=KEY`)."""
     found: set[str] = set()
     if isinstance(settings, str):
-        if "@" in settings:
+        if "@" in settings or "=" in settings:
             found |= url_passwords(settings)
     elif isinstance(settings, Mapping):
         for key, item in settings.items():

@@ -31,6 +31,8 @@ from prose.runtime.prompts import messages_to_dicts
 from prose.runtime.questions import (
     TEXT_ANSWER,
     Question,
+    masked_answer,
+    masked_question,
     now_iso,
     questions_folder,
     read_answers,
@@ -162,6 +164,10 @@ async def person_attempt(
         column=node.column, messages=sent, schema=schema, asked_at=now_iso())
     given = desk.answers.get(key)
     if given is not None:
+        # An answer file may hold what its writer's environment did not know as a secret:
+        # the run uses it masked for its own, as its trace records it.
+        given = Given(masked_answer(given.value, shared.trace.secrets, schema), given.answered,
+                      given.replayed)
         problems = validate(given.value, schema)
         if problems:
             raise InputError(f"the answer recorded for `{question.target}` does not fit its "
@@ -184,7 +190,7 @@ async def person_attempt(
         answered = {"by": "script", "at": now_iso(), "via": "script"}
     elif desk.terminal is not None and service.allows(desk.answerer):
         async with desk._lock:
-            value, note = await desk.terminal(question)
+            value, note = await desk.terminal(masked_question(question, shared.trace.secrets))
         answered = {"by": desk.answerer, "at": now_iso(), "via": "terminal"}
         if note:
             answered["note"] = note

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Mapping
 from typing import IO, Any
 
+from prose.errors import printable
+
 
 def _label(info: Mapping[str, Any]) -> str:
     slot = str(info.get("slot", "?"))
@@ -20,7 +22,12 @@ def _label(info: Mapping[str, Any]) -> str:
 
 
 def end_line(info: Mapping[str, Any]) -> str:
-    """`ok  slot (model) 12+5 tokens 0.84s` or `xx  slot line 7: kind: message`."""
+    """`ok  slot (model) 12+5 tokens 0.84s` or `xx  slot line 7: kind: message`, control
+    characters escaped (a provider's error body, a callable's exception, `printable`)."""
+    return printable(_end_line(info))
+
+
+def _end_line(info: Mapping[str, Any]) -> str:
     label, model = _label(info), info.get("model") or "python"
     error = info.get("error")
     if error:
@@ -37,7 +44,8 @@ def end_line(info: Mapping[str, Any]) -> str:
 
 
 def start_line(info: Mapping[str, Any]) -> str:
-    return f"  ... {_label(info)} ({info.get('model') or 'python'}) line {info.get('line')}"
+    return printable(f"  ... {_label(info)} ({info.get('model') or 'python'}) line "
+                     f"{info.get('line')}")
 
 
 class Progress:
@@ -76,7 +84,7 @@ class Progress:
         return self._console
 
     def _show(self) -> None:
-        text = f"{len(self.in_flight)} in flight: " + ", ".join(self.in_flight.values())
+        text = printable(f"{len(self.in_flight)} in flight: " + ", ".join(self.in_flight.values()))
         if not self.in_flight:
             if self._status is not None:
                 self._status.stop()

@@ -11,19 +11,23 @@ A trace not named `trace.jsonl` (a row of `prose batch`, many to a folder) keeps
 in a folder of its own beside it, `<trace name>.people/` (`questions_folder`).
 
 Every file is written whole and then renamed into place, so a `kill -9` at any moment
-leaves either the old file or the new one, never half of one.
+leaves either the old file or the new one, never half of one. Every file is masked as the
+trace is (`prose.llm.redact.redact`): a question for the run's secrets, an answer for the
+secrets of the process that writes it; a resumed run masks an answer for its own secrets
+again before it uses it (`masked_answer`), so what the run sees is what its trace records.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prose.files import write_whole
+from prose.llm.redact import redact, replace_secrets
 
 PENDING = "pending.json"
 QUESTIONS = "questions"
@@ -95,13 +99,36 @@ def write_atomic(path: Path, text: str) -> None:
     write_whole(path, text.encode("utf-8"))
 
 
+def masked_question(question: Question, secrets: Sequence[str]) -> Question:
+    """`question` with `secrets` masked in what it shows (its messages, mostly: the inputs a
+    run was given). Its answer's form is the pattern's and is kept as is: masking the
+    schema of a field named `password` would make the question unanswerable."""
+    data = question.to_dict()
+    schema = data.pop("schema")
+    return Question.from_dict({**redact(data, secrets), "schema": schema})
+
+
+def masked_answer(value: Any, secrets: Sequence[str], schema: Mapping[str, Any]) -> Any:
+    """An answer's value as a run uses it: masked as the trace masks it, unless that masking
+    gives a value its form (`schema`) refuses where the answer fitted (a boolean field named
+    like a secret, `password_reset: true`): then only the known `secrets` are masked in it."""
+    from prose.llm.schema import validate
+
+    masked = redact(value, secrets)
+    if masked == value or not validate(masked, schema) or validate(value, schema):
+        return masked
+    return replace_secrets(value, secrets)
+
+
 def write_pending(folder: Path, run_id: str, questions: list[Question], resume: str | None,
-                  trace: str) -> Path:
-    """Write `pending.json` and one markdown file per question; the pending file's path."""
+                  trace: str, secrets: Sequence[str] = ()) -> Path:
+    """Write `pending.json` and one markdown file per question, `secrets` (the trace's)
+    masked in both; the pending file's path."""
+    questions = [masked_question(question, secrets) for question in questions]
     for question in questions:
         write_atomic(folder / QUESTIONS / f"{question.id}.md", render_markdown(question, run_id))
-    data = {"run_id": run_id, "trace": trace, "resume": resume, "asked_at": now_iso(),
-            "questions": [question.to_dict() for question in questions]}
+    data = {"run_id": run_id, "trace": redact(trace, secrets), "resume": redact(resume, secrets),
+            "asked_at": now_iso(), "questions": [question.to_dict() for question in questions]}
     path = folder / PENDING
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return path
@@ -120,10 +147,13 @@ def answer_path(folder: Path, key: str) -> Path:
     return folder / ANSWERS / f"{key}.json"
 
 
-def write_answer(folder: Path, question: Question, value: Any, answered: Mapping[str, Any]) -> Path:
-    """Record an answer to `question` (checked already) in the run's `answers/` folder."""
+def write_answer(folder: Path, question: Question, value: Any, answered: Mapping[str, Any],
+                 secrets: Sequence[str] = ()) -> Path:
+    """Record an answer to `question` (checked already) in the run's `answers/` folder:
+    `value` as given (masked already, `masked_answer`, and checked as masked), `answered`
+    (who, the note) with `secrets` masked."""
     data = {"key": question.key, "question": question.id, "slot": question.target,
-            "value": value, "answered": dict(answered)}
+            "value": value, "answered": redact(dict(answered), secrets)}
     path = answer_path(folder, question.key)
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     return path

@@ -567,7 +567,8 @@ def _write_questions(ctx: RunContext, run_id: str, trace_path: Path | None,
     questions = list(ctx.shared.people.pending)
     if trace_path is not None:
         try:
-            write_pending(questions_folder(trace_path), run_id, questions, resume_hint, str(trace_path))
+            write_pending(questions_folder(trace_path), run_id, questions, resume_hint,
+                          str(trace_path), secrets=ctx.shared.trace.secrets)
         except OSError as error:
             ctx.shared.trace.emit(NoteEvent(
                 what="questions_not_written",

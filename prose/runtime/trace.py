@@ -318,6 +318,12 @@ class Trace:
         self._counter = 0
         self._file = TraceWriter(self.path, sync) if self.path is not None else None
 
+    @property
+    def secrets(self) -> list[str]:
+        """The secrets every line is masked for (longest first): files written beside the
+        trace (a person's questions) are masked for the same."""
+        return self._scrubber.secrets
+
     def next_id(self, prefix: str = "c") -> str:
         self._counter += 1
         return f"{prefix}{self._counter}"
