@@ -545,8 +545,13 @@ def _resume(
             _fail(f"--input {key}: the run to resume ({path}) {was}: a resumed run keeps the "
                   "inputs it started with (leave --input out, or start a new run without "
                   "--resume)", EXIT_USAGE)
+    # A value the command line or the instance gives that the trace recorded (masked: a
+    # secret in it reads *** there) is the one the run started with: it is kept unmasked.
+    current = dict(inputs)
     inputs.clear()
-    inputs.update(recorded)
+    for key, value in recorded.items():
+        same = key in current and _as_recorded(current[key], masked) == _as_recorded(value, None)
+        inputs[key] = current[key] if same else value
     for key, value in (start.get("config") or {}).items():
         config.setdefault(key, value)
     return path
