@@ -12,49 +12,18 @@ import sys
 import time
 from pathlib import Path
 
-from tests.loopback import ctrl_c_as_in_a_terminal
+from tests.loopback import ctrl_c_as_in_a_terminal, worker_pattern
 
-PATTERN = """---
-name: slow
-kind: pattern
-version: 0.1.0
----
-
-# Slow
-
-A loop of slow function calls.
-
-### Slots
-
-- `worker` (primary)
-  - requires: task_brief
-  - ensures: result text
-
-### Parameters
-
-- `task_brief`: string -- the task
-
-### Returns
-
-- `result`: the result
-
-### Delegation
-
-```prose
-let result = null
-repeat 5:
-  result = call worker
-    task_brief: task_brief
-return { result: result }
-```
-"""
+PATTERN = worker_pattern(
+    "let result = null\nrepeat 5:\n  result = call worker\n    task: task\nreturn { result: result }",
+    name="slow", title="Slow", summary="A loop of slow function calls.")
 
 SLOW = """import time
 
 
-def work(task_brief: str) -> str:
+def work(task: str) -> str:
     time.sleep(2)
-    return "done: " + task_brief
+    return "done: " + task
 """
 
 
@@ -62,7 +31,7 @@ def _project(tmp_path: Path) -> list[str]:
     (tmp_path / "slow.prose.md").write_text(PATTERN, encoding="utf-8")
     (tmp_path / "slow_work.py").write_text(SLOW, encoding="utf-8")
     return [sys.executable, "-c", "from prose.cli.main import main; main()", "run",
-            "slow.prose.md", "--bind", "worker=python:slow_work:work", "--input", "task_brief=x",
+            "slow.prose.md", "--bind", "worker=python:slow_work:work", "--input", "task=x",
             "--trace", "trace.jsonl"]
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from prose.cli.command_options import BatchCommandOptions
-from prose.cli.inputs import NumberAtLeast
+from prose.cli.inputs import NumberAtLeast, quiet_teardown
 
 if TYPE_CHECKING:
     pass
@@ -110,6 +110,7 @@ def batch_command(**given: Any) -> None:
         raise
     except KeyboardInterrupt:
         click.echo("interrupted: finished rows are kept; continue with --resume", err=True)
+        quiet_teardown()
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
         if options.debug:

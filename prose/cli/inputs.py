@@ -56,6 +56,14 @@ def masked_output(text: str) -> str:
     return masked
 
 
+def quiet_teardown() -> None:
+    """An interrupted command is over once it has said so: an object a library left half
+    made (LiteLLM's HTTP transport, when Ctrl-C came while the client started) may fail in
+    its finaliser as the interpreter ends, and Python prints that as a traceback after the
+    `interrupted:` line. Such errors are not reported from here on."""
+    sys.unraisablehook = lambda unraisable: None
+
+
 def fail(message: str, code: int, secrets: Iterable[str] = ()) -> NoReturn:
     """Print `error: message` on stderr, as `shown` shows it, and exit `code`."""
     click.echo(f"error: {shown(message, secrets)}", err=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from prose.cli.command_options import RunCommandOptions
-from prose.cli.inputs import NumberAtLeast
+from prose.cli.inputs import NumberAtLeast, quiet_teardown
 
 if TYPE_CHECKING:
     from prose.llm.script import Script
@@ -232,6 +232,7 @@ def run_command(**given: Any) -> None:
     except KeyboardInterrupt:
         _hold_interrupts()  # the trace is sealed: another Ctrl-C must not cut this short
         click.echo(_interrupted(options, started), err=True)
+        quiet_teardown()
         code = 143 if terminated else 130
     except Exception as error:  # never a traceback for a user error
         if options.debug:
