@@ -114,14 +114,7 @@ def test_a_password_in_api_base_is_masked_in_the_trace_and_its_export(
     project = _project(tmp_path, server, "none", api_base=url)
     ran = run_prose_in_process("run", "echo.prose.md", "--json", "-q", "--input", "task=hi",
                                cwd=project)
-    (trace,) = (project / ".prose" / "runs").rglob("trace.jsonl")
-    text = trace.read_text(encoding="utf-8")
-    assert "user:***@" in text  # the run start records where the calls went, not how
-    exported = run_prose_in_process("export", str(trace), str(tmp_path / "ledger"), cwd=project)
-    assert exported.code == 0, exported.output
-    texts = {"output": ran.output, "trace": text}
-    texts |= {str(p): p.read_text(encoding="utf-8") for p in _every_file(tmp_path / "ledger")}
-    _assert_masked(texts, [password])
+    _masked_in_the_trace_and_its_export(tmp_path, project, ran.output, "user:***@", password)
 
 
 def test_a_short_url_password_is_masked_in_the_run_start_too() -> None:
@@ -139,14 +132,7 @@ def test_a_key_in_the_query_of_api_base_is_masked_in_the_trace_and_its_export(
     ran = run_prose_in_process("run", "echo.prose.md", "--json", "-q", "--input",
                                f"task=say {key}", cwd=project)
     assert ran.code == 0, ran.output
-    (trace,) = (project / ".prose" / "runs").rglob("trace.jsonl")
-    text = trace.read_text(encoding="utf-8")
-    assert "/v1?Key=***" in text  # the run start records where the calls went, not how
-    exported = run_prose_in_process("export", str(trace), str(tmp_path / "ledger"), cwd=project)
-    assert exported.code == 0, exported.output
-    texts = {"output": ran.output, "trace": text}
-    texts |= {str(p): p.read_text(encoding="utf-8") for p in _every_file(tmp_path / "ledger")}
-    _assert_masked(texts, [key])
+    _masked_in_the_trace_and_its_export(tmp_path, project, ran.output, "/v1?Key=***", key)
 
 
 @pytest.mark.parametrize(("url", "masked"), [
@@ -276,3 +262,17 @@ def test_the_echo_server_is_real() -> None:
             body = json.loads(response.read())
     assert "x-api-key: abc" in body["choices"][0]["message"]["content"].lower()
     assert os.environ.get(ENV_NAME) is None
+
+
+def _masked_in_the_trace_and_its_export(tmp_path: Path, project: Path, output: str,
+                                        marker: str, secret: str) -> None:
+    """The run's trace shows `marker` where `secret` was, and neither the run's output, the
+    trace nor its export (`prose export`) holds `secret`."""
+    (trace,) = (project / ".prose" / "runs").rglob("trace.jsonl")
+    text = trace.read_text(encoding="utf-8")
+    assert marker in text  # the run start records where the calls went, not how
+    exported = run_prose_in_process("export", str(trace), str(tmp_path / "ledger"), cwd=project)
+    assert exported.code == 0, exported.output
+    texts = {"output": output, "trace": text}
+    texts |= {str(p): p.read_text(encoding="utf-8") for p in _every_file(tmp_path / "ledger")}
+    _assert_masked(texts, [secret])
